@@ -1,0 +1,1 @@
+"""Tables and figures drawn from saved results; never imported by jaxrank."""

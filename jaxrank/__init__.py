@@ -1,0 +1,7 @@
+"""jaxrank: pure-JAX learning to rank and online ranker evaluation."""
+
+from jaxrank.types import QueryBatch
+
+__version__ = "0.1.0"
+
+__all__ = ["QueryBatch", "__version__"]

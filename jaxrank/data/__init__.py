@@ -1,0 +1,30 @@
+"""Data loading: the only part of jaxrank that touches files."""
+
+from jaxrank.data.atomic import write_atomic, write_json, write_npz, write_text
+from jaxrank.data.cache import load_svmlight
+from jaxrank.data.letor import load_fold, load_queries, split_file
+from jaxrank.data.locations import cache_dir, data_dir, resolve
+from jaxrank.data.padding import bucket_size, group_queries, normalize_per_query, query_lengths
+from jaxrank.data.svmlight import SVMLightData, parse_svmlight
+from jaxrank.data.synthetic import synthetic_queries
+
+__all__ = [
+    "SVMLightData",
+    "bucket_size",
+    "cache_dir",
+    "data_dir",
+    "group_queries",
+    "load_fold",
+    "load_queries",
+    "load_svmlight",
+    "normalize_per_query",
+    "parse_svmlight",
+    "query_lengths",
+    "resolve",
+    "split_file",
+    "synthetic_queries",
+    "write_atomic",
+    "write_json",
+    "write_npz",
+    "write_text",
+]

@@ -1,0 +1,231 @@
+"""Ranking metrics over the last axis: DCG, NDCG, AP, precision, ERR.
+
+Every metric has the signature ``metric(scores, labels, *, where=None, topn=None, key=None,
+reduce_fn=jnp.mean)`` over ``[..., L]`` arrays (rax semantics): the last axis is one list, leading
+axes are batch; ``where`` marks real documents, masked ones sort last and add nothing; lists that
+are fully masked are left out of the reduction; ``reduce_fn=None`` returns per-list values ``[...]``.
+
+Score ties are broken by position (the earlier document ranks first) unless a PRNG ``key`` is
+given, in which case they are broken by a seeded random permutation (SPEC §5.1). Reported
+numbers should pass a key: single-feature rankers tie a lot.
+
+Conventions (SPEC §5.1, Järvelin & Kekäläinen 2002; Chapelle et al. 2009 for ERR):
+  DCG@k = sum_{r<=k} (2^l - 1) / log2(1 + r); NDCG = DCG / IDCG, 0 when IDCG = 0;
+  AP = (1/m) sum_{r: rel} Prec@r with rel = l > 0; P@k = #rel in top k / min(k, n).
+``letor_compat=True`` follows the LETOR ``Eval-Score-4.0.pl`` script instead (SPEC §5.3): gain
+table {0: 0, 1: 1, 2: 3}, ranks 1 and 2 undiscounted and ``1/log2(r)`` after, ties kept in input
+order, NDCG@k = 0 for a query with fewer than k documents, P@k divided by k, relevant = l in {1, 2}.
+"""
+
+from typing import Callable, Optional
+
+import jax
+import jax.numpy as jnp
+
+from jaxrank.types import Array, PRNGKey
+
+ReduceFn = Optional[Callable[..., Array]]
+
+
+def _check(scores, labels, where, topn):
+    if jnp.shape(scores) != jnp.shape(labels):
+        raise ValueError(
+            f"scores and labels must have the same shape [..., L]; got {jnp.shape(scores)} "
+            f"and {jnp.shape(labels)}."
+        )
+    if where is not None and jnp.shape(where) != jnp.shape(scores):
+        raise ValueError(f"where must have the shape of scores {jnp.shape(scores)}; got {jnp.shape(where)}.")
+    if topn is not None and (not isinstance(topn, int) or topn < 1):
+        raise ValueError(f"topn must be a positive int or None; got {topn!r}.")
+
+
+def _ranked(scores, labels, where, key):
+    """Labels and mask reordered by descending score, masked documents last: ``[..., L]`` each."""
+    primary = jnp.where(where, -scores, jnp.inf)
+    if key is None:
+        order = jnp.argsort(primary, axis=-1, stable=True)
+    else:
+        tiebreak = jax.random.uniform(key, jnp.shape(scores))
+        order = jnp.lexsort((tiebreak, primary), axis=-1)
+    return (jnp.take_along_axis(labels, order, axis=-1), jnp.take_along_axis(where, order, axis=-1))
+
+
+def _positions(list_size: int, topn: Optional[int]):
+    """1-based ranks ``[L]`` and whether each is inside the cutoff ``[L]``."""
+    pos = jnp.arange(1, list_size + 1, dtype=jnp.float32)
+    return pos, pos <= (topn if topn is not None else list_size)
+
+
+def _gain(labels, letor_compat: bool):
+    if letor_compat:  # the script's lookup table: grades above 2 get no gain
+        return jnp.where(labels == 1, 1.0, jnp.where(labels == 2, 3.0, 0.0))
+    return jnp.exp2(labels) - 1.0
+
+
+def _discount(pos, letor_compat: bool):
+    if letor_compat:  # ranks 1 and 2 share the undiscounted weight
+        return jnp.where(pos <= 2, 1.0, 1.0 / jnp.log2(jnp.maximum(pos, 2.0)))
+    return 1.0 / jnp.log2(1.0 + pos)
+
+
+def _relevant(labels, letor_compat: bool):
+    return (labels == 1) | (labels == 2) if letor_compat else labels > 0
+
+
+def _reduce(per_list, where, reduce_fn: ReduceFn):
+    if reduce_fn is None:
+        return per_list
+    return reduce_fn(per_list, where=jnp.any(where, axis=-1))
+
+
+def _prepare(scores, labels, where, topn):
+    _check(scores, labels, where, topn)
+    scores = jnp.asarray(scores, jnp.float32)
+    labels = jnp.asarray(labels, jnp.float32)
+    where = jnp.ones(scores.shape, bool) if where is None else jnp.asarray(where, bool)
+    return scores, labels, where
+
+
+def _dcg_per_list(scores, labels, where, topn, key, letor_compat):
+    ranked_labels, ranked_where = _ranked(scores, labels, where, key)
+    pos, in_top = _positions(scores.shape[-1], topn)
+    gain = jnp.where(ranked_where & in_top, _gain(ranked_labels, letor_compat), 0.0)
+    return jnp.sum(gain * _discount(pos, letor_compat), axis=-1)
+
+
+def dcg(
+    scores: Array,
+    labels: Array,
+    *,
+    where: Optional[Array] = None,
+    topn: Optional[int] = None,
+    key: Optional[PRNGKey] = None,
+    letor_compat: bool = False,
+    reduce_fn: ReduceFn = jnp.mean,
+) -> Array:
+    """Discounted cumulative gain at ``topn``.
+
+    Args:
+      scores: ``[..., L]`` predicted scores, higher ranks first.
+      labels: ``[..., L]`` graded relevance.
+      where: ``[..., L]`` bool, True for real documents (default all).
+      topn: cutoff ``k`` (default the whole list).
+      key: PRNG key for random tie-breaking (default: ties keep list order).
+      letor_compat: use the LETOR script's gain and discount (SPEC §5.3).
+      reduce_fn: reduction over lists (default mean); None returns ``[...]``.
+
+    Returns:
+      The reduced scalar, or per-list values ``[...]``.
+    """
+    scores, labels, where = _prepare(scores, labels, where, topn)
+    key = None if letor_compat else key
+    return _reduce(_dcg_per_list(scores, labels, where, topn, key, letor_compat), where, reduce_fn)
+
+
+def ndcg(
+    scores: Array,
+    labels: Array,
+    *,
+    where: Optional[Array] = None,
+    topn: Optional[int] = None,
+    key: Optional[PRNGKey] = None,
+    letor_compat: bool = False,
+    reduce_fn: ReduceFn = jnp.mean,
+) -> Array:
+    """Normalised DCG: DCG@k / ideal DCG@k, 0 for a list with no relevant document.
+
+    Arguments as :func:`dcg`. With ``letor_compat`` a list with fewer than ``topn``
+    documents also scores 0 (the script leaves it undefined and averages it as 0).
+    """
+    scores, labels, where = _prepare(scores, labels, where, topn)
+    key = None if letor_compat else key
+    actual = _dcg_per_list(scores, labels, where, topn, key, letor_compat)
+    ideal = _dcg_per_list(labels, labels, where, topn, None, letor_compat)
+    per_list = jnp.where(ideal > 0, actual / jnp.where(ideal > 0, ideal, 1.0), 0.0)
+    if letor_compat and topn is not None:
+        per_list = jnp.where(jnp.sum(where, axis=-1) < topn, 0.0, per_list)
+    return _reduce(per_list, where, reduce_fn)
+
+
+def average_precision(
+    scores: Array,
+    labels: Array,
+    *,
+    where: Optional[Array] = None,
+    topn: Optional[int] = None,
+    key: Optional[PRNGKey] = None,
+    letor_compat: bool = False,
+    reduce_fn: ReduceFn = jnp.mean,
+) -> Array:
+    """Average precision; the default mean over lists is MAP.
+
+    ``AP = (1/m) sum_{r <= topn, rel_r} Prec@r`` with ``m`` the number of relevant documents in
+    the list (0 when ``m = 0``). Relevant means ``label > 0`` (``label in {1, 2}`` with
+    ``letor_compat``). Other arguments as :func:`dcg`.
+    """
+    scores, labels, where = _prepare(scores, labels, where, topn)
+    key = None if letor_compat else key
+    ranked_labels, ranked_where = _ranked(scores, labels, where, key)
+    pos, in_top = _positions(scores.shape[-1], topn)
+    rel = (_relevant(ranked_labels, letor_compat) & ranked_where).astype(jnp.float32)
+    precision_at_r = jnp.cumsum(rel, axis=-1) / pos
+    num_rel = jnp.sum(rel, axis=-1)
+    hits = jnp.sum(jnp.where(in_top, precision_at_r * rel, 0.0), axis=-1)
+    return _reduce(jnp.where(num_rel > 0, hits / jnp.maximum(num_rel, 1.0), 0.0), where, reduce_fn)
+
+
+def precision(
+    scores: Array,
+    labels: Array,
+    *,
+    where: Optional[Array] = None,
+    topn: Optional[int] = None,
+    key: Optional[PRNGKey] = None,
+    letor_compat: bool = False,
+    reduce_fn: ReduceFn = jnp.mean,
+) -> Array:
+    """Precision at ``topn``: relevant documents in the top ``k`` over ``min(k, n)``.
+
+    ``n`` is the number of real documents. With ``letor_compat`` the denominator is ``k``
+    (missing positions count as non-relevant). Other arguments as :func:`dcg`.
+    """
+    scores, labels, where = _prepare(scores, labels, where, topn)
+    key = None if letor_compat else key
+    ranked_labels, ranked_where = _ranked(scores, labels, where, key)
+    _, in_top = _positions(scores.shape[-1], topn)
+    hits = jnp.sum(_relevant(ranked_labels, letor_compat) & ranked_where & in_top, axis=-1)
+    num_docs = jnp.sum(where, axis=-1)
+    cutoff = num_docs if topn is None else (jnp.full_like(num_docs, topn) if letor_compat else jnp.minimum(num_docs, topn))
+    return _reduce(hits / jnp.maximum(cutoff, 1), where, reduce_fn)
+
+
+def err(
+    scores: Array,
+    labels: Array,
+    *,
+    where: Optional[Array] = None,
+    topn: Optional[int] = None,
+    key: Optional[PRNGKey] = None,
+    max_grade: Optional[float] = None,
+    reduce_fn: ReduceFn = jnp.mean,
+) -> Array:
+    """Expected reciprocal rank (Chapelle et al. 2009, eq. 4).
+
+    ``ERR@k = sum_{r<=k} (1/r) R_r prod_{i<r} (1 - R_i)`` with ``R = (2^l - 1) / 2^max_grade``.
+
+    Args:
+      max_grade: the collection's top grade (4 for MSLR, 2 for LETOR 4.0). Default: the largest
+        label among the real documents of ``labels`` (pass it when calling per list).
+      Others as :func:`dcg`.
+    """
+    scores, labels, where = _prepare(scores, labels, where, topn)
+    if max_grade is None:
+        max_grade = jnp.max(jnp.where(where, labels, 0.0))
+    ranked_labels, ranked_where = _ranked(scores, labels, where, key)
+    pos, in_top = _positions(scores.shape[-1], topn)
+    stop = jnp.where(ranked_where, (jnp.exp2(ranked_labels) - 1.0) / jnp.exp2(max_grade), 0.0)
+    # Probability the user reaches rank r: product of (1 - R_i) over the ranks above it.
+    reach = jnp.cumprod(1.0 - stop, axis=-1)
+    reach = jnp.concatenate([jnp.ones_like(reach[..., :1]), reach[..., :-1]], axis=-1)
+    per_list = jnp.sum(jnp.where(in_top, reach * stop / pos, 0.0), axis=-1)
+    return _reduce(per_list, where, reduce_fn)

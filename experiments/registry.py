@@ -58,26 +58,24 @@ def get(name: str) -> Experiment:
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
 
 
-def _coerce(key: str, text: str, hint):
+def _coerce(text: str, hint):
+    """Parses ``text`` as the field type ``hint``; raises ValueError naming the expected type."""
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if origin in (typing.Union, types.UnionType) and type(None) in args:
         if text.strip().lower() == "none":
             return None
         (hint,) = [a for a in args if a is not type(None)]
-        return _coerce(key, text, hint)
+        return _coerce(text, hint)
     if origin is tuple:
-        item = args[0]
-        return tuple(_coerce(key, part.strip(), item) for part in text.split(",") if part.strip())
+        return tuple(_coerce(part.strip(), args[0]) for part in text.split(",") if part.strip())
     if hint is bool:
-        if text.lower() in _TRUE:
-            return True
-        if text.lower() in _FALSE:
-            return False
-        raise ExperimentError(f"--set {key}={text}: expected a bool (true/false).")
+        if text.strip().lower() in _TRUE | _FALSE:
+            return text.strip().lower() in _TRUE
+        raise ValueError("expected a bool (true/false)")
     try:
         return hint(text)
     except ValueError:
-        raise ExperimentError(f"--set {key}={text}: expected {getattr(hint, '__name__', hint)}.") from None
+        raise ValueError(f"expected {getattr(hint, '__name__', hint)}") from None
 
 
 def make_config(experiment: Experiment, overrides: list[str], seed: Optional[int] = None):
@@ -93,7 +91,10 @@ def make_config(experiment: Experiment, overrides: list[str], seed: Optional[int
             raise ExperimentError(
                 f"unknown config key {key!r} for {experiment.name}; keys: {', '.join(sorted(hints))}."
             )
-        values[key] = _coerce(key, text, hints[key])
+        try:
+            values[key] = _coerce(text, hints[key])
+        except ValueError as e:
+            raise ExperimentError(f"--set {key}={text}: {e}.") from None
     if seed is not None:
         if "seed" not in hints:
             raise ExperimentError(f"experiment {experiment.name} has no seed field.")

@@ -19,6 +19,7 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 _DOCID = re.compile(r"docid\s*=\s*(\S+)")
+_INTEGER = re.compile(r"[+-]?\d+")
 
 
 class SVMLightData(NamedTuple):
@@ -50,6 +51,32 @@ def _default_query_file(path: Path) -> Path:
     return stem.with_name(stem.name + ".query")
 
 
+def _tokens_well_formed(text: str) -> bool:
+    """True when every whitespace-separated token is ``digits:value`` with one colon.
+
+    Vectorised over the characters; anything else (an empty side of a colon, two colons in a
+    token, a bare number, a non-digit index) would be misread by the fast numeric path.
+    """
+    chars = np.frombuffer(text.encode(), np.uint8)
+    if chars.size == 0:
+        return True
+    space = np.isin(chars, np.frombuffer(b" \t\n\r\v\f", np.uint8))
+    colon = np.flatnonzero(chars == ord(":"))
+    token_starts = np.flatnonzero(~space & np.r_[True, space[:-1]])
+    if colon.size != token_starts.size:
+        return False
+    if colon.size == 0:
+        return True
+    # Each token start must precede its own colon with only digits between them.
+    if np.any(colon <= token_starts) or np.any(colon[:-1] >= token_starts[1:]):
+        return False
+    if np.any(space[np.minimum(colon + 1, chars.size - 1)]) or colon[-1] == chars.size - 1:
+        return False
+    non_digit = np.cumsum(~space & ((chars < ord("0")) | (chars > ord("9"))))
+    before = np.where(token_starts > 0, non_digit[token_starts - 1], 0)
+    return not np.any(non_digit[colon - 1] - before)
+
+
 def _check_features_slowly(path, lineno: int, rest: str, num_features: Optional[int]) -> None:
     """Raises a ValueError describing the first bad ``index:value`` token of one line."""
     seen = set()
@@ -57,10 +84,9 @@ def _check_features_slowly(path, lineno: int, rest: str, num_features: Optional[
         if token.count(":") != 1:
             raise _error(path, lineno, f"malformed feature token {token!r} (expected index:value)")
         index, value = token.split(":")
-        try:
-            i = int(index)
-        except ValueError:
-            raise _error(path, lineno, f"feature index {index!r} is not an integer") from None
+        if not _INTEGER.fullmatch(index):
+            raise _error(path, lineno, f"feature index {index!r} is not an integer")
+        i = int(index)
         if i <= 0:
             raise _error(path, lineno, f"feature index {i} must be >= 1 (indices are 1-based)")
         if num_features is not None and i > num_features:
@@ -69,7 +95,7 @@ def _check_features_slowly(path, lineno: int, rest: str, num_features: Optional[
             raise _error(path, lineno, f"duplicate feature index {i} in one line")
         seen.add(i)
         try:
-            v = float(value)
+            v = float(value.replace("_", "x"))  # numpy rejects 1_0, so Python must too
         except ValueError:
             raise _error(path, lineno, f"non-numeric value {value!r} for feature {i}") from None
         if not np.isfinite(v):
@@ -148,7 +174,7 @@ def parse_svmlight(
     text = _read_text(path)
     labels, qids, rests, linenos, comments = [], [], [], [], []
     has_qid = None
-    for lineno, line in enumerate(text.splitlines(), start=1):
+    for lineno, line in enumerate(text.split("\n"), start=1):  # not splitlines: \f etc. are not line ends
         body, _, comment = line.partition("#")
         parts = body.split(None, 2)
         if not parts:
@@ -186,12 +212,15 @@ def parse_svmlight(
     _check_contiguous(path, qid_array, linenos)
 
     counts = np.fromiter((r.count(":") for r in rests), dtype=np.int64, count=num_docs)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # numpy warns (not raises) when text stops parsing early
-        try:
-            flat = np.fromstring(" ".join(rests).replace(":", " "), sep=" ")
-        except (DeprecationWarning, ValueError):
-            flat = None
+    joined = " \n ".join(rests)
+    flat = None
+    if _tokens_well_formed(joined):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # numpy warns (not raises) when text stops parsing early
+            try:
+                flat = np.fromstring(joined.replace(":", " "), sep=" ")
+            except (DeprecationWarning, ValueError):
+                flat = None
     rows = np.repeat(np.arange(num_docs), counts)
     ok = flat is not None and flat.size == 2 * counts.sum()
     if ok:

@@ -1,0 +1,220 @@
+"""Tests for ``jaxrank.data.cache`` (``load_svmlight``): hits, keys, atomic entries, no entry on failure."""
+
+import gzip
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import jaxrank.data
+from jaxrank.data import cache as cache_module
+from jaxrank.data import load_svmlight, parse_svmlight
+
+SAMPLE = Path(__file__).resolve().parent / "data" / "MQ2008-mini" / "Fold1"
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    """A cache folder of this test's own (the autouse one is shared by the session)."""
+    folder = tmp_path / "cache"
+    monkeypatch.setenv("JAXRANK_CACHE", str(folder))
+    return folder
+
+
+@pytest.fixture
+def parse_calls(monkeypatch):
+    """Counts the parses ``load_svmlight`` does (a cache hit does none)."""
+    calls = []
+
+    def counting(path, **kwargs):
+        calls.append(Path(path))
+        return parse_svmlight(path, **kwargs)
+
+    monkeypatch.setattr(cache_module, "parse_svmlight", counting)
+    return calls
+
+
+def _forbid_parsing(monkeypatch):
+    def fail(*args, **kwargs):
+        raise AssertionError("parse_svmlight called: expected a cache hit")
+
+    monkeypatch.setattr(cache_module, "parse_svmlight", fail)
+
+
+def _entries(folder: Path):
+    return sorted(p.name for p in folder.glob("*.npz")) if folder.exists() else []
+
+
+def _all_files(folder: Path):
+    return sorted(os.listdir(folder)) if folder.exists() else []
+
+
+def _assert_same(a, b):
+    for name in ("features", "labels", "qids"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.dtype == y.dtype and x.shape == y.shape, name
+        np.testing.assert_array_equal(x, y, err_msg=name)
+    if a.docids is None or b.docids is None:
+        assert a.docids is None and b.docids is None
+    else:
+        assert a.docids.tolist() == b.docids.tolist()
+
+
+@pytest.fixture
+def sample_copy(tmp_path):
+    path = tmp_path / "train.txt.gz"
+    shutil.copyfile(SAMPLE / "train.txt.gz", path)
+    return path
+
+
+def test_second_load_is_served_from_cache(cache_dir, sample_copy, monkeypatch):
+    first = load_svmlight(sample_copy)
+    _assert_same(first, parse_svmlight(sample_copy))
+    assert len(_entries(cache_dir)) == 1
+    _forbid_parsing(monkeypatch)
+    second = load_svmlight(sample_copy)
+    _assert_same(first, second)
+    assert second.docids is None
+    # Also through the package namespace.
+    _assert_same(first, jaxrank.data.load_svmlight(sample_copy))
+
+
+def test_docids_round_trip_through_cache(cache_dir, sample_copy, monkeypatch):
+    first = load_svmlight(sample_copy, keep_docids=True)
+    assert first.docids[0] == "GX008-86-4444840"
+    _forbid_parsing(monkeypatch)
+    second = load_svmlight(sample_copy, keep_docids=True)
+    _assert_same(first, second)
+
+
+def test_touching_the_file_keeps_the_entry(cache_dir, sample_copy, monkeypatch):
+    load_svmlight(sample_copy)
+    os.utime(sample_copy, (1, 1))  # the key is the content, not the mtime
+    _forbid_parsing(monkeypatch)
+    load_svmlight(sample_copy)
+    assert len(_entries(cache_dir)) == 1
+
+
+def test_changed_content_is_parsed_again(cache_dir, tmp_path, parse_calls):
+    path = tmp_path / "f.txt"
+    path.write_text("0 qid:1 1:0.5\n1 qid:1 2:0.5\n")
+    first = load_svmlight(path)
+    assert len(parse_calls) == 1
+    load_svmlight(path)
+    assert len(parse_calls) == 1
+    path.write_text("0 qid:1 1:0.75\n1 qid:1 2:0.5\n")  # same size, one value changed
+    second = load_svmlight(path)
+    assert len(parse_calls) == 2
+    assert first.features[0, 0] == 0.5 and second.features[0, 0] == 0.75
+    assert len(_entries(cache_dir)) == 2
+    _assert_same(second, load_svmlight(path))
+    assert len(parse_calls) == 2
+
+
+def test_changed_query_file_is_parsed_again(cache_dir, tmp_path, parse_calls):
+    path = tmp_path / "lgb.txt"
+    path.write_text("0 1:0.5\n1 2:0.5\n2 1:0.25\n")
+    query = tmp_path / "lgb.txt.query"
+    query.write_text("3\n")
+    first = load_svmlight(path)
+    query.write_text("1\n2\n")
+    second = load_svmlight(path)
+    assert len(parse_calls) == 2
+    assert len(np.unique(first.qids)) == 1 and len(np.unique(second.qids)) == 2
+    _assert_same(second, load_svmlight(path))
+    assert len(parse_calls) == 2
+
+
+@pytest.mark.parametrize(
+    "options_a,options_b",
+    [
+        ({}, {"num_features": 50}),
+        ({"num_features": 46}, {"num_features": 50}),
+        ({}, {"keep_docids": True}),
+        ({"num_features": 50}, {"num_features": 50, "keep_docids": True}),
+    ],
+)
+def test_options_are_part_of_the_key(cache_dir, sample_copy, parse_calls, options_a, options_b):
+    a = load_svmlight(sample_copy, **options_a)
+    b = load_svmlight(sample_copy, **options_b)
+    assert len(parse_calls) == 2
+    assert len(_entries(cache_dir)) == 2
+    assert a.features.shape[1] == options_a.get("num_features", 46)
+    assert b.features.shape[1] == options_b.get("num_features", 46)
+    assert (a.docids is None) != options_a.get("keep_docids", False)
+    assert (b.docids is None) != options_b.get("keep_docids", False)
+    # Each option set now hits its own entry.
+    _assert_same(a, load_svmlight(sample_copy, **options_a))
+    _assert_same(b, load_svmlight(sample_copy, **options_b))
+    assert len(parse_calls) == 2
+
+
+def test_cache_false_writes_nothing(cache_dir, sample_copy, parse_calls):
+    load_svmlight(sample_copy, cache=False)
+    load_svmlight(sample_copy, cache=False)
+    assert len(parse_calls) == 2
+    assert _all_files(cache_dir) == []
+
+
+def test_no_temporary_files_left(cache_dir, sample_copy):
+    load_svmlight(sample_copy)
+    load_svmlight(sample_copy, keep_docids=True)
+    load_svmlight(sample_copy)
+    load_svmlight(SAMPLE / "vali.txt")
+    files = _all_files(cache_dir)
+    assert len(files) == 3
+    assert all(name.endswith(".npz") and not name.startswith(".") for name in files), files
+
+
+def test_entries_are_plain_npz(cache_dir, sample_copy):
+    data = load_svmlight(sample_copy, keep_docids=True)
+    (entry,) = cache_dir.glob("*.npz")
+    assert entry.name.startswith("train.txt.gz.")
+    with np.load(entry, allow_pickle=False) as z:
+        np.testing.assert_array_equal(z["features"], data.features)
+        assert z["docids"].tolist() == data.docids.tolist()
+
+
+BAD_FILES = {
+    "bad_label": "0 qid:1 1:0.5\nx qid:1 1:0.5\n",
+    "noncontiguous": "0 qid:1 1:0.5\n0 qid:2 1:0.5\n0 qid:1 1:0.5\n",
+    "bad_feature": "0 qid:1 1:0.5\n0 qid:1 0:0.5\n",
+    "nan_value": "0 qid:1 1:nan\n",
+    "empty": "# nothing\n",
+    "lightgbm_no_query": "0 1:0.5\n",
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_FILES))
+@pytest.mark.parametrize("gz", [False, True], ids=["txt", "gz"])
+def test_failed_parse_caches_nothing(cache_dir, tmp_path, case, gz):
+    path = tmp_path / ("bad.txt.gz" if gz else "bad.txt")
+    if gz:
+        with gzip.open(path, "wt") as f:
+            f.write(BAD_FILES[case])
+    else:
+        path.write_text(BAD_FILES[case])
+    for keep_docids in (False, True):
+        with pytest.raises(ValueError, match="bad.txt"):
+            jaxrank.data.load_svmlight(path, cache=True, keep_docids=keep_docids)
+    assert _entries(cache_dir) == []
+    assert _all_files(cache_dir) == []
+
+
+def test_failed_query_sizes_cache_nothing(cache_dir, tmp_path):
+    path = tmp_path / "lgb.txt"
+    path.write_text("0 1:0.5\n1 1:0.5\n")
+    (tmp_path / "lgb.txt.query").write_text("5\n")
+    with pytest.raises(ValueError, match="sum"):
+        load_svmlight(path)
+    assert _all_files(cache_dir) == []
+
+
+def test_cache_dir_follows_env(tmp_path, monkeypatch, sample_copy):
+    folder = tmp_path / "elsewhere" / "nested"
+    monkeypatch.setenv("JAXRANK_CACHE", str(folder))
+    assert jaxrank.data.cache_dir() == folder
+    load_svmlight(sample_copy)
+    assert len(_entries(folder)) == 1

@@ -1,0 +1,110 @@
+"""Double Thompson Sampling (Wu & Liu, NIPS 2016, "Double Thompson Sampling for Dueling Bandits", Algorithm 1).
+
+Each step ``t`` (1-based), with ``B`` the win matrix (``B_ij`` = times i beat j):
+
+* Lines 4-6 (Phase 1, candidate set): RUCB-style bounds ``U = B/N + sqrt(α ln t / N)`` and
+  ``L = B/N - sqrt(α ln t / N)``, ``N = B + Bᵀ``, with ``x/0 := 1`` for each fraction (so an
+  unexplored pair has ``U = 2``, ``L = 0``) and ``U_ii = L_ii = 1/2``. The upper Copeland score
+  ``ζ̂_i = #{j != i : U_ij > 1/2}`` (the paper divides by ``K - 1``, which does not change the
+  argmax) gives the candidates ``C = {i : ζ̂_i = max_j ζ̂_j}``.
+* Lines 7-9 (first candidate): ``θ⁽¹⁾_ij ~ Beta(B_ij + 1, B_ji + 1)`` for ``i < j``,
+  ``θ⁽¹⁾_ji = 1 - θ⁽¹⁾_ij``; ``k⁽¹⁾ = argmax_{i ∈ C} #{j : θ⁽¹⁾_ij > 1/2}``, ties uniform.
+* Lines 10-12 (second candidate): fresh ``θ⁽²⁾_{i,k⁽¹⁾} ~ Beta(B_{i,k⁽¹⁾} + 1, B_{k⁽¹⁾,i} + 1)``
+  for ``i != k⁽¹⁾`` — the *column* of ``k⁽¹⁾``: the posterior that ``i`` beats ``k⁽¹⁾`` (duelpy
+  1.0.0 reads the row, i.e. the probability that ``k⁽¹⁾`` beats ``i``) — and ``θ⁽²⁾_{k⁽¹⁾k⁽¹⁾} =
+  1/2``; ``k⁽²⁾ = argmax θ⁽²⁾_{i,k⁽¹⁾}`` over the arms with ``L_{i,k⁽¹⁾} <= 1/2`` (always including
+  ``k⁽¹⁾`` itself, so the champion duels itself when no plausible challenger samples above 1/2).
+* Line 13: duel ``(k⁽¹⁾, k⁽²⁾)`` and update ``B``.
+
+This is plain D-TS with uniform tie-breaking (not D-TS⁺'s regret-based ties). Report rule: the
+arm with the highest Copeland score on the empirical ``p̂ = B/N`` (``#{j : B_ij > B_ji}``; an
+unexplored pair is not a win), ties uniform. The paper states its guarantees for ``α > 1/2``.
+"""
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxrank.bandits.base import StepInfo, check_hparams, copeland_guess, record_duel
+from jaxrank.utils import random_argmax
+
+
+class DTSState(NamedTuple):
+    wins: jax.Array  # [K, K] f32, wins[i, j] = B_ij = times i beat j
+    t: jax.Array  # [] i32, duels so far
+    alpha: jax.Array  # [] f32, confidence-bound exploration (paper: α > 1/2)
+
+
+def init(key, num_arms: int, *, alpha=0.51) -> DTSState:
+    """Empty scoresheet for ``K = num_arms``. ``alpha > 0`` (the paper's analysis needs > 1/2)."""
+    del key
+    check_hparams(alpha=(alpha, 0.0, False), num_arms=(num_arms, 2, True))
+    return DTSState(
+        wins=jnp.zeros((num_arms, num_arms), jnp.float32),
+        t=jnp.zeros((), jnp.int32),
+        alpha=jnp.asarray(alpha, jnp.float32),
+    )
+
+
+def confidence_bounds(wins: jax.Array, t: jax.Array, alpha: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(U, L)``, both ``[K, K]``: ``B/N ± sqrt(α ln t / N)`` with ``x/0 := 1``, diagonal 1/2.
+
+    Args:
+      wins: ``[K, K]`` win matrix ``B``.
+      t: the 1-based step number.
+      alpha: exploration constant.
+    """
+    totals = wins + wins.T
+    explored = totals > 0
+    safe = jnp.where(explored, totals, 1.0)
+    mean = jnp.where(explored, wins / safe, 1.0)
+    radius = jnp.sqrt(jnp.where(explored, alpha * jnp.log(t.astype(jnp.float32)) / safe, 1.0))
+    diagonal = jnp.eye(wins.shape[0], dtype=bool)
+    return jnp.where(diagonal, 0.5, mean + radius), jnp.where(diagonal, 0.5, mean - radius)
+
+
+def candidates(wins: jax.Array, t: jax.Array, alpha: jax.Array) -> jax.Array:
+    """``[K]`` bool, the set ``C`` of arms maximising the upper Copeland score ``#{j : U_ij > 1/2}``."""
+    upper, _ = confidence_bounds(wins, t, alpha)
+    score = jnp.sum(upper > 0.5, axis=1)  # U_ii = 1/2 never counts
+    return score == jnp.max(score)
+
+
+def _sample_theta1(key, wins: jax.Array) -> jax.Array:
+    """``[K, K]`` antisymmetric Thompson sample: ``K(K-1)/2`` Betas above the diagonal, 1/2 on it."""
+    num_arms = wins.shape[0]
+    rows, cols = np.triu_indices(num_arms, k=1)  # static in K
+    upper = jax.random.beta(key, wins[rows, cols] + 1.0, wins[cols, rows] + 1.0)
+    theta = jnp.full((num_arms, num_arms), 0.5, jnp.float32)
+    return theta.at[rows, cols].set(upper).at[cols, rows].set(1.0 - upper)
+
+
+def step(state: DTSState, key, env):
+    key_theta1, key_theta2, key_pick, key_duel = jax.random.split(key, 4)
+    u_first, u_second = jax.random.uniform(key_pick, (2,))
+    num_arms = state.wins.shape[0]
+    t = state.t + 1
+    _, lower = confidence_bounds(state.wins, t, state.alpha)
+
+    # Phase 1: the Copeland winner of one Thompson sample, restricted to the optimistic set C.
+    theta1 = _sample_theta1(key_theta1, state.wins)
+    sampled_score = jnp.sum(theta1 > 0.5, axis=1).astype(jnp.float32)
+    first = random_argmax(u_first, sampled_score, candidates(state.wins, t, state.alpha))
+
+    # Phase 2: relative Thompson sample of "i beats first" (column `first` of B), among the arms
+    # not yet confidently beaten by `first`; first itself sits at exactly 1/2.
+    theta2 = jax.random.beta(key_theta2, state.wins[:, first] + 1.0, state.wins[first, :] + 1.0)
+    is_first = jnp.arange(num_arms) == first
+    theta2 = jnp.where(is_first, 0.5, theta2)
+    second = random_argmax(u_second, theta2, lower[:, first] <= 0.5)
+
+    first_won = env.duel(key_duel, first, second)
+    wins = record_duel(state.wins, first, second, first_won)
+    return state._replace(wins=wins, t=t), StepInfo(first, second, first_won)
+
+
+def best_arm(state: DTSState, key) -> jax.Array:
+    """Copeland winner of the empirical ``p̂``: ``argmax_i #{j : B_ij > B_ji}``, ties uniform."""
+    return copeland_guess(state.wins, jax.random.uniform(key))

@@ -1,0 +1,107 @@
+"""Relative Confidence Sampling (Zoghi, Whiteson, de Rijke, Munos, WSDM 2014, Algorithm 1).
+
+Each step: (I) a simulated round-robin tournament with ``Θ_ij ~ Beta(W_ij + 1, W_ji + 1)``
+picks a champion ``c`` (the arm with ``Θ_cj >= 1/2`` for all j), or the least-often champion
+if there is none; (II) the opponent is ``d = argmax_j U_jc`` of the RUCB upper bounds; (III)
+``c`` and ``d`` duel. Report rule (explore-then-exploit): the arm beating the most others on
+the scoresheet.
+
+Exact O(K) tournament: the events "i beats every other arm" are disjoint almost surely and
+the pairs are independent, so the champion is one categorical draw with
+``P(c = i) = prod_{j != i} q_ij``, ``q_ij = P(Beta(W_ij + 1, W_ji + 1) >= 1/2)``, and "no
+champion" with the remaining mass. A duel changes one pair, so the state keeps ``log q`` and
+its row sums and refreshes two entries and two rows per step instead of drawing K(K-1)/2 Betas.
+
+``lerot=True`` follows Lerot's ``RelativeConfidenceSampler``: wins start at 1 (a Beta(2, 2)
+prior that also enters U) and the champion counter only counts fallback picks.
+"""
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from jaxrank.bandits.base import StepInfo, check_hparams, copeland_guess, record_duel, ucb_from_counts
+from jaxrank.utils import log_prob_beta_at_least_half, random_argmax, random_argmin
+
+
+class RCSState(NamedTuple):
+    wins: jax.Array  # [K, K] f32, wins[i, j] = times i beat j
+    champion_counts: jax.Array  # [K] f32, N_i
+    log_q: jax.Array  # [K, K] f32, log P(Θ_ij >= 1/2); 0 on the diagonal
+    log_champion: jax.Array  # [K] f32, log P(i beats all) = sum_j log_q[i, j]
+    t: jax.Array  # [] i32, duels so far
+    alpha: jax.Array  # [] f32, UCB exploration
+    prior: jax.Array  # [] f32, pseudo-wins added to every count (0 paper, 1 Lerot)
+    count_all: jax.Array  # [] f32, 1: N counts every champion (paper), 0: only fallbacks (Lerot)
+
+
+def init(key, num_arms: int, *, alpha=0.51, lerot: bool = False) -> RCSState:
+    """Empty scoresheet for ``K = num_arms``. ``alpha > 0`` (the paper uses 0.501)."""
+    del key
+    check_hparams(alpha=(alpha, 0.0, False), num_arms=(num_arms, 2, True))
+    prior = 1.0 if lerot else 0.0
+    off_diagonal = 1.0 - jnp.eye(num_arms)
+    log_q = off_diagonal * log_prob_beta_at_least_half(prior + 1.0, prior + 1.0)
+    return RCSState(
+        wins=jnp.zeros((num_arms, num_arms), jnp.float32),
+        champion_counts=jnp.zeros(num_arms, jnp.float32),
+        log_q=log_q,
+        log_champion=jnp.sum(log_q, axis=1),
+        t=jnp.zeros((), jnp.int32),
+        alpha=jnp.asarray(alpha, jnp.float32),
+        prior=jnp.asarray(prior, jnp.float32),
+        count_all=jnp.asarray(0.0 if lerot else 1.0, jnp.float32),
+    )
+
+
+def champion_probabilities(state: RCSState) -> jax.Array:
+    """``[K]`` probability that each arm wins the simulated tournament (the rest: no champion)."""
+    return jnp.exp(state.log_champion)
+
+
+def step(state: RCSState, key, env):
+    key_pick, key_duel = jax.random.split(key)
+    u_champion, u_fallback, u_opponent = jax.random.uniform(key_pick, (3,))
+    num_arms = state.wins.shape[0]
+    t = state.t + 1
+
+    # I. Tournament: one categorical draw over {arm 0 .. arm K-1, no champion}.
+    cumulative = jnp.cumsum(champion_probabilities(state))
+    has_champion = u_champion < cumulative[-1]
+    champion = jnp.where(
+        has_champion,
+        jnp.argmax(cumulative > u_champion).astype(jnp.int32),
+        random_argmin(u_fallback, state.champion_counts),
+    )
+    counted = jnp.where(has_champion, state.count_all, 1.0)
+    champion_counts = state.champion_counts.at[champion].add(counted)
+
+    # II. Opponent: the arm with the highest upper bound relative to the champion.
+    wins_vs = state.wins[:, champion] + state.prior  # [K] W_jc
+    losses_vs = state.wins[champion, :] + state.prior  # [K] W_cj
+    upper = ucb_from_counts(wins_vs, wins_vs + losses_vs, t, state.alpha)
+    upper = jnp.where(jnp.arange(num_arms) == champion, 0.5, upper)
+    opponent = random_argmax(u_opponent, upper)
+
+    # III. Duel and refresh the one pair whose counts changed.
+    first_won = env.duel(key_duel, champion, opponent)
+    wins = record_duel(state.wins, champion, opponent, first_won)
+    a = wins[champion, opponent] + state.prior + 1.0
+    b = wins[opponent, champion] + state.prior + 1.0
+    distinct = champion != opponent  # a self-duel leaves the tournament unchanged
+    log_q = state.log_q.at[champion, opponent].set(
+        jnp.where(distinct, log_prob_beta_at_least_half(a, b), 0.0))
+    log_q = log_q.at[opponent, champion].set(
+        jnp.where(distinct, log_prob_beta_at_least_half(b, a), 0.0))
+    log_champion = state.log_champion.at[champion].set(jnp.sum(log_q[champion]))
+    log_champion = log_champion.at[opponent].set(jnp.sum(log_q[opponent]))
+
+    new_state = state._replace(
+        wins=wins, champion_counts=champion_counts, log_q=log_q, log_champion=log_champion, t=t)
+    return new_state, StepInfo(champion, opponent, first_won)
+
+
+def best_arm(state: RCSState, key) -> jax.Array:
+    """Explore-then-exploit report: ``argmax_i #{j : W_ij > W_ji}``, ties uniform."""
+    return copeland_guess(state.wins, jax.random.uniform(key))

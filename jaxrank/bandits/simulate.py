@@ -1,8 +1,9 @@
 """One driver for every dueling bandit: ``lax.scan`` over steps, ``vmap`` over lanes.
 
 A lane is one (matrix, hyperparameter setting, run) triple; all lanes of a ``simulate`` call run
-in one compiled program. Long horizons run in fixed-size chunks (one compile) with progress
-printed between chunks. Only what is reported is carried: cumulative regret (Zoghi et al. 2014,
+in one compiled program: a scan over the segments between checkpoints, each a ``fori_loop``
+whose trip count all lanes share (so no per-step branch). Long horizons run as several calls of
+that one compiled program with progress printed between them. Only what is reported is carried: cumulative regret (Zoghi et al. 2014,
 §3), the count of duels other than (winner, winner), and at each checkpoint the best-arm guess;
 no per-step array of size T x lanes is ever stored.
 
@@ -50,35 +51,34 @@ def default_checkpoints(num_steps: int, *, num_log: int = 40, num_linear: int = 
     return np.unique(np.round(np.r_[log, linear]).astype(np.int64).clip(1, num_steps))
 
 
-def _lane_chunk(algo, carry: _Carry, t0, num_steps, checkpoints, env, table, winner, *, chunk: int):
-    def record(c: _Carry, t):
-        at = jnp.argmax(checkpoints == t + 1)
-        guess = algo.best_arm(c.state, jax.random.fold_in(c.key_report, t))
-        return c._replace(
-            rec_regret=c.rec_regret.at[at].set(c.regret),
-            rec_correct=c.rec_correct.at[at].set(guess == winner),
-            rec_suboptimal=c.rec_suboptimal.at[at].set(c.suboptimal / (t + 1.0)),
-        )
+def _lane_segments(algo, carry: _Carry, starts, stops, slots, env, table, winner):
+    """Runs steps ``[starts[g], stops[g])`` for each g, recording checkpoint ``slots[g]`` after each."""
 
-    def one_step(c: _Carry, t):
+    def one_step(t, c: _Carry):
         state, info = algo.step(c.state, jax.random.fold_in(c.key_steps, t), env)
         off_winner = (info.first != winner) | (info.second != winner)
-        c = c._replace(state=state, regret=c.regret + table[info.first, info.second],
-                       suboptimal=c.suboptimal + off_winner.astype(jnp.int32))
-        # t and checkpoints are shared by all lanes, so these stay real branches under vmap.
-        return jax.lax.cond(jnp.any(checkpoints == t + 1), record, lambda c, t: c, c, t)
+        return c._replace(state=state, regret=c.regret + table[info.first, info.second],
+                          suboptimal=c.suboptimal + off_winner.astype(jnp.int32))
 
-    def body(c, t):
-        return jax.lax.cond(t < num_steps, one_step, lambda c, t: c, c, t), None
+    def segment(c: _Carry, bounds):
+        start, stop, slot = bounds
+        # The trip count is shared by all lanes, so under vmap this stays one loop with no per-step branch.
+        c = jax.lax.fori_loop(start, stop, one_step, c)
+        guess = algo.best_arm(c.state, jax.random.fold_in(c.key_report, stop))
+        c = c._replace(
+            rec_regret=c.rec_regret.at[slot].set(c.regret),
+            rec_correct=c.rec_correct.at[slot].set(guess == winner),
+            rec_suboptimal=c.rec_suboptimal.at[slot].set(c.suboptimal / jnp.maximum(stop, 1).astype(jnp.float32)),
+        )
+        return c, None
 
-    return jax.lax.scan(body, carry, t0 + jnp.arange(chunk, dtype=jnp.int32))[0]
+    return jax.lax.scan(segment, carry, (starts, stops, slots))[0]
 
 
-@functools.partial(jax.jit, static_argnames=("algo", "chunk"), donate_argnums=(1,))
-def _run_chunk(algo, carry, t0, num_steps, checkpoints, env, table, winner, *, chunk):
-    lanes = jax.vmap(functools.partial(_lane_chunk, algo, chunk=chunk),
-                     in_axes=(0, None, None, None, 0, 0, 0))
-    return lanes(carry, t0, num_steps, checkpoints, env, table, winner)
+@functools.partial(jax.jit, static_argnames=("algo",), donate_argnums=(1,))
+def _run_segments(algo, carry, starts, stops, slots, env, table, winner):
+    lanes = jax.vmap(functools.partial(_lane_segments, algo), in_axes=(0, None, None, None, 0, 0, 0))
+    return lanes(carry, starts, stops, slots, env, table, winner)
 
 
 @functools.partial(jax.jit, static_argnames=("algo", "num_arms", "num_checkpoints"))
@@ -115,7 +115,8 @@ def simulate(
       hparams: ``{name: [H] values}`` passed to ``algo.init`` (e.g. ``{"alpha": [0.1, 0.501]}``);
         every lane of a setting gets the same values. Default: the algorithm's defaults.
       checkpoints: 1-based step counts at which to record (default ``default_checkpoints``).
-      chunk_size: steps per compiled chunk; progress is printed between chunks when ``label``.
+      chunk_size: about how many steps one compiled call runs; progress is printed between
+        calls when ``label`` is given.
       label: name printed with progress; None is silent.
 
     Returns:
@@ -153,17 +154,30 @@ def simulate(
     winner = jnp.asarray(np.repeat(np.asarray(winners, np.int32), num_settings * num_runs))
     carry = _init_lanes(algo, keys, lane_hparams, num_arms=num_arms, num_checkpoints=checkpoints.size)
 
-    chunk = int(min(chunk_size, num_steps))
-    cps = jnp.asarray(checkpoints, jnp.int32)
+    # Segments between consecutive checkpoints, cut at most chunk_size long and grouped so every
+    # call has the same shapes (one compile); progress is printed between calls.
+    bounds = np.r_[0, checkpoints]
+    starts, stops, slots = [], [], []
+    for slot, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
+        cuts = np.r_[np.arange(lo, hi, chunk_size), hi]
+        starts += list(cuts[:-1])
+        stops += list(cuts[1:])
+        slots += [slot] * (cuts.size - 1)
+    num_calls = -(-num_steps // chunk_size)
+    per_call = -(-len(starts) // num_calls)
+    pad = -len(starts) % per_call
+    starts, stops, slots = (np.asarray(x + [x[-1]] * pad, np.int32) for x in (starts, stops, slots))
+    starts[len(starts) - pad:] = stops[-1]  # padding segments are empty and rewrite the last slot
     start = time.perf_counter()
-    for t0 in range(0, num_steps, chunk):
-        carry = _run_chunk(algo, carry, jnp.int32(t0), jnp.int32(num_steps), cps, env, table, winner, chunk=chunk)
+    for g in range(0, len(starts), per_call):
+        part = slice(g, g + per_call)
+        carry = _run_segments(algo, carry, starts[part], stops[part], slots[part], env, table, winner)
         if label is not None:
             jax.block_until_ready(carry.regret)
-            done = min(t0 + chunk, num_steps)
+            done = int(stops[part][-1])
             elapsed = time.perf_counter() - start
             print(f"[{label}] step {done:,}/{num_steps:,}  {done * size / elapsed:,.0f} run-steps/s  "
-                  f"ETA {elapsed * (num_steps - done) / done:.0f}s", flush=True)
+                  f"ETA {elapsed * (num_steps - done) / max(done, 1):.0f}s", flush=True)
 
     def shaped(x):
         return np.asarray(x).reshape(lanes + (checkpoints.size,))

@@ -1,0 +1,73 @@
+"""Relative Upper Confidence Bound (Zoghi, Whiteson, Munos, de Rijke, ICML 2014, Algorithm 1).
+
+Each step: ``U = W/(W + W^T) + sqrt(alpha ln t / (W + W^T))`` (``x/0 := 1``, ``U_ii = 1/2``);
+candidates ``C = {c : U_cj >= 1/2 for all j}`` (a uniform arm if empty); the hypothesised best
+arm ``B`` (at most one arm) is kept while it stays in ``C``; ``c`` is the only candidate, or
+``B`` with probability 1/2 and otherwise uniform over ``C \\ B`` (lines 6-10); the opponent is
+``d = argmax_j U_jc`` with uniform ties, never ``c`` itself when tied (line 11). Report rule:
+the arm beating the most others on the scoresheet.
+"""
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from jaxrank.bandits.base import StepInfo, check_hparams, copeland_guess, record_duel, ucb_from_counts
+from jaxrank.utils import random_choice
+
+
+class RUCBState(NamedTuple):
+    wins: jax.Array  # [K, K] f32, wins[i, j] = times i beat j
+    hypothesis: jax.Array  # [] i32, the arm in B, or -1 when B is empty
+    t: jax.Array  # [] i32, duels so far
+    alpha: jax.Array  # [] f32
+
+
+def init(key, num_arms: int, *, alpha=0.51) -> RUCBState:
+    """Empty scoresheet for ``K = num_arms``; ``alpha > 0`` (the paper uses 0.501 with RCS)."""
+    del key
+    check_hparams(alpha=(alpha, 0.0, False), num_arms=(num_arms, 2, True))
+    return RUCBState(jnp.zeros((num_arms, num_arms), jnp.float32), jnp.int32(-1),
+                     jnp.zeros((), jnp.int32), jnp.asarray(alpha, jnp.float32))
+
+
+def upper_bounds(wins, t, alpha):
+    """``U [K, K]`` at 1-based step ``t`` (diagonal 1/2)."""
+    upper = ucb_from_counts(wins, wins + wins.T, t, alpha)
+    return jnp.where(jnp.eye(wins.shape[0], dtype=bool), 0.5, upper)
+
+
+def step(state: RUCBState, key, env):
+    key_pick, key_duel = jax.random.split(key)
+    u_empty, u_coin, u_other, u_opponent = jax.random.uniform(key_pick, (4,))
+    num_arms = state.wins.shape[0]
+    arms = jnp.arange(num_arms)
+    t = state.t + 1
+    upper = upper_bounds(state.wins, t, state.alpha)
+
+    candidates = jnp.all(upper >= 0.5, axis=1)  # [K]
+    fallback = jnp.floor(u_empty * num_arms).astype(jnp.int32)
+    candidates = jnp.where(jnp.any(candidates), candidates, arms == fallback)
+    kept = (state.hypothesis >= 0) & candidates[jnp.maximum(state.hypothesis, 0)]
+    hypothesis = jnp.where(kept, state.hypothesis, -1)  # B <- B ∩ C
+    single = jnp.sum(candidates) == 1
+    others = candidates & (arms != hypothesis)
+    champion = jnp.where(
+        single, jnp.argmax(candidates).astype(jnp.int32),
+        jnp.where((hypothesis >= 0) & (u_coin < 0.5), hypothesis, random_choice(u_other, others)))
+    hypothesis = jnp.where(single, champion, hypothesis)
+
+    column = upper[:, champion]
+    best = column == jnp.max(column)
+    best = jnp.where(jnp.sum(best) > 1, best & (arms != champion), best)
+    opponent = random_choice(u_opponent, best)
+
+    first_won = env.duel(key_duel, champion, opponent)
+    wins = record_duel(state.wins, champion, opponent, first_won)
+    return state._replace(wins=wins, hypothesis=hypothesis, t=t), StepInfo(champion, opponent, first_won)
+
+
+def best_arm(state: RUCBState, key) -> jax.Array:
+    """``argmax_c #{j : W_cj / (W_cj + W_jc) > 1/2}``, ties uniform."""
+    return copeland_guess(state.wins, jax.random.uniform(key))

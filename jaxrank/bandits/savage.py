@@ -1,0 +1,67 @@
+"""Condorcet SAVAGE (Urvoy, Clérot, Féraud, Naamane, ICML 2013), the explore-then-exploit
+baseline of Zoghi et al. (2014). Horizon-aware: ``delta = 1/T``.
+
+While more than one arm is active: duel the active pair compared least often (ties uniform),
+then drop every active arm ``i`` that some arm ``j`` beats confidently,
+``p̂_ij + c(n_ij) < 1/2`` with ``c(n) = sqrt(ln(K(K-1) T / delta) / (2n))`` (a union bound over
+pairs and steps). With one arm left, duel it with itself until ``T``. Report: the remaining arm,
+or among the active arms the one beating the most others on the estimates, ties uniform.
+If an elimination round would remove every active arm (possible only without a Condorcet
+winner), the round is skipped.
+"""
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from jaxrank.bandits.base import StepInfo, check_hparams, copeland_guess, record_duel
+from jaxrank.utils import random_argmin
+
+
+class SavageState(NamedTuple):
+    wins: jax.Array  # [K, K] f32, wins[i, j] = times i beat j
+    active: jax.Array  # [K] bool, arms that may still be the Condorcet winner
+    t: jax.Array  # [] i32, duels so far
+    horizon: jax.Array  # [] f32, T
+
+
+def init(key, num_arms: int, *, horizon) -> SavageState:
+    """Every arm active; ``horizon >= 1`` is the number of steps the run will take."""
+    del key
+    check_hparams(horizon=(horizon, 1.0, True), num_arms=(num_arms, 2, True))
+    return SavageState(jnp.zeros((num_arms, num_arms), jnp.float32), jnp.ones(num_arms, bool),
+                       jnp.zeros((), jnp.int32), jnp.asarray(horizon, jnp.float32))
+
+
+def confidence_radius(totals, num_arms: int, horizon):
+    """``c(n) = sqrt(ln(K (K-1) T^2) / (2 n))`` for ``n > 0`` (``delta = 1/T``)."""
+    log_term = jnp.log(num_arms * (num_arms - 1.0)) + 2.0 * jnp.log(horizon)
+    return jnp.sqrt(log_term / (2.0 * jnp.maximum(totals, 1.0)))
+
+
+def step(state: SavageState, key, env):
+    key_pick, key_duel = jax.random.split(key)
+    num_arms = state.wins.shape[0]
+    arms = jnp.arange(num_arms)
+    totals = state.wins + state.wins.T
+    pairs = state.active[:, None] & state.active[None, :] & (arms[:, None] < arms[None, :])
+    flat = random_argmin(jax.random.uniform(key_pick), totals.reshape(-1), pairs.reshape(-1))
+    exploring = jnp.sum(state.active) > 1
+    remaining = jnp.argmax(state.active).astype(jnp.int32)
+    first = jnp.where(exploring, flat // num_arms, remaining).astype(jnp.int32)
+    second = jnp.where(exploring, flat % num_arms, remaining).astype(jnp.int32)
+
+    first_won = env.duel(key_duel, first, second)
+    wins = record_duel(state.wins, first, second, first_won)
+    totals = wins + wins.T
+    estimate = wins / jnp.maximum(totals, 1.0)
+    beaten = (totals > 0) & (estimate + confidence_radius(totals, num_arms, state.horizon) < 0.5)
+    survivors = state.active & ~jnp.any(beaten & ~jnp.eye(num_arms, dtype=bool), axis=1)
+    active = jnp.where(jnp.any(survivors), survivors, state.active)
+    return state._replace(wins=wins, active=active, t=state.t + 1), StepInfo(first, second, first_won)
+
+
+def best_arm(state: SavageState, key) -> jax.Array:
+    """The last active arm, or the active arm beating the most others on the estimates."""
+    return copeland_guess(state.wins, jax.random.uniform(key), state.active)

@@ -4,6 +4,8 @@ from jaxrank.data.atomic import write_atomic, write_json, write_npz, write_text
 from jaxrank.data.cache import load_svmlight
 from jaxrank.data.letor import load_fold, load_queries, split_file
 from jaxrank.data.locations import cache_dir, data_dir, resolve
+from jaxrank.data import preference
+from jaxrank.data.preference import load_preference_matrix
 from jaxrank.data.padding import bucket_size, group_queries, normalize_per_query, query_lengths
 from jaxrank.data.svmlight import SVMLightData, parse_svmlight
 from jaxrank.data.synthetic import synthetic_queries
@@ -15,10 +17,12 @@ __all__ = [
     "data_dir",
     "group_queries",
     "load_fold",
+    "load_preference_matrix",
     "load_queries",
     "load_svmlight",
     "normalize_per_query",
     "parse_svmlight",
+    "preference",
     "query_lengths",
     "resolve",
     "split_file",

@@ -1,0 +1,33 @@
+"""Matplotlib helpers shared by the analysis modules (matplotlib is an optional extra)."""
+
+import math
+
+from jaxrank.data import write_atomic
+
+
+def figure_grid(num_panels: int, *, width: float = 4.5, height: float = 3.5):
+    """``(fig, flat list of axes)`` for ``num_panels`` panels, or None without matplotlib."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed: no figure (pip install 'jaxrank[plots]').")
+        return None
+    cols = min(num_panels, 3)
+    rows = math.ceil(num_panels / cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(width * cols, height * rows), squeeze=False)
+    flat = list(axes.reshape(-1))
+    for ax in flat[num_panels:]:
+        ax.set_visible(False)
+    return fig, flat[:num_panels]
+
+
+def save_figure(fig, path) -> None:
+    """Writes a PNG atomically and closes the figure."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    write_atomic(path, lambda f: fig.savefig(f, format="png", dpi=120))
+    plt.close(fig)

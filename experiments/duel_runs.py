@@ -1,0 +1,55 @@
+"""Running dueling bandits over groups of matrices and summarising the traces over runs."""
+
+import jax
+import numpy as np
+
+from experiments.matrices import Matrix, by_size
+from jaxrank import bandits
+
+ALGORITHMS = {"rcs": bandits.rcs, "rucb": bandits.rucb, "savage": bandits.savage}
+
+
+def algorithm(name: str):
+    if name not in ALGORITHMS:
+        raise ValueError(f"unknown algorithm {name!r}; available: {', '.join(ALGORITHMS)}.")
+    return ALGORITHMS[name]
+
+
+def mean_ci(values: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and half-width of the normal 95% confidence interval over ``axis``."""
+    n = values.shape[axis]
+    spread = values.std(axis=axis, ddof=1) if n > 1 else np.zeros_like(values.mean(axis=axis))
+    return values.mean(axis=axis), 1.96 * spread / np.sqrt(n)
+
+
+def run_on_matrices(name: str, matrices: list[Matrix], *, seed: int, num_runs: int, num_steps: int,
+                    hparams: dict, checkpoints=None) -> dict[str, bandits.Trace]:
+    """Runs one algorithm on every matrix (one compiled program per arm count).
+
+    Returns:
+      ``{matrix name: Trace}`` with ``[H, R, C]`` arrays (``H`` hyperparameter settings).
+    """
+    traces = {}
+    for size, group in by_size(matrices).items():
+        trace = bandits.simulate(
+            algorithm(name), jax.random.key(seed), np.stack([m.pref for m in group]),
+            num_runs=num_runs, num_steps=num_steps, hparams=hparams, checkpoints=checkpoints,
+            label=f"{name} K={size} x{len(group)}")
+        for i, m in enumerate(group):
+            traces[m.name] = bandits.Trace(trace.checkpoints, trace.regret[i], trace.correct[i], trace.suboptimal[i])
+    return traces
+
+
+def summarize(trace: bandits.Trace, setting: int = 0) -> dict:
+    """JSON-ready curves (mean and 95% CI over runs) and the values at the horizon."""
+    regret_mean, regret_ci = mean_ci(trace.regret[setting])
+    accuracy = trace.correct[setting].mean(axis=0)
+    suboptimal = trace.suboptimal[setting].mean(axis=0)
+    return {
+        "regret_mean": regret_mean.round(4).tolist(),
+        "regret_ci95": regret_ci.round(4).tolist(),
+        "accuracy": accuracy.round(4).tolist(),
+        "suboptimal": suboptimal.round(5).tolist(),
+        "final": {"regret_mean": round(float(regret_mean[-1]), 3), "regret_ci95": round(float(regret_ci[-1]), 3),
+                  "accuracy": round(float(accuracy[-1]), 4), "suboptimal": round(float(suboptimal[-1]), 5)},
+    }

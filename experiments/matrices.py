@@ -1,7 +1,8 @@
 """Which preference matrices the dueling-bandit experiments run on.
 
-``"auto"`` means every ``*.txt`` under ``$JAXRANK_DATA/preference_matrices`` or, when there is
-none, the embedded arXiv 6-ranker matrix (MIT licence). Matrices larger than ``K`` are cut to
+``"auto"`` means every ``*.txt`` under ``$JAXRANK_DATA/preference_matrices`` and ``"paper"`` the
+paper's ``MSLR-Perfect.txt`` there; when they are absent, the embedded arXiv 6-ranker matrix (MIT
+licence) is used and a message says how to point at the MSLR matrices. Matrices larger than ``K`` are cut to
 the RCS paper's rankers (feature ids sorted as strings, the first ``K``).
 """
 
@@ -22,17 +23,25 @@ class Matrix(NamedTuple):
     rankers: list  # 1-based ids of the arms in the source matrix
 
 
+PAPER_MATRIX = "MSLR-Perfect.txt"
+
+
+def _embedded(folder) -> list:
+    print(f"[matrices] no preference matrices under {folder}; using the embedded arXiv 6-ranker matrix "
+          f"({data.preference.EMBEDDED_DEFAULT.name}). Point JAXRANK_DATA at a folder with "
+          f"{MATRIX_DIR}/{PAPER_MATRIX} to run the paper's MSLR setting.", flush=True)
+    return [data.preference.EMBEDDED_DEFAULT]
+
+
 def _sources(names) -> list:
+    folder = data.data_dir() / MATRIX_DIR
+    if tuple(names) == ("paper",):
+        paper = folder / PAPER_MATRIX
+        return [paper] if paper.is_file() else _embedded(folder)
     if tuple(names) != ("auto",):
         return [data.resolve(n) if Path(n).exists() else data.resolve(f"{MATRIX_DIR}/{n}") for n in names]
-    folder = data.data_dir() / MATRIX_DIR
     found = sorted(folder.glob("*.txt")) if folder.is_dir() else []
-    if not found:
-        print(f"[matrices] no preference matrices under {folder}; using the embedded arXiv 6-ranker matrix "
-              f"({data.preference.EMBEDDED_DEFAULT.name}). Point JAXRANK_DATA at a folder with "
-              f"{MATRIX_DIR}/MSLR-Perfect.txt to run the paper's MSLR setting.", flush=True)
-        found = [data.preference.EMBEDDED_DEFAULT]
-    return found
+    return found or _embedded(folder)
 
 
 def load_matrices(names, num_arms: int) -> list[Matrix]:

@@ -323,3 +323,23 @@ def test_condorcet_winner_of_shared_mslr_perfect_subset(shared_data):
     sub, ids = envs.select_rankers(pref, 10)
     assert ids[envs.condorcet_winner(sub)] == 106
     assert 0.5475 <= sub[envs.condorcet_winner(sub)][np.arange(10) != envs.condorcet_winner(sub)].min() < 0.5485
+
+
+# --- parity with the independent NumPy references (tests/reference/dueling_bandits.py) ---------
+
+
+@pytest.mark.parametrize("name, hparams", [("rcs", {"alpha": [0.501]}), ("rucb", {"alpha": [0.501]}),
+                                           ("savage", {"horizon": [20000.0]})])
+def test_mean_regret_at_20k_matches_numpy_reference(shared_data, name, hparams):
+    import json
+    from pathlib import Path
+
+    stored = json.loads((Path(__file__).parent / "reference" / "mslr_perfect_k10_T20000.json").read_text())
+    reference = np.asarray(stored["algorithms"][name]["final_regret"])
+    pref, _ = envs.select_rankers(load_preference_matrix(shared_data / "preference_matrices" / "MSLR-Perfect.txt"), 10)
+    trace = bandits.simulate(getattr(bandits, name), jax.random.key(11), pref, num_runs=90, num_steps=20000,
+                             hparams=hparams, checkpoints=[20000])
+    ours = trace.regret[0, 0, :, -1]
+    se = np.sqrt(ours.var(ddof=1) / ours.size + reference.var(ddof=1) / reference.size)
+    assert abs(ours.mean() - reference.mean()) <= 1.96 * se, (ours.mean(), reference.mean(), se)
+    assert trace.correct[0, 0, :, -1].mean() == stored["algorithms"][name]["accuracy"][-1] == 1.0

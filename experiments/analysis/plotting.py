@@ -31,3 +31,27 @@ def save_figure(fig, path) -> None:
     fig.tight_layout()
     write_atomic(path, lambda f: fig.savefig(f, format="png", dpi=120))
     plt.close(fig)
+
+
+def plot_curves(path, steps, panels: dict, *, mean_key: str, ci_key=None, ylabel: str, xlog: bool = False) -> None:
+    """One panel per entry of ``panels`` ({title: {label: summary}}), one line (with a 95% band
+    when ``ci_key``) per label, drawn against ``steps``."""
+    fig_axes = figure_grid(len(panels))
+    if fig_axes is None:
+        return
+    fig, axes = fig_axes
+    for ax, (title, curves) in zip(axes, panels.items()):
+        for label, summary in curves.items():
+            mean = summary[mean_key]
+            ax.plot(steps[: len(mean)], mean, label=label)
+            if ci_key is not None:
+                lo = [m - c for m, c in zip(mean, summary[ci_key])]
+                hi = [m + c for m, c in zip(mean, summary[ci_key])]
+                ax.fill_between(steps[: len(mean)], lo, hi, alpha=0.25)
+        ax.set_title(title)
+        ax.set_xlabel("time steps")
+        ax.set_ylabel(ylabel)
+        if xlog:
+            ax.set_xscale("log")
+        ax.legend(fontsize=8)
+    save_figure(fig, path)

@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from experiments.analysis.plotting import figure_grid, save_figure
+from experiments.analysis.plotting import plot_curves
 from jaxrank.data import write_text
 
 
@@ -24,19 +24,7 @@ def report(run_dir) -> None:
     results = json.loads((run_dir / "results.json").read_text())
     write_text(run_dir / "table.md", table(results))
     print(table(results))
-    fig_axes = figure_grid(len(results["matrices"]))
-    if fig_axes is None:
-        return
-    fig, axes = fig_axes
-    steps = results["checkpoints"]
-    for ax, (name, m) in zip(axes, results["matrices"].items()):
-        for algo, v in m["algorithms"].items():
-            lo = [a - b for a, b in zip(v["regret_mean"], v["regret_ci95"])]
-            hi = [a + b for a, b in zip(v["regret_mean"], v["regret_ci95"])]
-            ax.plot(steps, v["regret_mean"], label=algo.upper())
-            ax.fill_between(steps, lo, hi, alpha=0.25)
-        ax.set_title(f"{name} (K = {len(m['rankers'])})")
-        ax.set_xlabel("time steps")
-        ax.set_ylabel("cumulative regret")
-        ax.legend()
-    save_figure(fig, run_dir / "rcs_regret.png")
+    panels = {f"{name} (K = {len(m['rankers'])})": {a.upper(): v for a, v in m["algorithms"].items()}
+              for name, m in results["matrices"].items()}
+    plot_curves(run_dir / "rcs_regret.png", results["checkpoints"], panels,
+                mean_key="regret_mean", ci_key="regret_ci95", ylabel="cumulative regret")

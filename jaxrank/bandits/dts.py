@@ -19,6 +19,11 @@ Each step ``t`` (1-based), with ``B`` the win matrix (``B_ij`` = times i beat j)
 This is plain D-TS with uniform tie-breaking (not D-TS⁺'s regret-based ties). Report rule: the
 arm with the highest Copeland score on the empirical ``p̂ = B/N`` (``#{j : B_ij > B_ji}``; an
 unexplored pair is not a win), ties uniform. The paper states its guarantees for ``α > 1/2``.
+
+Beta samples come from ``_beta``, an exact Marsaglia-Tsang (2000) gamma sampler written for
+shapes ``>= 1`` (all ours are counts + 1) that redraws only the rejected entries of a whole vector
+per round. ``jax.random.beta`` gives the same law but runs its rejection loop per element; under
+``vmap`` it made a K = 10 step about 10x slower than everything else together (measured on CPU).
 """
 
 from typing import NamedTuple
@@ -72,11 +77,49 @@ def candidates(wins: jax.Array, t: jax.Array, alpha: jax.Array) -> jax.Array:
     return score == jnp.max(score)
 
 
+def _gamma(key, shape: jax.Array) -> jax.Array:
+    """``Gamma(shape, 1)`` samples for ``shape >= 1`` elementwise (Marsaglia & Tsang 2000, exact).
+
+    With ``d = a - 1/3``, ``c = 1/sqrt(9d)``, ``x ~ N(0, 1)``, ``y = c x`` and ``v = (1 + y)^3``,
+    ``d v`` is accepted when ``y > -1`` and ``log u < x²/2 + d (1 - v + log v)``. Each round draws a
+    fresh ``(x, u)`` for every entry and keeps the first accepted value; the loop ends when all
+    entries (of all vmapped lanes) have one, usually after 2-4 rounds. ``1 - v + log v`` is
+    written as ``3 log1p(y) - y(3 + y(3 + y))`` so that float32 keeps it accurate when ``d`` is
+    large (``y`` is then ~``1/sqrt(d)``).
+    """
+    d = shape - 1.0 / 3.0
+    c = jax.lax.rsqrt(9.0 * d)
+
+    def not_done(carry):
+        return ~jnp.all(carry[1])
+
+    def draw(carry):
+        round_, done, sample = carry
+        key_x, key_u = jax.random.split(jax.random.fold_in(key, round_))
+        x = jax.random.normal(key_x, shape.shape)
+        u = jax.random.uniform(key_u, shape.shape)
+        y = c * x
+        valid = y > -1.0
+        log_v_terms = 3.0 * jnp.log1p(jnp.where(valid, y, 0.0)) - y * (3.0 + y * (3.0 + y))
+        accept = valid & (jnp.log(u) < 0.5 * x * x + d * log_v_terms) & ~done
+        return round_ + 1, done | accept, jnp.where(accept, d * (1.0 + y) ** 3, sample)
+
+    init = (jnp.zeros((), jnp.int32), jnp.zeros(shape.shape, bool), jnp.ones(shape.shape, jnp.float32))
+    return jax.lax.while_loop(not_done, draw, init)[2]
+
+
+def _beta(key, a: jax.Array, b: jax.Array) -> jax.Array:
+    """``Beta(a, b)`` samples for ``a, b >= 1`` (``[n]`` each) as ``X / (X + Y)`` of two gammas."""
+    g = _gamma(key, jnp.concatenate([a, b]))
+    x, y = g[: a.shape[0]], g[a.shape[0]:]
+    return x / (x + y)
+
+
 def _sample_theta1(key, wins: jax.Array) -> jax.Array:
     """``[K, K]`` antisymmetric Thompson sample: ``K(K-1)/2`` Betas above the diagonal, 1/2 on it."""
     num_arms = wins.shape[0]
     rows, cols = np.triu_indices(num_arms, k=1)  # static in K
-    upper = jax.random.beta(key, wins[rows, cols] + 1.0, wins[cols, rows] + 1.0)
+    upper = _beta(key, wins[rows, cols] + 1.0, wins[cols, rows] + 1.0)
     theta = jnp.full((num_arms, num_arms), 0.5, jnp.float32)
     return theta.at[rows, cols].set(upper).at[cols, rows].set(1.0 - upper)
 
@@ -95,7 +138,7 @@ def step(state: DTSState, key, env):
 
     # Phase 2: relative Thompson sample of "i beats first" (column `first` of B), among the arms
     # not yet confidently beaten by `first`; first itself sits at exactly 1/2.
-    theta2 = jax.random.beta(key_theta2, state.wins[:, first] + 1.0, state.wins[first, :] + 1.0)
+    theta2 = _beta(key_theta2, state.wins[:, first] + 1.0, state.wins[first, :] + 1.0)
     is_first = jnp.arange(num_arms) == first
     theta2 = jnp.where(is_first, 0.5, theta2)
     second = random_argmax(u_second, theta2, lower[:, first] <= 0.5)

@@ -23,8 +23,12 @@ Resolved ambiguities [ours, following the authors' Lerot ``mergeRUCBSampler`` wh
 silent]: batches of a single arm are skipped by the round robin while others remain; if every
 batch is a singleton the merge is forced (the stage rule alone could stall there); pruning within
 a batch is simultaneous and never empties it (that needs a confident cycle); the UCB uses the
-paper's ``x/0 := 1`` rather than Lerot's one-win prior; ``C`` is not reset between stages. The
-report is the arm beating the most others on the scoresheet among the surviving arms.
+paper's ``x/0 := 1`` rather than Lerot's one-win prior; ``C`` is not reset between stages; the
+stage test is ``<= K / 2^s`` (Lerot and the MergeDTS code use ``<= K / 2^s + 1``). Lerot
+shuffles the batches before sorting them by size; here equal sizes are ordered by label from a
+random starting label (one uniform per merge pass instead of K: drawing K uniforms every step
+halved the speed, and a merge happens a handful of times per run). The report is the arm beating
+the most others on the scoresheet among the surviving arms.
 """
 
 from typing import NamedTuple
@@ -102,42 +106,51 @@ def prune(in_batch: jax.Array, upper: jax.Array) -> jax.Array:
     return jnp.where(jnp.sum(beaten) == jnp.sum(in_batch), False, beaten)
 
 
+def _pairing_continues(carry):
+    i, j = carry[0], carry[1]
+    return i <= j
+
+
+def _pairing_step(carry):
+    """One move of the two-pointer pass over the batch sizes sorted ascending."""
+    i, j, rep, sorted_sizes, cap = carry
+    last = i == j
+    pair = ~last & (sorted_sizes[i] + sorted_sizes[j] <= cap)
+    rep = rep.at[i].set(jnp.where(pair, j, rep[i]))  # position i joins position j
+    i = jnp.where(last | pair, i + 1, i)
+    j = jnp.where(last, j, j - 1)
+    return i, j, rep, sorted_sizes, cap
+
+
 def merge_batches(batch, active, u, partition_size, do_merge):
     """One merge pass: relabels ``batch [K]`` when ``do_merge``, else returns it unchanged.
 
-    Live batches are sorted by size (ties in the random order given by ``u [K]`` in [0, 1)); then
-    from both ends: the smallest and the largest merge if together they have at most ``3M/2``
-    arms, else the largest stays alone; a middle batch left over stays alone.
+    Live batches are sorted by size, equal sizes by label counted cyclically from the random
+    label ``floor(u K)`` (``u`` in [0, 1)). Then, from both ends: the smallest and the largest
+    merge if together they hold at most ``3M/2`` arms, else the largest stays alone; a middle
+    batch left over stays alone.
     """
     num_arms = batch.shape[0]
     sizes = batch_sizes(batch, active)
     live = sizes > 0
-    # Sizes are integers and 0.5 u < 1, so u only orders batches of equal size.
-    order = jnp.argsort(jnp.where(live, sizes + 0.5 * u, jnp.inf)).astype(jnp.int32)
-    sorted_sizes = sizes[order]
-    cap = 1.5 * partition_size
-
-    def body(carry):
-        i, j, rep = carry
-        last = i == j
-        pair = ~last & (sorted_sizes[i] + sorted_sizes[j] <= cap)
-        rep = rep.at[i].set(jnp.where(pair, j, rep[i]))  # position i joins position j
-        i = jnp.where(last | pair, i + 1, i)
-        j = jnp.where(last, j, j - 1)
-        return i, j, rep
+    # Sizes are integers and the tie key is in [0, 1/2), so it only orders batches of equal size.
+    start = jnp.floor(u * num_arms).astype(jnp.int32)
+    tie = 0.5 * jnp.mod(jnp.arange(num_arms) - start, num_arms) / num_arms
+    order = jnp.argsort(jnp.where(live, sizes + tie, jnp.inf)).astype(jnp.int32)
 
     # A lane that does not merge runs no iteration (j starts below i), also under vmap.
+    # (Module-level loop functions: eager calls reuse one compiled loop.)
     j0 = jnp.where(do_merge, jnp.sum(live) - 1, -1).astype(jnp.int32)
-    _, _, rep = jax.lax.while_loop(lambda c: c[0] <= c[1], body,
-                                   (jnp.int32(0), j0, jnp.arange(num_arms, dtype=jnp.int32)))
+    carry = (jnp.int32(0), j0, jnp.arange(num_arms, dtype=jnp.int32), sizes[order],
+             1.5 * jnp.asarray(partition_size, jnp.float32))
+    rep = jax.lax.while_loop(_pairing_continues, _pairing_step, carry)[2]
     relabel = jnp.zeros(num_arms, jnp.int32).at[order].set(order[rep])
     return jnp.where(do_merge, relabel[batch], batch)
 
 
 def step(state: MergeRUCBState, key, env):
-    key_pick, key_merge, key_duel = jax.random.split(key, 3)
-    u_champion, u_challenger = jax.random.uniform(key_pick, (2,))
-    u_merge = jax.random.uniform(key_merge, (2,) + state.batch.shape)
+    key_pick, key_duel = jax.random.split(key)
+    u_champion, u_challenger, u_merge, u_remerge = jax.random.uniform(key_pick, (4,))
     num_arms = state.batch.shape[0]
     labels = jnp.arange(num_arms, dtype=jnp.int32)
     t = state.t + 1
@@ -168,10 +181,10 @@ def step(state: MergeRUCBState, key, env):
     live = sizes > 0
     few = jnp.sum(active) <= num_arms * jnp.exp2(-state.stage.astype(jnp.float32))
     do_merge = (few | ~jnp.any(sizes >= 2)) & (jnp.sum(live) > 1)
-    batch = merge_batches(state.batch, active, u_merge[0], state.partition_size, do_merge)
+    batch = merge_batches(state.batch, active, u_merge, state.partition_size, do_merge)
     sizes = batch_sizes(batch, active)
     small = jnp.min(jnp.where(sizes > 0, sizes, jnp.inf)) <= 0.5 * state.partition_size
-    batch = merge_batches(batch, active, u_merge[1], state.partition_size, do_merge & small)
+    batch = merge_batches(batch, active, u_remerge, state.partition_size, do_merge & small)
 
     new_state = state._replace(
         wins=wins, batch=batch, active=active, t=t,

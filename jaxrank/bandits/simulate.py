@@ -24,6 +24,9 @@ from jaxrank.envs.matrix import PrefMatrixEnv
 from jaxrank.metrics.duel_regret import regret_table
 
 
+_SEGMENTS_PER_CALL = 16  # fixed, so every horizon reuses one compiled program
+
+
 class Trace(NamedTuple):
     """Per-checkpoint results, ``[M, H, R, C]`` (matrices, settings, runs, checkpoints)."""
 
@@ -101,7 +104,7 @@ def simulate(
     num_steps: int,
     hparams: Optional[dict] = None,
     checkpoints=None,
-    chunk_size: int = 8192,
+    chunk_size: int = 4096,
     label: Optional[str] = None,
 ) -> Trace:
     """Runs a dueling bandit on preference matrices.
@@ -115,8 +118,8 @@ def simulate(
       hparams: ``{name: [H] values}`` passed to ``algo.init`` (e.g. ``{"alpha": [0.1, 0.501]}``);
         every lane of a setting gets the same values. Default: the algorithm's defaults.
       checkpoints: 1-based step counts at which to record (default ``default_checkpoints``).
-      chunk_size: about how many steps one compiled call runs; progress is printed between
-        calls when ``label`` is given.
+      chunk_size: the longest run of steps between two recordings; one compiled call runs 16
+        such segments, and progress is printed between calls when ``label`` is given.
       label: name printed with progress; None is silent.
 
     Returns:
@@ -163,8 +166,7 @@ def simulate(
         starts += list(cuts[:-1])
         stops += list(cuts[1:])
         slots += [slot] * (cuts.size - 1)
-    num_calls = -(-num_steps // chunk_size)
-    per_call = -(-len(starts) // num_calls)
+    per_call = _SEGMENTS_PER_CALL
     pad = -len(starts) % per_call
     starts, stops, slots = (np.asarray(x + [x[-1]] * pad, np.int32) for x in (starts, stops, slots))
     starts[len(starts) - pad:] = stops[-1]  # padding segments are empty and rewrite the last slot

@@ -1,0 +1,28 @@
+"""Figure and table for ``rcs_alpha`` (cumulative regret vs steps per alpha, as Fig. 4)."""
+
+import json
+from pathlib import Path
+
+from experiments.analysis.plotting import plot_curves
+from jaxrank.data import write_text
+
+
+def table(results: dict) -> str:
+    lines = [f"Cumulative regret at T = {results['checkpoints'][-1]:,} (mean ± 95% CI over {results['num_runs']} runs); "
+             "'still growing' counts runs whose regret rose by more than 10% over the second half.", "",
+             "| matrix | algorithm | regret | still growing |", "|---|---|---|---|"]
+    for name, m in results["matrices"].items():
+        for label, v in m["curves"].items():
+            f = v["final"]
+            lines.append(f"| {name} | {label} | {f['regret_mean']:.1f} ± {f['regret_ci95']:.1f} | {f['runs_still_growing']} |")
+    return "\n".join(lines) + "\n"
+
+
+def report(run_dir) -> None:
+    run_dir = Path(run_dir)
+    results = json.loads((run_dir / "results.json").read_text())
+    write_text(run_dir / "table.md", table(results))
+    print(table(results))
+    panels = {f"{name} (K = {len(m['rankers'])})": m["curves"] for name, m in results["matrices"].items()}
+    plot_curves(run_dir / "rcs_alpha.png", results["checkpoints"], panels,
+                mean_key="regret_mean", ci_key="regret_ci95", ylabel="cumulative regret")

@@ -1,0 +1,55 @@
+"""RCS vs RUCB as the number of rankers grows, K = 20, 30, 40 (Zoghi et al. 2014, Fig. 5).
+
+The paper runs 90 runs of 1M / 1.5M / 2M steps; ``paper_horizons=true`` uses those. The CPU
+default runs 200,000 steps for every K and says so; regret and the share of suboptimal
+comparisons are reported at every checkpoint."""
+
+import dataclasses
+
+from experiments import duel_runs
+from experiments.analysis import rcs_scaling as analysis
+from experiments.matrices import load_matrices
+from experiments.registry import register
+from jaxrank import data
+
+PAPER_HORIZONS = {20: 1_000_000, 30: 1_500_000, 40: 2_000_000}
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    matrices: tuple[str, ...] = ("paper",)
+    arm_counts: tuple[int, ...] = (20, 30, 40)
+    num_runs: int = 90
+    num_steps: int = 200_000
+    paper_horizons: bool = False
+    alpha: float = 0.501
+    algorithms: tuple[str, ...] = ("rcs", "rucb")
+    seed: int = 0
+
+
+@register("rcs_scaling", Config, report=analysis.report)
+def run(config: Config, run_dir) -> dict:
+    """RCS vs RUCB for K = 20, 30, 40 rankers: regret and suboptimal comparisons (paper Fig. 5)."""
+    results, arrays = {}, {}
+    for k in config.arm_counts:
+        horizon = PAPER_HORIZONS.get(k, config.num_steps) if config.paper_horizons else config.num_steps
+        if not config.paper_horizons:
+            print(f"[rcs_scaling] K = {k}: {horizon:,} steps (the paper uses {PAPER_HORIZONS.get(k, 'n/a'):,}; "
+                  "--set paper_horizons=true for those)", flush=True)
+        matrices = load_matrices(config.matrices, k)
+        for name in config.algorithms:
+            traces = duel_runs.run_on_matrices(name, matrices, seed=config.seed, num_runs=config.num_runs,
+                                               num_steps=horizon, hparams={"alpha": [config.alpha]})
+            for m in matrices:
+                key = f"{m.name} K={len(m.rankers)}"
+                entry = results.setdefault(key, {"source": m.source, "rankers": m.rankers, "horizon": horizon,
+                                                 "checkpoints": traces[m.name].checkpoints.tolist(), "algorithms": {}})
+                entry["algorithms"][name] = duel_runs.summarize(traces[m.name])
+                arrays[f"{name}__{key}__regret"] = traces[m.name].regret[0]
+                arrays[f"{name}__{key}__suboptimal"] = traces[m.name].suboptimal[0]
+        for key in [key for key in results if key.endswith(f"K={k}")]:
+            print(f"[rcs_scaling] {key}: " + ", ".join(
+                f"{a} regret {v['final']['regret_mean']:.1f}, suboptimal {100 * v['final']['suboptimal']:.1f}%"
+                for a, v in results[key]["algorithms"].items()), flush=True)
+    data.write_npz(run_dir / "arrays.npz", **arrays)
+    return {"num_runs": config.num_runs, "paper_horizons": config.paper_horizons, "panels": results}

@@ -1,0 +1,153 @@
+"""RMED1 (Komiyama, Honda, Kashima, Nakagawa, COLT 2015, "Regret Lower Bound and Optimal Algorithm
+in Dueling Bandit Problem", Algorithm 1 with the RMED1 subroutine, Algorithm 2).
+
+Notation: ``N_ij`` comparisons of the pair, ``μ̂_ij = W_ij / N_ij`` the empirical probability that i
+beats j, ``d(p, q)`` the Bernoulli KL divergence, ``Ô_i = {j != i : μ̂_ij <= 1/2}`` the arms that
+empirically beat (or tie) i, and the empirical divergence
+
+    I_i(t) = Σ_{j ∈ Ô_i} N_ij d(μ̂_ij, 1/2),        Î*(t) = min_i I_i(t),
+
+so that ``exp(-I_i)`` is the likelihood that i is the Condorcet winner.
+
+* Line 1 (initial phase, L = 1): the ``K(K-1)/2`` pairs ``(i, j)``, ``i < j``, are each drawn once
+  in lexicographic order.
+* Lines 2-12 (main loop): the arms of the current list ``L_C`` are drawn in a fixed order (here:
+  increasing index) as ``l(t)``; ``L_R`` holds the arms of ``L_C`` not yet drawn in this loop. After
+  the duel ``l(t)`` leaves ``L_R``, and every arm ``j ∉ L_R`` with
+
+      I_j(t) - Î*(t) <= log t + f(K),     f(K) = kweight · K^1.01  (paper: kweight = 0.3)   (eq. 4)
+
+  joins the next list ``L_N``. When ``L_R`` is empty, ``L_C, L_R <- L_N`` and ``L_N <- ∅``. The
+  arm minimising ``I`` always satisfies (4) and has left ``L_R`` by the loop's last step, so the next
+  list is never empty. ``t`` is the 1-based index of the duel just played.
+* Algorithm 2 (RMED1's opponent): ``m(t) = argmin_{j ∈ Ô_l} μ̂_{l,j}`` (the arm that beats ``l`` the
+  most; ties uniform), and ``m(t) = l(t)`` — a self-duel, which costs nothing when ``l`` is the
+  Condorcet winner — when ``Ô_l`` is empty, i.e. when ``l`` is the empirical Condorcet winner. This
+  is the rule behind the paper's RMED1 bound (its ``j*(i) = argmin_j μ_ij``).
+  ``leader_first=True`` instead follows the authors' C++ library (``duelingbanditlib``,
+  ``policy_rmed.hpp``): duel ``î* = argmin_i I_i`` if ``î* ∈ Ô_l``, else the arm above, else ``î*``.
+
+Lists are ``[K]`` bool masks. Report rule: ``î*(t) = argmin_i I_i(t)``, ties uniform (unexplored
+pairs are left out of ``I``). duelpy 1.0.0's RMED1 keeps a single index in its opponent set.
+"""
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax.scipy.special import xlogy
+
+from jaxrank.bandits.base import StepInfo, check_hparams, record_duel
+from jaxrank.utils import random_argmin
+
+
+class RMEDState(NamedTuple):
+    wins: jax.Array  # [K, K] f32, wins[i, j] = times i beat j
+    current: jax.Array  # [K] bool, L_C: the arms of the current loop
+    remaining: jax.Array  # [K] bool, L_R: arms of L_C not yet drawn in this loop
+    upcoming: jax.Array  # [K] bool, L_N: arms for the next loop
+    t: jax.Array  # [] i32, duels so far
+    kweight: jax.Array  # [] f32, f(K) = kweight * K^1.01
+    leader_first: jax.Array  # [] f32, 1: the authors' library opponent rule, 0: the paper's
+
+
+def init(key, num_arms: int, *, kweight=0.3, leader_first=False) -> RMEDState:
+    """Empty scoresheet for ``K = num_arms``; ``L_C = L_R = [K]``, ``L_N = ∅`` (Algorithm 1, line 2)."""
+    del key
+    check_hparams(kweight=(kweight, 0.0, True), num_arms=(num_arms, 2, True))
+    every = jnp.ones(num_arms, bool)
+    return RMEDState(
+        wins=jnp.zeros((num_arms, num_arms), jnp.float32),
+        current=every,
+        remaining=every,
+        upcoming=jnp.zeros(num_arms, bool),
+        t=jnp.zeros((), jnp.int32),
+        kweight=jnp.asarray(kweight, jnp.float32),
+        leader_first=jnp.asarray(leader_first, jnp.float32),
+    )
+
+
+def empirical_means(wins: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(μ̂, explored)``, both ``[K, K]``: ``W / (W + Wᵀ)`` (1/2 where unexplored) and ``N > 0`` off the diagonal."""
+    totals = wins + wins.T
+    explored = (totals > 0) & ~jnp.eye(wins.shape[0], dtype=bool)
+    return jnp.where(explored, wins / jnp.where(explored, totals, 1.0), 0.5), explored
+
+
+def divergences(wins: jax.Array) -> jax.Array:
+    """``[K]`` empirical divergence ``I_i = Σ_{j ∈ Ô_i} N_ij d(μ̂_ij, 1/2)`` (unexplored pairs skipped)."""
+    mean, explored = empirical_means(wins)
+    # d(p, 1/2) = p log 2p + (1-p) log 2(1-p); xlogy keeps 0 log 0 = 0 for p in {0, 1}.
+    kl = xlogy(mean, 2.0 * mean) + xlogy(1.0 - mean, 2.0 * (1.0 - mean))
+    beaten = explored & (mean <= 0.5)
+    return jnp.sum(jnp.where(beaten, (wins + wins.T) * kl, 0.0), axis=1)
+
+
+def opponent(wins: jax.Array, arm: jax.Array, u: jax.Array, leader: jax.Array, leader_first: jax.Array) -> jax.Array:
+    """RMED1's ``m(t)`` for ``l(t) = arm`` (Algorithm 2), ties broken by the uniform ``u``.
+
+    Args:
+      wins: ``[K, K]`` win matrix (every pair explored).
+      arm: ``l(t)``.
+      u: uniform in [0, 1) for the tie among the arms that beat ``arm`` the most.
+      leader: ``î* = argmin_i I_i``, used when ``leader_first`` is 1.
+      leader_first: 0 for the paper's rule, 1 for the authors' library rule.
+    """
+    mean, explored = empirical_means(wins)
+    superior = explored[arm] & (mean[arm] <= 0.5)  # Ô_l
+    most_beating = random_argmin(u, mean[arm], superior)
+    paper = jnp.where(jnp.any(superior), most_beating, arm)
+    library = jnp.where(superior[leader], leader, jnp.where(jnp.any(superior), most_beating, leader))
+    return jnp.where(leader_first > 0.5, library, paper).astype(jnp.int32)
+
+
+def step(state: RMEDState, key, env):
+    key_pick, key_duel = jax.random.split(key)
+    u_opponent, u_leader = jax.random.uniform(key_pick, (2,))
+    num_arms = state.wins.shape[0]
+    arms = jnp.arange(num_arms)
+    t = state.t + 1
+
+    # Line 1: round robin over the pairs i < j, once each.
+    rows, cols = np.triu_indices(num_arms, k=1)
+    num_pairs = rows.size
+    pair = jnp.minimum(state.t, num_pairs - 1)
+    exploring = state.t < num_pairs
+
+    # Lines 4-6: the next arm of the current loop and its RMED1 opponent.
+    arm = jnp.argmax(state.remaining).astype(jnp.int32)  # lowest index left: the fixed order
+    leader = random_argmin(u_leader, divergences(state.wins))
+    rival = opponent(state.wins, arm, u_opponent, leader, state.leader_first)
+    first = jnp.where(exploring, jnp.asarray(rows, jnp.int32)[pair], arm)
+    second = jnp.where(exploring, jnp.asarray(cols, jnp.int32)[pair], rival)
+
+    first_won = env.duel(key_duel, first, second)
+    wins = record_duel(state.wins, first, second, first_won)
+
+    # Lines 7-11: list bookkeeping (main phase only), with I from the updated counts.
+    div = divergences(wins)
+    threshold = jnp.log(t.astype(jnp.float32)) + state.kweight * float(num_arms) ** 1.01
+    remaining = state.remaining & (arms != arm)
+    upcoming = state.upcoming | ((div - jnp.min(div) <= threshold) & ~remaining)
+    loop_over = ~jnp.any(remaining)
+    current = jnp.where(loop_over, upcoming, state.current)
+    remaining = jnp.where(loop_over, upcoming, remaining)
+    upcoming = upcoming & ~loop_over
+
+    def keep(new, old):
+        return jnp.where(exploring, old, new)
+
+    new_state = state._replace(
+        wins=wins,
+        current=keep(current, state.current),
+        remaining=keep(remaining, state.remaining),
+        upcoming=keep(upcoming, state.upcoming),
+        t=t,
+    )
+    return new_state, StepInfo(first, second, first_won)
+
+
+def best_arm(state: RMEDState, key) -> jax.Array:
+    """``î* = argmin_i I_i(t)``, the arm most likely to be the Condorcet winner; ties uniform."""
+    return random_argmin(jax.random.uniform(key), divergences(state.wins))

@@ -34,7 +34,8 @@ def run(config: Config, run_dir) -> dict:
     for k in config.arm_counts:
         horizon = PAPER_HORIZONS.get(k, config.num_steps) if config.paper_horizons else config.num_steps
         if not config.paper_horizons:
-            print(f"[rcs_scaling] K = {k}: {horizon:,} steps (the paper uses {PAPER_HORIZONS.get(k, 'n/a'):,}; "
+            paper = f"{PAPER_HORIZONS[k]:,}" if k in PAPER_HORIZONS else "no run at this K"
+            print(f"[rcs_scaling] K = {k}: {horizon:,} steps (the paper uses {paper}; "
                   "--set paper_horizons=true for those)", flush=True)
         matrices = load_matrices(config.matrices, k)
         for name in config.algorithms:

@@ -7,6 +7,7 @@ now). States are NamedTuples of arrays; hyperparameters live in the state so the
 
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
 
 from jaxrank.types import Array
@@ -25,6 +26,18 @@ def check_hparams(**named) -> None:
         if isinstance(value, (int, float)) and not (value >= lower if inclusive else value > lower):
             bound = f">= {lower}" if inclusive else f"> {lower}"
             raise ValueError(f"{name} must be {bound}; got {value}.")
+
+
+def duel(env, key, u: Array, first: Array, second: Array) -> Array:
+    """Asks ``env`` whether ``first`` beats ``second``.
+
+    ``u`` is a uniform the bandit drew together with its own choices (one PRNG call per step is
+    much cheaper than two on CPU). Environments that need just one uniform (preference matrices,
+    ``duel_from_uniform``) use it; any other environment gets a key independent of ``u``.
+    """
+    if hasattr(env, "duel_from_uniform"):
+        return env.duel_from_uniform(u, first, second)
+    return env.duel(jax.random.fold_in(key, 1), first, second)
 
 
 def record_duel(wins: Array, first: Array, second: Array, first_won: Array) -> Array:

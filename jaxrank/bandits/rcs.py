@@ -21,7 +21,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxrank.bandits.base import StepInfo, check_hparams, copeland_guess, record_duel, ucb_from_counts
+from jaxrank.bandits.base import StepInfo, check_hparams, copeland_guess, duel, record_duel, ucb_from_counts
 from jaxrank.utils import log_prob_beta_at_least_half, random_argmax, random_argmin
 
 
@@ -61,8 +61,7 @@ def champion_probabilities(state: RCSState) -> jax.Array:
 
 
 def step(state: RCSState, key, env):
-    key_pick, key_duel = jax.random.split(key)
-    u_champion, u_fallback, u_opponent = jax.random.uniform(key_pick, (3,))
+    u_champion, u_fallback, u_opponent, u_duel = jax.random.uniform(key, (4,))
     num_arms = state.wins.shape[0]
     t = state.t + 1
 
@@ -85,7 +84,7 @@ def step(state: RCSState, key, env):
     opponent = random_argmax(u_opponent, upper)
 
     # III. Duel and refresh the one pair whose counts changed.
-    first_won = env.duel(key_duel, champion, opponent)
+    first_won = duel(env, key, u_duel, champion, opponent)
     wins = record_duel(state.wins, champion, opponent, first_won)
     a = wins[champion, opponent] + state.prior + 1.0
     b = wins[opponent, champion] + state.prior + 1.0

@@ -13,7 +13,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxrank.bandits.base import StepInfo, check_hparams, copeland_guess, record_duel, ucb_from_counts
+from jaxrank.bandits.base import StepInfo, check_hparams, copeland_guess, duel, record_duel, ucb_from_counts
 from jaxrank.utils import random_choice
 
 
@@ -39,8 +39,7 @@ def upper_bounds(wins, t, alpha):
 
 
 def step(state: RUCBState, key, env):
-    key_pick, key_duel = jax.random.split(key)
-    u_empty, u_coin, u_other, u_opponent = jax.random.uniform(key_pick, (4,))
+    u_empty, u_coin, u_other, u_opponent, u_duel = jax.random.uniform(key, (5,))
     num_arms = state.wins.shape[0]
     arms = jnp.arange(num_arms)
     t = state.t + 1
@@ -63,7 +62,7 @@ def step(state: RUCBState, key, env):
     best = jnp.where(jnp.sum(best) > 1, best & (arms != champion), best)
     opponent = random_choice(u_opponent, best)
 
-    first_won = env.duel(key_duel, champion, opponent)
+    first_won = duel(env, key, u_duel, champion, opponent)
     wins = record_duel(state.wins, champion, opponent, first_won)
     return state._replace(wins=wins, hypothesis=hypothesis, t=t), StepInfo(champion, opponent, first_won)
 

@@ -15,7 +15,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxrank.bandits.base import StepInfo, check_hparams, copeland_guess, record_duel
+from jaxrank.bandits.base import StepInfo, check_hparams, copeland_guess, duel, record_duel
 from jaxrank.utils import random_argmin
 
 
@@ -41,18 +41,18 @@ def confidence_radius(totals, num_arms: int, horizon):
 
 
 def step(state: SavageState, key, env):
-    key_pick, key_duel = jax.random.split(key)
+    u_pair, u_duel = jax.random.uniform(key, (2,))
     num_arms = state.wins.shape[0]
     arms = jnp.arange(num_arms)
     totals = state.wins + state.wins.T
     pairs = state.active[:, None] & state.active[None, :] & (arms[:, None] < arms[None, :])
-    flat = random_argmin(jax.random.uniform(key_pick), totals.reshape(-1), pairs.reshape(-1))
+    flat = random_argmin(u_pair, totals.reshape(-1), pairs.reshape(-1))
     exploring = jnp.sum(state.active) > 1
     remaining = jnp.argmax(state.active).astype(jnp.int32)
     first = jnp.where(exploring, flat // num_arms, remaining).astype(jnp.int32)
     second = jnp.where(exploring, flat % num_arms, remaining).astype(jnp.int32)
 
-    first_won = env.duel(key_duel, first, second)
+    first_won = duel(env, key, u_duel, first, second)
     wins = record_duel(state.wins, first, second, first_won)
     totals = wins + wins.T
     estimate = wins / jnp.maximum(totals, 1.0)

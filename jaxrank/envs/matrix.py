@@ -26,7 +26,11 @@ class PrefMatrixEnv(NamedTuple):
 
     def duel(self, key: PRNGKey, i: Array, j: Array) -> Array:
         """True when arm ``i`` beats arm ``j`` (a duel of an arm with itself is a fair coin)."""
-        return jax.random.bernoulli(key, self.pref[i, j])
+        return self.duel_from_uniform(jax.random.uniform(key), i, j)
+
+    def duel_from_uniform(self, u: Array, i: Array, j: Array) -> Array:
+        """The same duel driven by one uniform ``u`` in [0, 1) that the caller drew."""
+        return u < self.pref[i, j]
 
 
 def check_preference_matrix(pref, *, atol: float = 1e-6, name: str = "P") -> np.ndarray:

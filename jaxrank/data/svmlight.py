@@ -51,30 +51,47 @@ def _default_query_file(path: Path) -> Path:
     return stem.with_name(stem.name + ".query")
 
 
-def _tokens_well_formed(text: str) -> bool:
-    """True when every whitespace-separated token is ``digits:value`` with one colon.
+def _split_tokens(text: str):
+    """``(index [M] i64, value [M] f64)`` of all ``index:value`` tokens, or None if any is odd.
 
-    Vectorised over the characters; anything else (an empty side of a colon, two colons in a
-    token, a bare number, a non-digit index) would be misread by the fast numeric path.
+    Works on the characters with numpy: a token must be ``digits:value`` with one colon, so the
+    integer indices are read straight from their digits and only the values go through
+    ``np.fromstring``. Anything else (an empty side of a colon, two colons in a token, a bare
+    number, a non-digit index, an unparsable value) returns None for the line-by-line check.
     """
     chars = np.frombuffer(text.encode(), np.uint8)
-    if chars.size == 0:
-        return True
     space = np.isin(chars, np.frombuffer(b" \t\n\r\v\f", np.uint8))
     colon = np.flatnonzero(chars == ord(":"))
-    token_starts = np.flatnonzero(~space & np.r_[True, space[:-1]])
-    if colon.size != token_starts.size:
-        return False
+    starts = np.flatnonzero(~space & np.r_[True, space[:-1]])
+    if colon.size != starts.size:
+        return None
     if colon.size == 0:
-        return True
-    # Each token start must precede its own colon with only digits between them.
-    if np.any(colon <= token_starts) or np.any(colon[:-1] >= token_starts[1:]):
-        return False
-    if np.any(space[np.minimum(colon + 1, chars.size - 1)]) or colon[-1] == chars.size - 1:
-        return False
-    non_digit = np.cumsum(~space & ((chars < ord("0")) | (chars > ord("9"))))
-    before = np.where(token_starts > 0, non_digit[token_starts - 1], 0)
-    return not np.any(non_digit[colon - 1] - before)
+        return np.zeros(0, np.int64), np.zeros(0)
+    # each token's colon lies inside it and is followed by a value character
+    if (np.any(colon <= starts) or np.any(colon[:-1] >= starts[1:]) or colon[-1] == chars.size - 1
+            or np.any(space[np.minimum(colon + 1, chars.size - 1)])):
+        return None
+    span = np.zeros(chars.size + 1, np.int64)
+    span[starts] = 1  # starts and colons are distinct positions
+    span[colon] = -1
+    in_index = np.cumsum(span[:-1]) > 0
+    digit = chars[in_index].astype(np.int64) - ord("0")
+    if np.any((digit < 0) | (digit > 9)):
+        return None
+    position = np.flatnonzero(in_index)
+    token = np.searchsorted(colon, position)
+    power = colon[token] - 1 - position
+    if power.max() > 15:
+        return None  # more than 16 digits: leave it to the exact Python check
+    index = np.bincount(token, weights=digit * 10.0**power, minlength=colon.size).astype(np.int64)
+    blanked = np.where(in_index | (chars == ord(":")), ord(" "), chars).astype(np.uint8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy warns (not raises) when text stops parsing early
+        try:
+            value = np.fromstring(blanked.tobytes().decode(), sep=" ")
+        except (DeprecationWarning, ValueError):
+            return None
+    return (index, value) if value.size == colon.size else None
 
 
 def _check_features_slowly(path, lineno: int, rest: str, num_features: Optional[int]) -> None:
@@ -212,25 +229,13 @@ def parse_svmlight(
     _check_contiguous(path, qid_array, linenos)
 
     counts = np.fromiter((r.count(":") for r in rests), dtype=np.int64, count=num_docs)
-    joined = " \n ".join(rests)
-    flat = None
-    if _tokens_well_formed(joined):
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")  # numpy warns (not raises) when text stops parsing early
-            try:
-                flat = np.fromstring(joined.replace(":", " "), sep=" ")
-            except (DeprecationWarning, ValueError):
-                flat = None
+    tokens = _split_tokens(" \n ".join(rests))
     rows = np.repeat(np.arange(num_docs), counts)
-    ok = flat is not None and flat.size == 2 * counts.sum()
+    ok = tokens is not None
     if ok:
-        index, value = flat[0::2], flat[1::2]
-        ok = bool(
-            np.all(index == np.round(index))
-            and np.all(index >= 1)
-            and np.all(np.isfinite(value))
-            and (num_features is None or np.all(index <= num_features))
-        )
+        index, value = tokens
+        ok = bool(np.all(index >= 1) and np.all(np.isfinite(value))
+                  and (num_features is None or np.all(index <= num_features)))
     if ok and index.size:
         order = np.lexsort((index, rows))
         ok = not np.any((np.diff(rows[order]) == 0) & (np.diff(index[order]) == 0))

@@ -39,21 +39,29 @@ def _check(scores, labels, where, topn):
         raise ValueError(f"topn must be a positive int or None; got {topn!r}.")
 
 
-def _ranked(scores, labels, where, key):
-    """Labels and mask reordered by descending score, masked documents last: ``[..., L]`` each."""
-    primary = jnp.where(where, -scores, jnp.inf)
-    if key is None:
-        order = jnp.argsort(primary, axis=-1, stable=True)
+def _ranked(scores, labels, where, key, topn):
+    """Labels and mask of the top ``k = min(topn, L)`` ranks by descending score: ``[..., k]`` each.
+
+    Masked documents sort last. Without a key, ties keep list order: ``lax.top_k`` guarantees
+    that (lower index first) and is much faster than a full sort when ``k < L``.
+    """
+    list_size = scores.shape[-1]
+    k = list_size if topn is None else min(topn, list_size)
+    if key is None and k < list_size:
+        _, order = jax.lax.top_k(jnp.where(where, scores, -jnp.inf), k)
     else:
-        tiebreak = jax.random.uniform(key, jnp.shape(scores))
-        order = jnp.lexsort((tiebreak, primary), axis=-1)
+        primary = jnp.where(where, -scores, jnp.inf)
+        if key is None:
+            order = jnp.argsort(primary, axis=-1, stable=True)
+        else:
+            order = jnp.lexsort((jax.random.uniform(key, jnp.shape(scores)), primary), axis=-1)
+        order = order[..., :k]
     return (jnp.take_along_axis(labels, order, axis=-1), jnp.take_along_axis(where, order, axis=-1))
 
 
-def _positions(list_size: int, topn: Optional[int]):
-    """1-based ranks ``[L]`` and whether each is inside the cutoff ``[L]``."""
-    pos = jnp.arange(1, list_size + 1, dtype=jnp.float32)
-    return pos, pos <= (topn if topn is not None else list_size)
+def _positions(num_ranks: int):
+    """1-based ranks ``[k]``."""
+    return jnp.arange(1, num_ranks + 1, dtype=jnp.float32)
 
 
 def _gain(labels, letor_compat: bool):
@@ -87,10 +95,9 @@ def _prepare(scores, labels, where, topn):
 
 
 def _dcg_per_list(scores, labels, where, topn, key, letor_compat):
-    ranked_labels, ranked_where = _ranked(scores, labels, where, key)
-    pos, in_top = _positions(scores.shape[-1], topn)
-    gain = jnp.where(ranked_where & in_top, _gain(ranked_labels, letor_compat), 0.0)
-    return jnp.sum(gain * _discount(pos, letor_compat), axis=-1)
+    ranked_labels, ranked_where = _ranked(scores, labels, where, key, topn)
+    gain = jnp.where(ranked_where, _gain(ranked_labels, letor_compat), 0.0)
+    return jnp.sum(gain * _discount(_positions(gain.shape[-1]), letor_compat), axis=-1)
 
 
 def dcg(
@@ -140,7 +147,8 @@ def ndcg(
     scores, labels, where = _prepare(scores, labels, where, topn)
     key = None if letor_compat else key
     actual = _dcg_per_list(scores, labels, where, topn, key, letor_compat)
-    ideal = _dcg_per_list(labels, labels, where, topn, None, letor_compat)
+    # The ideal list sorts by gain (the LETOR table gives grades above 2 no gain).
+    ideal = _dcg_per_list(_gain(labels, letor_compat), labels, where, topn, None, letor_compat)
     per_list = jnp.where(ideal > 0, actual / jnp.where(ideal > 0, ideal, 1.0), 0.0)
     if letor_compat and topn is not None:
         per_list = jnp.where(jnp.sum(where, axis=-1) < topn, 0.0, per_list)
@@ -165,12 +173,11 @@ def average_precision(
     """
     scores, labels, where = _prepare(scores, labels, where, topn)
     key = None if letor_compat else key
-    ranked_labels, ranked_where = _ranked(scores, labels, where, key)
-    pos, in_top = _positions(scores.shape[-1], topn)
+    ranked_labels, ranked_where = _ranked(scores, labels, where, key, topn)
     rel = (_relevant(ranked_labels, letor_compat) & ranked_where).astype(jnp.float32)
-    precision_at_r = jnp.cumsum(rel, axis=-1) / pos
-    num_rel = jnp.sum(rel, axis=-1)
-    hits = jnp.sum(jnp.where(in_top, precision_at_r * rel, 0.0), axis=-1)
+    precision_at_r = jnp.cumsum(rel, axis=-1) / _positions(rel.shape[-1])
+    num_rel = jnp.sum(_relevant(labels, letor_compat) & where, axis=-1).astype(jnp.float32)
+    hits = jnp.sum(precision_at_r * rel, axis=-1)
     return _reduce(jnp.where(num_rel > 0, hits / jnp.maximum(num_rel, 1.0), 0.0), where, reduce_fn)
 
 
@@ -191,9 +198,8 @@ def precision(
     """
     scores, labels, where = _prepare(scores, labels, where, topn)
     key = None if letor_compat else key
-    ranked_labels, ranked_where = _ranked(scores, labels, where, key)
-    _, in_top = _positions(scores.shape[-1], topn)
-    hits = jnp.sum(_relevant(ranked_labels, letor_compat) & ranked_where & in_top, axis=-1)
+    ranked_labels, ranked_where = _ranked(scores, labels, where, key, topn)
+    hits = jnp.sum(_relevant(ranked_labels, letor_compat) & ranked_where, axis=-1)
     num_docs = jnp.sum(where, axis=-1)
     cutoff = num_docs if topn is None else (jnp.full_like(num_docs, topn) if letor_compat else jnp.minimum(num_docs, topn))
     return _reduce(hits / jnp.maximum(cutoff, 1), where, reduce_fn)
@@ -221,11 +227,10 @@ def err(
     scores, labels, where = _prepare(scores, labels, where, topn)
     if max_grade is None:
         max_grade = jnp.max(jnp.where(where, labels, 0.0))
-    ranked_labels, ranked_where = _ranked(scores, labels, where, key)
-    pos, in_top = _positions(scores.shape[-1], topn)
+    ranked_labels, ranked_where = _ranked(scores, labels, where, key, topn)
     stop = jnp.where(ranked_where, (jnp.exp2(ranked_labels) - 1.0) / jnp.exp2(max_grade), 0.0)
     # Probability the user reaches rank r: product of (1 - R_i) over the ranks above it.
     reach = jnp.cumprod(1.0 - stop, axis=-1)
     reach = jnp.concatenate([jnp.ones_like(reach[..., :1]), reach[..., :-1]], axis=-1)
-    per_list = jnp.sum(jnp.where(in_top, reach * stop / pos, 0.0), axis=-1)
+    per_list = jnp.sum(reach * stop / _positions(stop.shape[-1]), axis=-1)
     return _reduce(per_list, where, reduce_fn)

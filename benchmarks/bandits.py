@@ -1,0 +1,130 @@
+"""Dueling-bandit throughput: jaxrank vs duelpy (run by run) vs NumPy vectorised over runs.
+
+    pip install -e ".[bench]" duelpy
+    python benchmarks/bandits.py [--data ../shared/data] [--skip-duelpy] [--skip-experiment]
+
+Measures, on the paper's MSLR-Perfect rankers (feature ids sorted as strings, first K):
+  * RCS, K = 10, 90 runs x 50,000 steps after compile (and the compile time);
+  * duelpy's ``RelativeConfidenceSampling`` on one run, and an RCS written with NumPy that runs
+    all 90 runs in lockstep (naive Beta tournament), both in this same process;
+  * RCS at K = 40 and K = 136, RUCB at K = 10; peak resident memory;
+  * the whole ``rcs_regret`` default config (all real matrices, both algorithms) wall time.
+"""
+
+import argparse
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import jax
+import numpy as np
+
+from jaxrank import bandits, envs
+from jaxrank.data import load_preference_matrix
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _jaxrank_rate(algo, pref, num_runs, num_steps, hparams):
+    """Run-steps/s after compile, and the first call's time (compile + run)."""
+    run = lambda: bandits.simulate(algo, jax.random.key(0), pref, num_runs=num_runs, num_steps=num_steps,
+                                   hparams=hparams, checkpoints=[num_steps // 2, num_steps])
+    start = time.perf_counter()
+    run()
+    first = time.perf_counter() - start
+    start = time.perf_counter()
+    trace = run()
+    elapsed = time.perf_counter() - start
+    return num_runs * num_steps / elapsed, first - elapsed, float(trace.regret[0, 0, :, -1].mean())
+
+
+def _duelpy_rate(pref, num_steps):
+    np.float, np.infty = float, np.inf  # duelpy 1.0 still uses the removed aliases
+    from duelpy.algorithms import RelativeConfidenceSampling
+    from duelpy.feedback import MatrixFeedback
+
+    rs = np.random.RandomState(0)
+    algo = RelativeConfidenceSampling(MatrixFeedback(pref, random_state=rs), num_steps, random_state=rs,
+                                      exploratory_constant=0.501)
+    start = time.perf_counter()
+    algo.run()
+    return num_steps / (time.perf_counter() - start)
+
+
+def _numpy_rcs_rate(pref, num_runs, num_steps, alpha=0.501, seed=0):
+    """RCS (paper Algorithm 1) with NumPy, all runs advanced together each step."""
+    rng = np.random.default_rng(seed)
+    k = pref.shape[0]
+    runs = np.arange(num_runs)
+    iu = np.triu_indices(k, 1)
+    wins = np.zeros((num_runs, k, k))
+    counts = np.zeros((num_runs, k))
+    start = time.perf_counter()
+    for t in range(1, num_steps + 1):
+        theta = np.full((num_runs, k, k), 0.5)
+        upper = rng.beta(wins[:, iu[0], iu[1]] + 1, wins[:, iu[1], iu[0]] + 1)
+        theta[:, iu[0], iu[1]] = upper
+        theta[:, iu[1], iu[0]] = 1 - upper
+        beats_all = (theta >= 0.5).all(axis=2)
+        fallback = np.argmin(counts + 0.5 * rng.random((num_runs, k)), axis=1)
+        champion = np.where(beats_all.any(1), beats_all.argmax(1), fallback)
+        counts[runs, champion] += 1
+        w_jc = wins[runs, :, champion]
+        n = w_jc + wins[runs, champion, :]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            u = np.where(n > 0, w_jc / n, 1.0) + np.sqrt(np.where(n > 0, alpha * np.log(t) / n, 1.0))
+        u[runs, champion] = 0.5
+        opponent = np.argmax(u + 1e-9 * rng.random((num_runs, k)), axis=1)
+        won = rng.random(num_runs) < pref[champion, opponent]
+        wins[runs, np.where(won, champion, opponent), np.where(won, opponent, champion)] += 1
+    return num_runs * num_steps / (time.perf_counter() - start)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
+    parser.add_argument("--skip-duelpy", action="store_true")
+    parser.add_argument("--skip-experiment", action="store_true")
+    args = parser.parse_args()
+    full = load_preference_matrix(Path(args.data) / "preference_matrices" / "MSLR-Perfect.txt")
+    print(f"machine: {os.cpu_count()} cores, {platform.processor() or platform.machine()}, "
+          f"jax {jax.__version__} ({jax.default_backend()})\n")
+    rows = []
+    alpha = {"alpha": [0.501]}
+    p10, _ = envs.select_rankers(full, 10)
+    rate, compile_s, regret = _jaxrank_rate(bandits.rcs, p10, 90, 50_000, alpha)
+    rows.append(("jaxrank RCS, K=10, 90 runs x 50k", rate, compile_s, f"regret {regret:.1f}"))
+    rcs_rate = rate
+    if not args.skip_duelpy:
+        rate = _duelpy_rate(p10, 20_000)
+        rows.append(("duelpy RCS, K=10, one run x 20k", rate, None, f"jaxrank is {rcs_rate / rate:,.0f}x"))
+    rate = _numpy_rcs_rate(p10, 90, 2_000)
+    rows.append(("NumPy RCS vectorised over 90 runs, K=10, 2k steps", rate, None, f"jaxrank is {rcs_rate / rate:,.1f}x"))
+    rate, compile_s, regret = _jaxrank_rate(bandits.rucb, p10, 90, 50_000, alpha)
+    rows.append(("jaxrank RUCB, K=10, 90 runs x 50k", rate, compile_s, f"regret {regret:.1f}"))
+    for k, steps in ((40, 50_000), (136, 20_000)):
+        pk, _ = envs.select_rankers(full, k) if k < full.shape[0] else (full, None)
+        rate, compile_s, regret = _jaxrank_rate(bandits.rcs, pk, 90, steps, alpha)
+        rows.append((f"jaxrank RCS, K={k}, 90 runs x {steps // 1000}k", rate, compile_s, f"regret {regret:.1f}"))
+    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+    print("| run | run-steps/s | compile s | note |\n|---|---:|---:|---|")
+    for name, rate, compile_s, note in rows:
+        print(f"| {name} | {rate:,.0f} | {'' if compile_s is None else f'{compile_s:.1f}'} | {note} |")
+    print(f"\npeak resident memory of this process: {peak_mb:,.0f} MB")
+
+    if not args.skip_experiment:
+        env = dict(os.environ, JAXRANK_DATA=args.data)
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "launch.py", "--experiment=rcs_regret", "--workdir=/tmp/jaxrank-bench"],
+                       cwd=REPO, env=env, check=True, capture_output=True)
+        print(f"rcs_regret default config (all real matrices, RCS + RUCB, 90 x 50k), compile included: "
+              f"{time.perf_counter() - start:.1f} s wall")
+
+
+if __name__ == "__main__":
+    main()

@@ -6,7 +6,11 @@ import numpy as np
 from experiments.matrices import Matrix, by_size
 from jaxrank import bandits
 
-ALGORITHMS = {"rcs": bandits.rcs, "rucb": bandits.rucb, "savage": bandits.savage}
+ALGORITHMS = {
+    "rcs": bandits.rcs, "rucb": bandits.rucb, "savage": bandits.savage, "dts": bandits.dts, "rmed": bandits.rmed,
+    "interleaved_filter": bandits.interleaved_filter, "beat_the_mean": bandits.beat_the_mean,
+    "merge_rucb": bandits.merge_rucb,
+}
 
 
 def algorithm(name: str):

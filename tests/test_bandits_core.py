@@ -306,6 +306,13 @@ def test_bad_hyperparameters_fail_before_compiling(kwargs, words):
         bandits.simulate(rcs, jax.random.key(0), ARXIV, **args)
 
 
+def test_savage_horizon_below_one_and_single_arm_are_rejected():
+    with pytest.raises(ValueError, match="horizon must be >= 1"):
+        bandits.simulate(savage, jax.random.key(0), ARXIV, num_runs=1, num_steps=10, hparams={"horizon": [0.0]})
+    with pytest.raises(ValueError, match="num_arms must be >= 2"):
+        rcs.init(None, 1)
+
+
 def test_paper_ranker_selection_and_synthetic_matrices():
     pref = np.eye(136) * 0 + 0.5
     _, ids = envs.select_rankers(pref, 10)

@@ -54,5 +54,5 @@ def test_rcs_scaling_says_when_it_is_shorter_than_the_paper(tmp_path, no_data, c
 
 
 def test_unknown_algorithm_is_rejected_before_running(tmp_path, no_data):
-    with pytest.raises(ValueError, match="unknown algorithm 'ucb'; available: rcs, rucb, savage"):
+    with pytest.raises(ValueError, match="unknown algorithm .ucb.; available: rcs, rucb, savage, dts"):
         registry.launch("rcs_regret", tmp_path, ["algorithms=rcs,ucb"])

@@ -1,7 +1,24 @@
-"""Dueling bandits: one module per algorithm with ``init`` / ``step`` / ``best_arm``."""
+"""Dueling bandits: one module per algorithm with ``init`` / ``step`` / ``best_arm``.
 
-from jaxrank.bandits import rcs, rucb, savage
+RCS, RUCB and Condorcet SAVAGE (the RCS paper's comparison), plus Double Thompson Sampling,
+RMED1, Interleaved Filter, Beat-the-Mean and MergeRUCB. ``simulate`` runs any of them.
+"""
+
+from jaxrank.bandits import beat_the_mean, dts, interleaved_filter, merge_rucb, rcs, rmed, rucb, savage
 from jaxrank.bandits.base import StepInfo
 from jaxrank.bandits.simulate import Trace, default_checkpoints, simulate
 
-__all__ = ["StepInfo", "Trace", "default_checkpoints", "rcs", "rucb", "savage", "simulate"]
+__all__ = [
+    "StepInfo",
+    "Trace",
+    "beat_the_mean",
+    "default_checkpoints",
+    "dts",
+    "interleaved_filter",
+    "merge_rucb",
+    "rcs",
+    "rmed",
+    "rucb",
+    "savage",
+    "simulate",
+]

@@ -1,7 +1,7 @@
 """Beat-the-Mean (Yue & Joachims, ICML 2011, Algorithm 1, the online version).
 
-Explore-then-exploit with a known horizon ``T``, relaxation ``γ >= 1`` and ``δ = 1/(2TK)``
-(the online setting). Each active arm ``b`` of the working set ``W_ℓ`` keeps ``w_b`` wins in
+Explore-then-exploit with a known horizon ``T``, relaxation ``γ`` (``>= 1`` in the paper's
+analysis, 1 by default; any ``γ > 0`` is accepted) and ``δ = 1/(2TK)`` (the online setting). Each active arm ``b`` of the working set ``W_ℓ`` keeps ``w_b`` wins in
 ``n_b`` comparisons against opponents drawn uniformly from ``W_ℓ``, so ``P̂_b = w_b / n_b``
 (``1/2`` if ``n_b = 0``, line 6) estimates how often ``b`` beats the *mean* arm of ``W_ℓ``.
 Each step (lines 10-21):
@@ -22,7 +22,8 @@ the deletion a mask: ``n_b = Σ_{b' ∈ W_ℓ} plays[b, b']``.
 Resolved ambiguities [ours]: ``b'`` is drawn from all of ``W_ℓ``, ``b`` included (the paper's
 "select ``b' ∈ W_ℓ`` at random"; the mean arm includes ``b``; Lerot's ``BeatTheMeanSampler``
 does the same, duelpy excludes ``b``); a self-comparison counts as a comparison of ``b``. At
-most one arm is removed per step, as in the pseudo-code.
+most one arm is removed per step, as in the pseudo-code. The radius uses the paper's ``3γ²``
+(Lerot writes ``3γ``; the two agree at the default ``γ = 1``).
 """
 
 from typing import NamedTuple
@@ -30,7 +31,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxrank.bandits.base import StepInfo, check_hparams
+from jaxrank.bandits.base import StepInfo, check_hparams, duel
 from jaxrank.utils import random_argmax, random_argmin, random_choice
 
 
@@ -89,15 +90,14 @@ def _remove_worst(p_hat, n, active, horizon, gamma, u):
 
 
 def step(state: BTMState, key, env):
-    key_pick, key_duel = jax.random.split(key)
-    u_arm, u_opponent, u_worst = jax.random.uniform(key_pick, (3,))
+    u_arm, u_opponent, u_worst, u_duel = jax.random.uniform(key, (4,))
     exploring = jnp.sum(state.active) > 1
 
     # Lines 11-12 (with one arm left, both picks return it: the exploit self-duel).
     _, n = scores(state.wins, state.plays, state.active)
     arm = random_argmin(u_arm, n, state.active)
     opponent = random_choice(u_opponent, state.active)
-    first_won = env.duel(key_duel, arm, opponent)
+    first_won = duel(env, key, u_duel, arm, opponent)
 
     # Lines 13-14: only the evaluated arm's record changes.
     plays = state.plays.at[arm, opponent].add(exploring.astype(jnp.float32))

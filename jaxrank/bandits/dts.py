@@ -2,19 +2,19 @@
 
 Each step ``t`` (1-based), with ``B`` the win matrix (``B_ij`` = times i beat j):
 
-* Lines 4-6 (Phase 1, candidate set): RUCB-style bounds ``U = B/N + sqrt(α ln t / N)`` and
+* Phase 1, candidate set: RUCB-style bounds ``U = B/N + sqrt(α ln t / N)`` and
   ``L = B/N - sqrt(α ln t / N)``, ``N = B + Bᵀ``, with ``x/0 := 1`` for each fraction (so an
   unexplored pair has ``U = 2``, ``L = 0``) and ``U_ii = L_ii = 1/2``. The upper Copeland score
   ``ζ̂_i = #{j != i : U_ij > 1/2}`` (the paper divides by ``K - 1``, which does not change the
   argmax) gives the candidates ``C = {i : ζ̂_i = max_j ζ̂_j}``.
-* Lines 7-9 (first candidate): ``θ⁽¹⁾_ij ~ Beta(B_ij + 1, B_ji + 1)`` for ``i < j``,
+* Phase 1, first candidate: ``θ⁽¹⁾_ij ~ Beta(B_ij + 1, B_ji + 1)`` for ``i < j``,
   ``θ⁽¹⁾_ji = 1 - θ⁽¹⁾_ij``; ``k⁽¹⁾ = argmax_{i ∈ C} #{j : θ⁽¹⁾_ij > 1/2}``, ties uniform.
-* Lines 10-12 (second candidate): fresh ``θ⁽²⁾_{i,k⁽¹⁾} ~ Beta(B_{i,k⁽¹⁾} + 1, B_{k⁽¹⁾,i} + 1)``
+* Phase 2, second candidate: fresh ``θ⁽²⁾_{i,k⁽¹⁾} ~ Beta(B_{i,k⁽¹⁾} + 1, B_{k⁽¹⁾,i} + 1)``
   for ``i != k⁽¹⁾`` — the *column* of ``k⁽¹⁾``: the posterior that ``i`` beats ``k⁽¹⁾`` (duelpy
   1.0.0 reads the row, i.e. the probability that ``k⁽¹⁾`` beats ``i``) — and ``θ⁽²⁾_{k⁽¹⁾k⁽¹⁾} =
   1/2``; ``k⁽²⁾ = argmax θ⁽²⁾_{i,k⁽¹⁾}`` over the arms with ``L_{i,k⁽¹⁾} <= 1/2`` (always including
   ``k⁽¹⁾`` itself, so the champion duels itself when no plausible challenger samples above 1/2).
-* Line 13: duel ``(k⁽¹⁾, k⁽²⁾)`` and update ``B``.
+* Then duel ``(k⁽¹⁾, k⁽²⁾)`` and update ``B``.
 
 This is plain D-TS with uniform tie-breaking (not D-TS⁺'s regret-based ties). Report rule: the
 arm with the highest Copeland score on the empirical ``p̂ = B/N`` (``#{j : B_ij > B_ji}``; an
@@ -32,7 +32,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxrank.bandits.base import StepInfo, check_hparams, copeland_guess, record_duel
+from jaxrank.bandits.base import StepInfo, check_hparams, copeland_guess, duel, record_duel
 from jaxrank.utils import random_argmax
 
 
@@ -125,8 +125,8 @@ def _sample_theta1(key, wins: jax.Array) -> jax.Array:
 
 
 def step(state: DTSState, key, env):
-    key_theta1, key_theta2, key_pick, key_duel = jax.random.split(key, 4)
-    u_first, u_second = jax.random.uniform(key_pick, (2,))
+    key_pick, key_theta1, key_theta2 = jax.random.split(key, 3)
+    u_first, u_second, u_duel = jax.random.uniform(key_pick, (3,))
     num_arms = state.wins.shape[0]
     t = state.t + 1
     _, lower = confidence_bounds(state.wins, t, state.alpha)
@@ -143,7 +143,7 @@ def step(state: DTSState, key, env):
     theta2 = jnp.where(is_first, 0.5, theta2)
     second = random_argmax(u_second, theta2, lower[:, first] <= 0.5)
 
-    first_won = env.duel(key_duel, first, second)
+    first_won = duel(env, key_pick, u_duel, first, second)
     wins = record_duel(state.wins, first, second, first_won)
     return state._replace(wins=wins, t=t), StepInfo(first, second, first_won)
 

@@ -26,7 +26,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxrank.bandits.base import StepInfo, check_hparams
+from jaxrank.bandits.base import StepInfo, check_hparams, duel
 from jaxrank.utils import random_argmin, random_choice
 
 
@@ -99,14 +99,13 @@ def _end_of_pass(candidate, remaining, round_wins, round_counts, log_inv_delta, 
 
 
 def step(state: IFState, key, env):
-    key_pick, key_duel = jax.random.split(key)
-    u_switch = jax.random.uniform(key_pick)
+    u_switch, u_duel = jax.random.uniform(key, (2,))
     arms = jnp.arange(state.remaining.shape[0])
     exploring = jnp.any(state.remaining)
 
     # Next arm of the pass (index order); once W is empty, exploit b̂ by a self-duel.
     opponent = jnp.where(exploring, jnp.argmax(state.pending).astype(jnp.int32), state.candidate)
-    first_won = env.duel(key_duel, state.candidate, opponent)
+    first_won = duel(env, key, u_duel, state.candidate, opponent)
 
     hit = (arms == opponent) & exploring
     round_wins = state.round_wins + jnp.where(hit & first_won, 1.0, 0.0)

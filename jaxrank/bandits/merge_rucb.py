@@ -36,7 +36,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxrank.bandits.base import StepInfo, check_hparams, copeland_guess, record_duel
+from jaxrank.bandits.base import StepInfo, check_hparams, copeland_guess, duel, record_duel
 from jaxrank.utils import random_argmax, random_choice
 
 
@@ -122,6 +122,22 @@ def _pairing_step(carry):
     return i, j, rep, sorted_sizes, cap
 
 
+def _merge_pass(batch, active, u, partition_size):
+    """One merge pass (see ``merge_batches``), always applied."""
+    num_arms = batch.shape[0]
+    sizes = batch_sizes(batch, active)
+    live = sizes > 0
+    # Sizes are integers and the tie key is in [0, 1/2), so it only orders batches of equal size.
+    start = jnp.floor(u * num_arms).astype(jnp.int32)
+    tie = 0.5 * jnp.mod(jnp.arange(num_arms) - start, num_arms) / num_arms
+    order = jnp.argsort(jnp.where(live, sizes + tie, jnp.inf)).astype(jnp.int32)
+    carry = (jnp.int32(0), (jnp.sum(live) - 1).astype(jnp.int32), jnp.arange(num_arms, dtype=jnp.int32),
+             sizes[order], 1.5 * partition_size)
+    rep = jax.lax.while_loop(_pairing_continues, _pairing_step, carry)[2]
+    relabel = jnp.zeros(num_arms, jnp.int32).at[order].set(order[rep])
+    return relabel[batch]
+
+
 def merge_batches(batch, active, u, partition_size, do_merge):
     """One merge pass: relabels ``batch [K]`` when ``do_merge``, else returns it unchanged.
 
@@ -130,27 +146,36 @@ def merge_batches(batch, active, u, partition_size, do_merge):
     merge if together they hold at most ``3M/2`` arms, else the largest stays alone; a middle
     batch left over stays alone.
     """
-    num_arms = batch.shape[0]
-    sizes = batch_sizes(batch, active)
-    live = sizes > 0
-    # Sizes are integers and the tie key is in [0, 1/2), so it only orders batches of equal size.
-    start = jnp.floor(u * num_arms).astype(jnp.int32)
-    tie = 0.5 * jnp.mod(jnp.arange(num_arms) - start, num_arms) / num_arms
-    order = jnp.argsort(jnp.where(live, sizes + tie, jnp.inf)).astype(jnp.int32)
+    merged = _merge_pass(batch, active, u, jnp.asarray(partition_size, jnp.float32))
+    return jnp.where(do_merge, merged, batch)
 
-    # A lane that does not merge runs no iteration (j starts below i), also under vmap.
-    # (Module-level loop functions: eager calls reuse one compiled loop.)
-    j0 = jnp.where(do_merge, jnp.sum(live) - 1, -1).astype(jnp.int32)
-    carry = (jnp.int32(0), j0, jnp.arange(num_arms, dtype=jnp.int32), sizes[order],
-             1.5 * jnp.asarray(partition_size, jnp.float32))
-    rep = jax.lax.while_loop(_pairing_continues, _pairing_step, carry)[2]
-    relabel = jnp.zeros(num_arms, jnp.int32).at[order].set(order[rep])
-    return jnp.where(do_merge, relabel[batch], batch)
+
+def _stage_merge_continues(carry):
+    return carry[1] > 0
+
+
+def _stage_merge_step(carry):
+    batch, phase, active, u_first, u_second, partition_size = carry
+    batch = _merge_pass(batch, active, jnp.where(phase == 1, u_first, u_second), partition_size)
+    sizes = batch_sizes(batch, active)
+    small = jnp.min(jnp.where(sizes > 0, sizes, jnp.inf)) <= 0.5 * partition_size
+    phase = jnp.where((phase == 1) & small, 2, 0).astype(jnp.int32)
+    return batch, phase, active, u_first, u_second, partition_size
+
+
+def _stage_merge(batch, active, u_first, u_second, partition_size, do_merge):
+    """The merge at the end of a stage: one pass, and a second if a batch of <= M/2 arms is left.
+
+    A while loop, so that all the sorting runs only on the few steps where some lane merges
+    (under vmap a ``cond`` would run it every step). Module-level loop functions: eager calls
+    reuse one compiled loop.
+    """
+    carry = (batch, jnp.where(do_merge, 1, 0).astype(jnp.int32), active, u_first, u_second, partition_size)
+    return jax.lax.while_loop(_stage_merge_continues, _stage_merge_step, carry)[0]
 
 
 def step(state: MergeRUCBState, key, env):
-    key_pick, key_duel = jax.random.split(key)
-    u_champion, u_challenger, u_merge, u_remerge = jax.random.uniform(key_pick, (4,))
+    u_champion, u_challenger, u_merge, u_remerge, u_duel = jax.random.uniform(key, (5,))
     num_arms = state.batch.shape[0]
     labels = jnp.arange(num_arms, dtype=jnp.int32)
     t = state.t + 1
@@ -173,7 +198,7 @@ def step(state: MergeRUCBState, key, env):
     champion = random_choice(u_champion, jnp.where(has_batch, in_batch, active))
     rivals = in_batch & (labels != champion)
     challenger = jnp.where(jnp.any(rivals), random_argmax(u_challenger, upper[:, champion], rivals), champion)
-    first_won = env.duel(key_duel, champion, challenger)
+    first_won = duel(env, key, u_duel, champion, challenger)
     wins = record_duel(state.wins, champion, challenger, first_won)
 
     # End of stage s: at most K / 2^s arms left (or only singletons): merge, maybe twice.
@@ -181,10 +206,7 @@ def step(state: MergeRUCBState, key, env):
     live = sizes > 0
     few = jnp.sum(active) <= num_arms * jnp.exp2(-state.stage.astype(jnp.float32))
     do_merge = (few | ~jnp.any(sizes >= 2)) & (jnp.sum(live) > 1)
-    batch = merge_batches(state.batch, active, u_merge, state.partition_size, do_merge)
-    sizes = batch_sizes(batch, active)
-    small = jnp.min(jnp.where(sizes > 0, sizes, jnp.inf)) <= 0.5 * state.partition_size
-    batch = merge_batches(batch, active, u_remerge, state.partition_size, do_merge & small)
+    batch = _stage_merge(state.batch, active, u_merge, u_remerge, state.partition_size, do_merge)
 
     new_state = state._replace(
         wins=wins, batch=batch, active=active, t=t,

@@ -9,11 +9,11 @@ empirically beat (or tie) i, and the empirical divergence
 
 so that ``exp(-I_i)`` is the likelihood that i is the Condorcet winner.
 
-* Line 1 (initial phase, L = 1): the ``K(K-1)/2`` pairs ``(i, j)``, ``i < j``, are each drawn once
+* Initial phase (L = 1): the ``K(K-1)/2`` pairs ``(i, j)``, ``i < j``, are each drawn once
   in lexicographic order.
-* Lines 2-12 (main loop): the arms of the current list ``L_C`` are drawn in a fixed order (here:
+* Main loop: the arms of the current list ``L_C`` are drawn in a fixed order (here:
   increasing index) as ``l(t)``; ``L_R`` holds the arms of ``L_C`` not yet drawn in this loop. After
-  the duel ``l(t)`` leaves ``L_R``, and every arm ``j ∉ L_R`` with
+  the duel, ``l(t)`` leaves ``L_R`` and every arm ``j ∉ L_R`` with
 
       I_j(t) - Î*(t) <= log t + f(K),     f(K) = kweight · K^1.01  (paper: kweight = 0.3)   (eq. 4)
 
@@ -23,7 +23,7 @@ so that ``exp(-I_i)`` is the likelihood that i is the Condorcet winner.
 * Algorithm 2 (RMED1's opponent): ``m(t) = argmin_{j ∈ Ô_l} μ̂_{l,j}`` (the arm that beats ``l`` the
   most; ties uniform), and ``m(t) = l(t)`` — a self-duel, which costs nothing when ``l`` is the
   Condorcet winner — when ``Ô_l`` is empty, i.e. when ``l`` is the empirical Condorcet winner. This
-  is the rule behind the paper's RMED1 bound (its ``j*(i) = argmin_j μ_ij``).
+  matches the comparison target ``j*(i) = argmin_j μ_ij`` in the paper's RMED1 regret bound.
   ``leader_first=True`` instead follows the authors' C++ library (``duelingbanditlib``,
   ``policy_rmed.hpp``): duel ``î* = argmin_i I_i`` if ``î* ∈ Ô_l``, else the arm above, else ``î*``.
 
@@ -38,7 +38,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.scipy.special import xlogy
 
-from jaxrank.bandits.base import StepInfo, check_hparams, record_duel
+from jaxrank.bandits.base import StepInfo, check_hparams, duel, record_duel
 from jaxrank.utils import random_argmin
 
 
@@ -53,7 +53,7 @@ class RMEDState(NamedTuple):
 
 
 def init(key, num_arms: int, *, kweight=0.3, leader_first=False) -> RMEDState:
-    """Empty scoresheet for ``K = num_arms``; ``L_C = L_R = [K]``, ``L_N = ∅`` (Algorithm 1, line 2)."""
+    """Empty scoresheet for ``K = num_arms``; ``L_C = L_R = [K]``, ``L_N = ∅`` for the main loop."""
     del key
     check_hparams(kweight=(kweight, 0.0, True), num_arms=(num_arms, 2, True))
     every = jnp.ones(num_arms, bool)
@@ -69,7 +69,7 @@ def init(key, num_arms: int, *, kweight=0.3, leader_first=False) -> RMEDState:
 
 
 def empirical_means(wins: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """``(μ̂, explored)``, both ``[K, K]``: ``W / (W + Wᵀ)`` (1/2 where unexplored) and ``N > 0`` off the diagonal."""
+    """``(μ̂, explored)``, both ``[K, K]``: ``W / (W + Wᵀ)`` (1/2 where unexplored), ``N > 0`` off the diagonal."""
     totals = wins + wins.T
     explored = (totals > 0) & ~jnp.eye(wins.shape[0], dtype=bool)
     return jnp.where(explored, wins / jnp.where(explored, totals, 1.0), 0.5), explored
@@ -103,29 +103,28 @@ def opponent(wins: jax.Array, arm: jax.Array, u: jax.Array, leader: jax.Array, l
 
 
 def step(state: RMEDState, key, env):
-    key_pick, key_duel = jax.random.split(key)
-    u_opponent, u_leader = jax.random.uniform(key_pick, (2,))
+    u_opponent, u_leader, u_duel = jax.random.uniform(key, (3,))
     num_arms = state.wins.shape[0]
     arms = jnp.arange(num_arms)
     t = state.t + 1
 
-    # Line 1: round robin over the pairs i < j, once each.
+    # Initial phase: round robin over the pairs i < j, once each.
     rows, cols = np.triu_indices(num_arms, k=1)
     num_pairs = rows.size
     pair = jnp.minimum(state.t, num_pairs - 1)
     exploring = state.t < num_pairs
 
-    # Lines 4-6: the next arm of the current loop and its RMED1 opponent.
+    # Main loop: the next arm of the current loop and its RMED1 opponent (Algorithm 2).
     arm = jnp.argmax(state.remaining).astype(jnp.int32)  # lowest index left: the fixed order
     leader = random_argmin(u_leader, divergences(state.wins))
     rival = opponent(state.wins, arm, u_opponent, leader, state.leader_first)
     first = jnp.where(exploring, jnp.asarray(rows, jnp.int32)[pair], arm)
     second = jnp.where(exploring, jnp.asarray(cols, jnp.int32)[pair], rival)
 
-    first_won = env.duel(key_duel, first, second)
+    first_won = duel(env, key, u_duel, first, second)
     wins = record_duel(state.wins, first, second, first_won)
 
-    # Lines 7-11: list bookkeeping (main phase only), with I from the updated counts.
+    # List bookkeeping (main phase only), with I from the updated counts.
     div = divergences(wins)
     threshold = jnp.log(t.astype(jnp.float32)) + state.kweight * float(num_arms) ** 1.01
     remaining = state.remaining & (arms != arm)

@@ -16,7 +16,7 @@ rule reads. Every random choice comes from the ``np.random.Generator`` passed in
 time in Python is too slow for the 90-run parity test; every line is the per-run rule applied to
 each run, and ties are broken by a fresh uniform priority per arm (the tied arm with the largest
 priority wins, a uniform choice). ``RMED1`` is one run in plain Python (lists, sets, floats) that
-follows the pseudo-code line by line and keeps ``I_i`` up to date for the two arms a duel touches.
+follows the pseudo-code step by step and keeps ``I_i`` up to date for the two arms a duel touches.
 ``*_loop`` functions are element-by-element versions used to check hand-built states.
 """
 
@@ -56,7 +56,7 @@ def _regret(P, w, i, j):
 
 
 def dts_bounds_loop(W, t, alpha):
-    """(U, L) of Algorithm 1 line 4, one entry at a time: W/N ± sqrt(α ln t / N), x/0 := 1, diag 1/2."""
+    """(U, L) of Algorithm 1 (phase 1), one entry at a time: W/N ± sqrt(α ln t / N), x/0 := 1, diag 1/2."""
     W = np.asarray(W, dtype=float)
     K = W.shape[0]
     U, L = np.empty((K, K)), np.empty((K, K))
@@ -73,7 +73,7 @@ def dts_bounds_loop(W, t, alpha):
 
 
 def dts_candidates_loop(W, t, alpha):
-    """The set C of Algorithm 1 line 5: arms maximising #{j != i : U_ij > 1/2}."""
+    """The set C of Algorithm 1 (phase 1): arms maximising #{j != i : U_ij > 1/2}."""
     U, _ = dts_bounds_loop(W, t, alpha)
     K = U.shape[0]
     score = [sum(1 for j in range(K) if j != i and U[i, j] > 0.5) for i in range(K)]
@@ -235,28 +235,28 @@ class RMED1:
 
     def step(self, rng, P):
         K = self.K
-        if self.t < len(self.pairs):  # line 1: each pair once, lexicographic
+        if self.t < len(self.pairs):  # initial phase: each pair once, lexicographic
             first, second = self.pairs[self.t]
             self._duel(rng, P, first, second)
             self.t += 1
-            if self.t == len(self.pairs):  # line 2
+            if self.t == len(self.pairs):  # start the main loop: L_C = L_R = [K]
                 self.I = [rmed_divergence_loop(self.W, i) for i in range(K)]
                 self.LC, self.pos, self.LR, self.LN = list(range(K)), 0, set(range(K)), set()
             return first, second
-        l = self.LC[self.pos]  # line 4: L_C in increasing order
-        m = self.opponent(rng, l)  # line 5
-        self._duel(rng, P, l, m)  # line 6
+        l = self.LC[self.pos]  # l(t): L_C in increasing order
+        m = self.opponent(rng, l)  # m(t), Algorithm 2
+        self._duel(rng, P, l, m)
         self.t += 1
         self.I[l] = rmed_divergence_loop(self.W, l)  # only rows l and m changed
         self.I[m] = rmed_divergence_loop(self.W, m)
         self.pos += 1
-        self.LR.discard(l)  # line 7
+        self.LR.discard(l)  # L_R <- L_R minus l(t)
         best = min(self.I)
         bound = math.log(self.t) + self.f
-        for j in range(K):  # line 8: arms not in L_R satisfying eq. (4)
+        for j in range(K):  # L_N gets the arms not in L_R satisfying eq. (4)
             if j not in self.LR and self.I[j] - best <= bound:
                 self.LN.add(j)
-        if self.pos == len(self.LC):  # line 11: next loop
+        if self.pos == len(self.LC):  # loop over: L_C, L_R <- L_N, L_N <- empty
             self.LC, self.pos, self.LR, self.LN = sorted(self.LN), 0, set(self.LN), set()
         return l, m
 

@@ -22,7 +22,9 @@ Resolved ambiguities (shared with the JAX versions, see their docstrings): IF vi
 index order and, when several arms beat ``b̂`` confidently after a pass, takes the one with the
 lowest ``P̂_b̂b'``; BTM draws the opponent from all of ``W`` (the evaluated arm included);
 MergeRUCB skips single-arm batches, merges when every batch is a singleton, prunes a batch
-simultaneously (never emptying it), uses ``x/0 := 1`` in the UCB, and reports nothing special.
+simultaneously (never emptying it), uses ``x/0 := 1`` in the UCB and ends stage ``s`` at
+``<= K/2^s`` arms. Here, as in Lerot, the batches are shuffled before the merge sorts them by size
+(the JAX version orders equal sizes from a random label instead).
 """
 
 import math

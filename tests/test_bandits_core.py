@@ -350,3 +350,16 @@ def test_mean_regret_at_20k_matches_numpy_reference(shared_data, name, hparams):
     se = np.sqrt(ours.var(ddof=1) / ours.size + reference.var(ddof=1) / reference.size)
     assert abs(ours.mean() - reference.mean()) <= 1.96 * se, (ours.mean(), reference.mean(), se)
     assert trace.correct[0, 0, :, -1].mean() == stored["algorithms"][name]["accuracy"][-1] == 1.0
+
+
+def test_matrix_files_with_and_without_a_size_header(shared_data, tmp_path):
+    five = load_preference_matrix(shared_data / "preference_matrices" / "MSLR_Informational_5_Condorcet.txt")
+    assert five.shape == (5, 5) and envs.condorcet_winner(envs.check_preference_matrix(five)) == 0
+    assert load_preference_matrix(shared_data / "preference_matrices" / "MSLR-Perfect.txt").shape == (136, 136)
+    bad = tmp_path / "bad.txt"
+    bad.write_text("3\n0.5 0.5\n0.5 0.5\n")
+    with pytest.raises(ValueError, match="size header '3' does not match the 2 matrix rows"):
+        load_preference_matrix(bad)
+    bad.write_text("0.5 0.6\n0.4\n")
+    with pytest.raises(ValueError, match="rows have different lengths"):
+        load_preference_matrix(bad)

@@ -9,12 +9,14 @@ from jaxrank.data import write_text
 
 def table(results: dict) -> str:
     lines = [f"Cumulative regret at T = {results['checkpoints'][-1]:,} (mean ± 95% CI over {results['num_runs']} runs); "
-             "'still growing' counts runs whose regret rose by more than 10% over the second half.", "",
-             "| matrix | algorithm | regret | still growing |", "|---|---|---|---|"]
+             "'linear runs' never locked onto the winner: their second half added more than half of their "
+             "first half's regret.", "",
+             "| matrix | algorithm | mean regret | median | linear runs |", "|---|---|---|---|---|"]
     for name, m in results["matrices"].items():
         for label, v in m["curves"].items():
             f = v["final"]
-            lines.append(f"| {name} | {label} | {f['regret_mean']:.1f} ± {f['regret_ci95']:.1f} | {f['runs_still_growing']} |")
+            lines.append(f"| {name} | {label} | {f['regret_mean']:.1f} ± {f['regret_ci95']:.1f} | "
+                         f"{f['regret_median']:.1f} | {f['linear_runs']} / {results['num_runs']} |")
     return "\n".join(lines) + "\n"
 
 

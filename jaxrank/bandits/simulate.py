@@ -171,15 +171,20 @@ def simulate(
     starts, stops, slots = (np.asarray(x + [x[-1]] * pad, np.int32) for x in (starts, stops, slots))
     starts[len(starts) - pad:] = stops[-1]  # padding segments are empty and rewrite the last slot
     start = time.perf_counter()
+    first_done, first_time = 0, None  # the first call compiles: rates and ETA start after it
     for g in range(0, len(starts), per_call):
         part = slice(g, g + per_call)
         carry = _run_segments(algo, carry, starts[part], stops[part], slots[part], env, table, winner)
         if label is not None:
             jax.block_until_ready(carry.regret)
-            done = int(stops[part][-1])
-            elapsed = time.perf_counter() - start
-            print(f"[{label}] step {done:,}/{num_steps:,}  {done * size / elapsed:,.0f} run-steps/s  "
-                  f"ETA {elapsed * (num_steps - done) / max(done, 1):.0f}s", flush=True)
+            done, now = int(stops[part][-1]), time.perf_counter()
+            if first_time is None:
+                first_done, first_time = done, now
+                print(f"[{label}] compiled and ran {done:,} steps in {now - start:.1f}s", flush=True)
+                continue
+            rate = (done - first_done) / max(now - first_time, 1e-9)
+            print(f"[{label}] step {done:,}/{num_steps:,}  {rate * size:,.0f} run-steps/s  "
+                  f"ETA {(num_steps - done) / max(rate, 1e-9):.0f}s", flush=True)
 
     def shaped(x):
         return np.asarray(x).reshape(lanes + (checkpoints.size,))

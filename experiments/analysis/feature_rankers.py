@@ -1,9 +1,9 @@
 """Table and bar plot for ``feature_rankers`` results (reads ``results.json`` only)."""
 
-import json
 from pathlib import Path
 
-from jaxrank.data import write_atomic, write_text
+from experiments.analysis.plotting import tabulate
+from jaxrank.data import write_atomic
 
 
 def table(results: dict, *, top: int = 0) -> str:
@@ -52,9 +52,7 @@ def plot(results: dict, path: Path) -> None:
 def report(run_dir) -> None:
     """Writes ``table.md`` and ``feature_rankers.png`` (when matplotlib is installed)."""
     run_dir = Path(run_dir)
-    results = json.loads((run_dir / "results.json").read_text())
-    write_text(run_dir / "table.md", table(results))
-    print(table(results, top=10))
+    results = tabulate(run_dir, table)
     try:
         plot(results, run_dir / "feature_rankers.png")
     except ImportError:

@@ -1,8 +1,23 @@
-"""Matplotlib helpers shared by the analysis modules (matplotlib is an optional extra)."""
+"""Helpers shared by the analysis modules: saved results to tables and figures.
 
+Matplotlib is an optional extra; without it tables are still written.
+"""
+
+import json
 import math
+from pathlib import Path
 
-from jaxrank.data import write_atomic
+from jaxrank.data import write_atomic, write_text
+
+
+def tabulate(run_dir, table_fn) -> dict:
+    """Reads ``results.json``, writes ``table.md`` from ``table_fn(results)``, prints it, returns results."""
+    run_dir = Path(run_dir)
+    results = json.loads((run_dir / "results.json").read_text())
+    text = table_fn(results)
+    write_text(run_dir / "table.md", text)
+    print(text)
+    return results
 
 
 def figure_grid(num_panels: int, *, width: float = 4.5, height: float = 3.5):
@@ -35,19 +50,20 @@ def save_figure(fig, path) -> None:
 
 def plot_curves(path, steps, panels: dict, *, mean_key: str, ci_key=None, ylabel: str, xlog: bool = False) -> None:
     """One panel per entry of ``panels`` ({title: {label: summary}}), one line (with a 95% band
-    when ``ci_key``) per label, drawn against ``steps``."""
+    when ``ci_key``) per label, drawn against ``steps`` (a list, or {title: list} per panel)."""
     fig_axes = figure_grid(len(panels))
     if fig_axes is None:
         return
     fig, axes = fig_axes
     for ax, (title, curves) in zip(axes, panels.items()):
+        x = steps[title] if isinstance(steps, dict) else steps
         for label, summary in curves.items():
             mean = summary[mean_key]
-            ax.plot(steps[: len(mean)], mean, label=label)
+            ax.plot(x[: len(mean)], mean, label=label)
             if ci_key is not None:
                 lo = [m - c for m, c in zip(mean, summary[ci_key])]
                 hi = [m + c for m, c in zip(mean, summary[ci_key])]
-                ax.fill_between(steps[: len(mean)], lo, hi, alpha=0.25)
+                ax.fill_between(x[: len(mean)], lo, hi, alpha=0.25)
         ax.set_title(title)
         ax.set_xlabel("time steps")
         ax.set_ylabel(ylabel)

@@ -1,10 +1,8 @@
 """Figure and table for ``rcs_accuracy`` (accuracy and regret vs horizon, log x, as Fig. 2)."""
 
-import json
 from pathlib import Path
 
-from experiments.analysis.plotting import plot_curves
-from jaxrank.data import write_text
+from experiments.analysis.plotting import plot_curves, tabulate
 
 
 def table(results: dict) -> str:
@@ -21,9 +19,7 @@ def table(results: dict) -> str:
 
 def report(run_dir) -> None:
     run_dir = Path(run_dir)
-    results = json.loads((run_dir / "results.json").read_text())
-    write_text(run_dir / "table.md", table(results))
-    print(table(results))
+    results = tabulate(run_dir, table)
     for metric, ylabel, ci in (("accuracy", "accuracy", None), ("regret_mean", "cumulative regret", "regret_ci95")):
         panels = {f"{name} (K = {len(m['rankers'])})": {"RCS": m["rcs"], "Condorcet SAVAGE": m["savage"]}
                   for name, m in results["matrices"].items()}

@@ -1,10 +1,8 @@
 """Figure and table for ``rcs_alpha`` (cumulative regret vs steps per alpha, as Fig. 4)."""
 
-import json
 from pathlib import Path
 
-from experiments.analysis.plotting import plot_curves
-from jaxrank.data import write_text
+from experiments.analysis.plotting import plot_curves, tabulate
 
 
 def table(results: dict) -> str:
@@ -22,9 +20,7 @@ def table(results: dict) -> str:
 
 def report(run_dir) -> None:
     run_dir = Path(run_dir)
-    results = json.loads((run_dir / "results.json").read_text())
-    write_text(run_dir / "table.md", table(results))
-    print(table(results))
+    results = tabulate(run_dir, table)
     panels = {f"{name} (K = {len(m['rankers'])})": m["curves"] for name, m in results["matrices"].items()}
     plot_curves(run_dir / "rcs_alpha.png", results["checkpoints"], panels,
                 mean_key="regret_mean", ci_key="regret_ci95", ylabel="cumulative regret")

@@ -1,10 +1,8 @@
 """Figure and table for ``rcs_regret`` (cumulative regret vs steps, linear axes, as Fig. 3)."""
 
-import json
 from pathlib import Path
 
-from experiments.analysis.plotting import plot_curves
-from jaxrank.data import write_text
+from experiments.analysis.plotting import plot_curves, tabulate
 
 
 def table(results: dict) -> str:
@@ -21,9 +19,7 @@ def table(results: dict) -> str:
 
 def report(run_dir) -> None:
     run_dir = Path(run_dir)
-    results = json.loads((run_dir / "results.json").read_text())
-    write_text(run_dir / "table.md", table(results))
-    print(table(results))
+    results = tabulate(run_dir, table)
     panels = {f"{name} (K = {len(m['rankers'])})": {a.upper(): v for a, v in m["algorithms"].items()}
               for name, m in results["matrices"].items()}
     plot_curves(run_dir / "rcs_regret.png", results["checkpoints"], panels,

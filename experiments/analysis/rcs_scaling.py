@@ -1,10 +1,8 @@
 """Figures and table for ``rcs_scaling`` (regret and suboptimal-comparison share per K, as Fig. 5)."""
 
-import json
 from pathlib import Path
 
-from experiments.analysis.plotting import plot_curves
-from jaxrank.data import write_text
+from experiments.analysis.plotting import plot_curves, tabulate
 
 
 def table(results: dict) -> str:
@@ -20,12 +18,10 @@ def table(results: dict) -> str:
 
 def report(run_dir) -> None:
     run_dir = Path(run_dir)
-    results = json.loads((run_dir / "results.json").read_text())
-    write_text(run_dir / "table.md", table(results))
-    print(table(results))
+    results = tabulate(run_dir, table)
     for metric, ylabel, ci in (("regret_mean", "cumulative regret", "regret_ci95"),
                                ("suboptimal", "share of suboptimal comparisons", None)):
         panels = {key: {a.upper(): v for a, v in p["algorithms"].items()} for key, p in results["panels"].items()}
-        steps = next(iter(results["panels"].values()))["checkpoints"]
+        steps = {key: p["checkpoints"] for key, p in results["panels"].items()}
         plot_curves(run_dir / f"rcs_scaling_{metric.split('_')[0]}.png", steps, panels,
                     mean_key=metric, ci_key=ci, ylabel=ylabel)

@@ -335,6 +335,7 @@ def test_condorcet_winner_of_shared_mslr_perfect_subset(shared_data):
 # --- parity with the independent NumPy references (tests/reference/dueling_bandits.py) ---------
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name, hparams", [("rcs", {"alpha": [0.501]}), ("rucb", {"alpha": [0.501]}),
                                            ("savage", {"horizon": [20000.0]})])
 def test_mean_regret_at_20k_matches_numpy_reference(shared_data, name, hparams):

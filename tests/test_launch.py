@@ -125,6 +125,7 @@ def test_feature_rankers_named_dataset_missing_is_an_error(tmp_path, monkeypatch
         registry.launch("feature_rankers", tmp_path, ["dataset=MQ2008"])
 
 
+@pytest.mark.slow
 def test_feature_rankers_on_shared_mq2008_matches_letor_statistics(shared_data, tmp_path):
     run_dir = registry.launch("feature_rankers", tmp_path, [f"dataset={shared_data / 'MQ2008'}"])
     results = json.loads((run_dir / "results.json").read_text())

@@ -403,6 +403,27 @@ def test_bad_tau(tau):
         clicks.probabilistic_interleave(jax.random.key(0), s, s, jnp.ones(4, bool), tau=tau)
 
 
+def test_tau_too_large_for_float32():
+    s = jnp.zeros(4)
+    clicks.probabilistic_interleave(jax.random.key(0), s, s, jnp.ones(4, bool), list_size=10, tau=17.0)  # fine
+    with pytest.raises(ValueError, match=r"tau = 18.0 is too large.*tau <= 17.4"):
+        clicks.probabilistic_interleave(jax.random.key(0), s, s, jnp.ones(4, bool), list_size=10, tau=18.0)
+
+
+def test_from_ranks_matches_scores():
+    s1, s2, where = _random_queries(70, BATCH)
+    keys = _keys(71, BATCH)
+    want = _run("probabilistic_interleave", keys, s1, s2, where)
+    ranks = jax.vmap(clicks.score_ranks)
+    r1, r2 = ranks(jnp.asarray(s1), jnp.asarray(where)), ranks(jnp.asarray(s2), jnp.asarray(where))
+    for i in range(8):  # real documents get ranks 1..n in the reference ranking's order
+        a, idx = _real(s1[i], where[i])
+        assert [int(r1[i][idx[j]]) for j in ref.ranking(a)] == list(range(1, len(a) + 1))
+    got = jax.jit(jax.vmap(functools.partial(clicks.probabilistic_interleave_from_ranks, list_size=LIST_SIZE)))(
+        keys, r1, r2, jnp.asarray(where))
+    chex.assert_trees_all_equal(tuple(np.asarray(x) for x in got), want)
+
+
 @pytest.mark.parametrize("name", INTERLEAVERS)
 def test_bad_shapes(name):
     with pytest.raises(ValueError, match=r"must all be \[N\]"):

@@ -122,6 +122,14 @@ def test_make_cascade_model_inside_jit_skips_checks_on_tracers():
     assert f(jnp.array([0.0, 1.0])).tolist() == [True, False]
 
 
+def test_list_shapes_checked():
+    model = clicks.cascade_model("perfect", 2)
+    with pytest.raises(ValueError, match=r"both be \[L\]"):
+        clicks.cascade_clicks(jax.random.key(0), jnp.zeros(3), jnp.ones(4, bool), model)
+    with pytest.raises(ValueError, match=r"both be \[L\]"):
+        clicks.cascade_clicks(jax.random.key(0), jnp.zeros((2, 3)), jnp.ones((2, 3), bool), model)
+
+
 def test_position_based_examination_too_short():
     model = clicks.make_position_based_model([1.0, 1.0], [0.5, 0.5])
     with pytest.raises(ValueError, match="examination has 2 positions; the list has 3"):
@@ -198,6 +206,10 @@ def test_cascade_click_and_stop_rates_match_table(num_grades):
     Lists are ``[g, top, top, ...]``. After a click on position 1 the user makes no later click
     iff they stop, or they go on and skip all ``L - 1`` top-grade documents:
     ``P(no later click | click) = s_g + (1 - s_g) (1 - c_top)^(L-1)``.
+
+    To share one compiled program, 2- and 3-grade models are padded to 5 entries by repeating
+    their top grade; the labels stay below G, so the padding is never read (clipping to G-1 is
+    tested separately and the exact table vectors by ``test_cascade_table``).
     """
     grades = np.arange(NUM_LISTS) % num_grades  # >= 20,000 lists per grade
     per_grade = NUM_LISTS // num_grades
@@ -206,6 +218,7 @@ def test_cascade_click_and_stop_rates_match_table(num_grades):
     where = np.ones(labels.shape, bool)
     for name in ("perfect", "navigational", "informational", "random"):
         model = clicks.cascade_model(name, num_grades)
+        model = jax.tree.map(lambda v: jnp.pad(v, (0, 5 - num_grades), mode="edge"), model)
         click_prob, stop_prob = TABLE[name, num_grades]
         got = np.asarray(_simulate(_keys(num_grades, NUM_LISTS), labels, where, model))
         skip_rest = (1.0 - click_prob[-1]) ** (NUM_POSITIONS - 1)

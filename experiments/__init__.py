@@ -1,3 +1,11 @@
 """Paper experiments; importing this package registers each of them."""
 
-from experiments import feature_rankers, rcs_accuracy, rcs_alpha, rcs_regret, rcs_scaling  # noqa: F401
+from experiments import (  # noqa: F401
+    condorcet_probability,
+    feature_rankers,
+    preference_matrix,
+    rcs_accuracy,
+    rcs_alpha,
+    rcs_regret,
+    rcs_scaling,
+)

@@ -50,7 +50,8 @@ def test_single_feature_rankers_are_one_hot_and_paper_ids_sort_as_strings():
     assert paper_feature_ids(136, 10) == [1, 10, 100, 101, 102, 103, 104, 105, 106, 107]
 
 
-@pytest.mark.parametrize("method, env_type", [("probabilistic", ProbabilisticDuelEnv), ("team_draft", TeamDraftDuelEnv)])
+@pytest.mark.parametrize("method, env_type", [("probabilistic", ProbabilisticDuelEnv),
+                                              pytest.param("team_draft", TeamDraftDuelEnv, marks=pytest.mark.slow)])
 def test_env_contract(queries, method, env_type):
     env = _env(queries, method)
     assert type(env) is env_type and env.method == method
@@ -61,7 +62,7 @@ def test_env_contract(queries, method, env_type):
     assert type(rebuilt) is env_type
 
 
-@pytest.mark.parametrize("method", ["probabilistic", "team_draft"])
+@pytest.mark.parametrize("method", ["probabilistic", pytest.param("team_draft", marks=pytest.mark.slow)])
 def test_a_strictly_better_ranker_wins_most_duels_and_duels_are_deterministic(queries, method):
     env = _env(queries, method)
     won = np.asarray(_duels(env, jax.random.key(1), FIRSTS, SECONDS))

@@ -1,4 +1,15 @@
-"""Environments that answer duels between arms (rankers)."""
+"""Environments that answer duels between arms (rankers): preference matrices, or rankers
+interleaved on learning-to-rank queries with simulated clicks; and preference-matrix estimation."""
+
+from jaxrank.envs.estimate import estimate_preference_matrix
+from jaxrank.envs.ranker_duel import (
+    InterleavedDuelEnv,
+    ProbabilisticDuelEnv,
+    TeamDraftDuelEnv,
+    paper_feature_ids,
+    ranker_duel_env,
+    single_feature_rankers,
+)
 
 from jaxrank.envs.matrix import (
     PrefMatrixEnv,
@@ -10,10 +21,17 @@ from jaxrank.envs.matrix import (
 )
 
 __all__ = [
+    "InterleavedDuelEnv",
     "PrefMatrixEnv",
+    "ProbabilisticDuelEnv",
+    "TeamDraftDuelEnv",
     "check_preference_matrix",
     "condorcet_matrix",
     "condorcet_winner",
     "cyclic_matrix",
+    "estimate_preference_matrix",
+    "paper_feature_ids",
+    "ranker_duel_env",
     "select_rankers",
+    "single_feature_rankers",
 ]

@@ -1,0 +1,59 @@
+"""Interleaving throughput: the RCS paper's P estimate (80,000 probabilistic-interleave comparisons
+per pair, K = 10 single-feature rankers, 5-grade perfect cascade clicks) on the MSLR subset.
+
+    python benchmarks/interleaving.py [--data ../shared/data] [--comparisons 80000] [--method probabilistic]
+
+Prints the machine, wall time and comparisons/s after compile, and a Markdown table.
+"""
+
+import argparse
+import os
+import platform
+import time
+from pathlib import Path
+
+import jax
+import numpy as np
+
+from jaxrank import data, envs
+from jaxrank.clicks import cascade_model
+from jaxrank.envs.estimate import estimate_wins
+from jaxrank.envs.ranker_duel import paper_feature_ids, single_feature_rankers
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
+    parser.add_argument("--comparisons", type=int, default=80_000)
+    parser.add_argument("--num-arms", type=int, default=10)
+    parser.add_argument("--method", default="probabilistic", choices=("probabilistic", "team_draft"))
+    parser.add_argument("--chunk-size", type=int, default=1 << 16)
+    args = parser.parse_args()
+    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
+          f"jax {jax.__version__} ({jax.default_backend()})")
+    start = time.perf_counter()
+    queries = data.load_queries(Path(args.data) / "MSLR-WEB_Fold1_subset" / "msn1.fold1.train.5k.txt.gz")
+    load_seconds = time.perf_counter() - start
+    ids = paper_feature_ids(queries.features.shape[-1], args.num_arms)
+    start = time.perf_counter()
+    est = estimate_wins(queries, single_feature_rankers(ids, queries.features.shape[-1]), cascade_model("perfect", 5),
+                        args.method, args.comparisons, jax.random.key(0), chunk_size=args.chunk_size)
+    wall = time.perf_counter() - start
+    total = int(est.counts.sum() // 2)
+    winner = envs.condorcet_winner(est.pref)
+    print(f"\nMSLR subset: {queries.features.shape[0]} queries padded to N = {queries.features.shape[1]}, "
+          f"features {ids}; Condorcet winner: {'none' if winner is None else 'feature ' + str(ids[winner])}\n")
+    print("| step | value |\n|---|---:|")
+    print(f"| load + pad the MSLR subset (cached parse) | {load_seconds:.2f} s |")
+    print(f"| comparisons ({args.num_arms * (args.num_arms - 1) // 2} pairs x {args.comparisons:,}) | {total:,} |")
+    print(f"| compile (first chunk minus a chunk's run time) | {est.compile_seconds:.2f} s |")
+    print(f"| run time after compile | {est.seconds:.2f} s |")
+    print(f"| comparisons/s after compile | {total / est.seconds:,.0f} |")
+    print(f"| total wall time (rankings, compile, run) | {wall:.2f} s |")
+    print(f"| tie fraction (coin flips) | {est.ties.sum() / est.counts.sum():.3f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,211 @@
+"""Dueling environments whose arms are rankers compared by interleaving on simulated clicks.
+
+Zoghi, Whiteson, de Rijke, Munos (WSDM 2014, §6): the arms are linear rankers (in the paper
+single features, documents sorted by decreasing feature value). One duel samples a query
+uniformly from a ``QueryBatch``, interleaves the two rankers' lists (probabilistic interleave,
+Hofmann et al. CIKM 2011, or team-draft, Radlinski et al. CIKM 2008), simulates cascade clicks on
+the shown list (SPEC §4.8) and credits the clicks; a tie (outcome 0, e.g. no clicks) is a fair
+coin, as in Lerot's ``SamplerSystem.update_solution``. Because queries are i.i.d. and ties are
+coin flips, each duel is a Bernoulli(p_ij) draw for a fixed ``P``, which
+``jaxrank.envs.estimate.estimate_preference_matrix`` estimates once.
+
+The env is a NamedTuple: its type (``ProbabilisticDuelEnv`` or ``TeamDraftDuelEnv``) picks the
+interleaving method and its leaves are data, so it passes through ``jit`` and works with every
+bandit's ``step(state, key, env)`` (``jaxrank.bandits.base.duel`` calls ``env.duel(key, i, j)``).
+Build it with ``ranker_duel_env``, which validates the inputs before anything is traced.
+"""
+
+from typing import NamedTuple, Sequence
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxrank.clicks import (
+    CascadeModel,
+    cascade_clicks,
+    check_click_model,
+    probabilistic_interleave,
+    probabilistic_outcome,
+    team_draft_interleave,
+    team_draft_outcome,
+)
+from jaxrank.types import Array, PRNGKey, QueryBatch
+
+METHODS = ("probabilistic", "team_draft")
+
+
+def paper_feature_ids(num_features: int, num_arms: int) -> list[int]:
+    """The RCS paper's rankers: feature ids ``1..D`` sorted as strings, the first ``K``.
+
+    For MSLR (D = 136) and K = 10: 1, 10, 100, 101, ..., 107.
+    """
+    if not 1 <= num_arms <= num_features:
+        raise ValueError(f"num_arms must be in [1, {num_features}] (the number of features); got {num_arms}.")
+    return sorted(range(1, num_features + 1), key=str)[:num_arms]
+
+
+def single_feature_rankers(feature_ids: Sequence[int], num_features: int) -> Array:
+    """One-hot linear rankers ``[K, D]`` f32: ranker ``k`` scores a document by feature ``feature_ids[k]``.
+
+    Args:
+      feature_ids: 1-based feature ids as in LETOR/MSLR files (``1 .. D``).
+      num_features: ``D``.
+
+    Raises:
+      ValueError: naming the first id outside ``[1, D]`` (or a non-integer id).
+    """
+    ids = list(feature_ids)
+    if not ids:
+        raise ValueError("feature_ids is empty: need at least one ranker.")
+    for f in ids:
+        if isinstance(f, bool) or not isinstance(f, (int, np.integer)) or not 1 <= f <= num_features:
+            raise ValueError(f"feature id {f!r} is outside [1, {num_features}] (ids are 1-based, as in LETOR files).")
+    return jnp.asarray(np.eye(num_features, dtype=np.float32)[np.asarray(ids) - 1])
+
+
+def shown_labels(labels: Array, docs: Array, shown: Array) -> Array:
+    """``[L]`` grades of the shown list, 0 where nothing is shown (``docs = -1`` is never gathered)."""
+    return jnp.where(shown, labels[jnp.maximum(docs, 0)], 0.0)
+
+
+TIE_TOLERANCE = 1e-6
+
+
+def first_wins(outcome: Array, u_tie: Array) -> Array:
+    """``[]`` bool: the first ranker wins when ``outcome < 0``; a tie is a fair coin on ``u_tie``.
+
+    ``|outcome| <= 1e-6`` counts as a tie: probabilistic interleave's ``P(o > 0) - P(o < 0)`` is
+    exactly 0 in symmetric cases (e.g. clicks credited 0.3/0.7 and 0.7/0.3) that float32 rounding
+    can leave at ±1e-8, and such a comparison must not depend on how the batch was vectorised.
+    """
+    return jnp.where(outcome < -TIE_TOLERANCE, True, jnp.where(outcome > TIE_TOLERANCE, False, u_tie < 0.5))
+
+
+class InterleavedDuelEnv(NamedTuple):
+    """Duels between linear rankers by interleaving; use a subclass (it picks the method)."""
+
+    queries: QueryBatch  # features [Q, N, D] f32, labels [Q, N] f32, mask [Q, N] bool, qid [Q] i32
+    rankers: Array  # [K, D] f32 linear rankers, score = features @ rankers[k]
+    click_model: CascadeModel  # click_prob [G] f32, stop_prob [G] f32
+    list_positions: Array  # [L] i32 = 0..L-1; its length is the (static) result-list size
+    tau: Array  # [] f32 softmax exponent of probabilistic interleave (unused by team-draft)
+
+    method = None  # class attribute, not a leaf: "probabilistic" or "team_draft"
+
+    @property
+    def num_arms(self) -> int:
+        return self.rankers.shape[-2]
+
+    @property
+    def list_size(self) -> int:
+        return self.list_positions.shape[-1]
+
+    def duel(self, key: PRNGKey, i: Array, j: Array) -> Array:
+        """``[]`` bool, True when ranker ``i`` (shown as ranker 1) beats ranker ``j``.
+
+        Samples a query uniformly, interleaves the two rankers' lists, simulates clicks and
+        credits them; a tie is a fair coin. ``i == j`` is a fair coin too (every outcome ties).
+        """
+        key_query, key_list, key_clicks, key_tie = jax.random.split(key, 4)
+        q = jax.random.randint(key_query, (), 0, self.queries.features.shape[-3])
+        features = self.queries.features[q]  # [N, D]
+        where = self.queries.mask[q]
+        outcome = self.outcome(key_list, key_clicks, features @ self.rankers[i], features @ self.rankers[j],
+                               self.queries.labels[q], where)
+        return first_wins(outcome, jax.random.uniform(key_tie))
+
+    def outcome(self, key_list, key_clicks, scores_first, scores_second, labels, where) -> Array:
+        """``[]`` f32 interleaving outcome on one query: > 0 second wins, < 0 first wins, 0 tie."""
+        raise NotImplementedError("use ProbabilisticDuelEnv or TeamDraftDuelEnv (see ranker_duel_env).")
+
+
+class ProbabilisticDuelEnv(InterleavedDuelEnv):
+    """Probabilistic interleave (Hofmann et al. 2011) with the marginalised outcome."""
+
+    __slots__ = ()
+    method = "probabilistic"
+
+    def outcome(self, key_list, key_clicks, scores_first, scores_second, labels, where) -> Array:
+        docs, shown, prob_second = probabilistic_interleave(
+            key_list, scores_first, scores_second, where, list_size=self.list_size, tau=self.tau)
+        clicks = cascade_clicks(key_clicks, shown_labels(labels, docs, shown), shown, self.click_model)
+        return probabilistic_outcome(prob_second, clicks, shown)
+
+
+class TeamDraftDuelEnv(InterleavedDuelEnv):
+    """Team-draft interleave (Radlinski et al. 2008): the team with more clicks wins."""
+
+    __slots__ = ()
+    method = "team_draft"
+
+    def outcome(self, key_list, key_clicks, scores_first, scores_second, labels, where) -> Array:
+        docs, shown, team = team_draft_interleave(key_list, scores_first, scores_second, where,
+                                                  list_size=self.list_size)
+        clicks = cascade_clicks(key_clicks, shown_labels(labels, docs, shown), shown, self.click_model)
+        return team_draft_outcome(team, clicks, shown)
+
+
+_ENV_TYPES = {"probabilistic": ProbabilisticDuelEnv, "team_draft": TeamDraftDuelEnv}
+
+
+def check_method(method: str) -> None:
+    if method not in _ENV_TYPES:
+        raise ValueError(f"unknown interleaving method {method!r}; known: {', '.join(METHODS)}.")
+
+
+def check_duel_inputs(queries: QueryBatch, rankers, click_model: CascadeModel, *, method: str,
+                      list_size: int, tau) -> np.ndarray:
+    """Python-level validation shared by the env and the estimator; returns ``rankers`` as ``[K, D]`` f32.
+
+    Raises:
+      ValueError: naming the bad value: unknown method, ``list_size < 1``, ``tau <= 0``, rankers
+        not ``[K, D]`` with the queries' ``D``, non-finite weights, click probabilities outside
+        [0, 1], or labels above the click model's top grade.
+    """
+    check_method(method)
+    if isinstance(list_size, bool) or not isinstance(list_size, (int, np.integer)) or list_size < 1:
+        raise ValueError(f"list_size must be an int >= 1; got {list_size!r}.")
+    if not np.ndim(tau) == 0 or not float(tau) > 0.0:
+        raise ValueError(f"tau must be a positive scalar; got {tau!r}.")
+    weights = np.asarray(rankers, dtype=np.float32)
+    num_features = queries.features.shape[-1]
+    if weights.ndim != 2 or weights.shape[1] != num_features or weights.shape[0] < 1:
+        raise ValueError(f"rankers must be [K, D] with D = {num_features} (the queries' features); "
+                         f"got shape {weights.shape}.")
+    if not np.all(np.isfinite(weights)):
+        k = int(np.argwhere(~np.isfinite(weights))[0, 0])
+        raise ValueError(f"ranker {k} has a non-finite weight.")
+    check_click_model(click_model)
+    num_grades = np.shape(click_model.click_prob)[-1]
+    labels = np.asarray(queries.labels)[np.asarray(queries.mask)]
+    if labels.size and labels.max() > num_grades - 1:
+        raise ValueError(f"the queries have grade {labels.max():g} but the click model has only {num_grades} "
+                         f"grades (0..{num_grades - 1}); use cascade_model(name, num_grades={int(labels.max()) + 1}).")
+    return weights
+
+
+def ranker_duel_env(queries: QueryBatch, rankers, click_model: CascadeModel, *, method: str = "probabilistic",
+                    list_size: int = 10, tau: float = 3.0) -> InterleavedDuelEnv:
+    """A validated interleaving duel env over ``queries``.
+
+    Args:
+      queries: ``QueryBatch`` (``features [Q, N, D]``).
+      rankers: ``[K, D]`` linear rankers, e.g. ``single_feature_rankers(ids, D)``.
+      click_model: ``CascadeModel`` with at least as many grades as the labels need.
+      method: ``"probabilistic"`` (the RCS paper's oracle) or ``"team_draft"``.
+      list_size: ``L``, the result-list length (10 in the paper); ``min(L, #docs)`` are shown.
+      tau: probabilistic interleave's softmax exponent (3 in the paper).
+
+    Returns:
+      ``ProbabilisticDuelEnv`` or ``TeamDraftDuelEnv``.
+    """
+    weights = check_duel_inputs(queries, rankers, click_model, method=method, list_size=list_size, tau=tau)
+    return _ENV_TYPES[method](
+        queries=queries,
+        rankers=jnp.asarray(weights),
+        click_model=CascadeModel(jnp.asarray(click_model.click_prob, jnp.float32),
+                                 jnp.asarray(click_model.stop_prob, jnp.float32)),
+        list_positions=jnp.arange(list_size, dtype=jnp.int32),
+        tau=jnp.asarray(tau, jnp.float32),
+    )

@@ -1,0 +1,81 @@
+"""``preference_matrix`` and ``condorcet_probability`` end to end with tiny configs and no data."""
+
+import json
+
+import numpy as np
+import pytest
+
+from experiments import registry
+from jaxrank import envs
+
+
+@pytest.fixture
+def no_data(tmp_path, monkeypatch):
+    monkeypatch.setenv("JAXRANK_DATA", str(tmp_path / "no-data"))
+
+
+def _launch(tmp_path, name, *overrides):
+    run_dir = registry.launch(name, tmp_path, list(overrides))
+    return run_dir, json.loads((run_dir / "results.json").read_text())
+
+
+def test_preference_matrix_falls_back_to_synthetic_queries_and_saves_a_loadable_matrix(tmp_path, no_data, capsys):
+    run_dir, results = _launch(tmp_path, "preference_matrix", "num_arms=4", "num_comparisons=300",
+                               "synthetic_queries=8", "synthetic_features=5", "chunk_size=256")
+    out = capsys.readouterr().out
+    assert "using synthetic queries instead" in out and "no reference matrix" in out
+    assert results["feature_ids"] == [1, 2, 3, 4] and results["total_comparisons"] == 6 * 300
+    pref = np.loadtxt(run_dir / "preference_matrix.txt")
+    envs.check_preference_matrix(pref)
+    np.testing.assert_allclose(pref, results["pref"], atol=1e-6)
+    with np.load(run_dir / "arrays.npz") as arrays:
+        np.testing.assert_array_equal(arrays["counts"], 300 * (1 - np.eye(4, dtype=int)))
+    assert "reference" not in results
+    for name in ("table.md", "preference_matrix.png", "config.json"):
+        assert (run_dir / name).is_file()
+
+
+def test_preference_matrix_compares_with_a_reference(tmp_path, no_data):
+    ref = np.full((5, 5), 0.5)
+    ref[0, 1:], ref[1:, 0] = 0.7, 0.3  # feature 1 beats all
+    path = tmp_path / "ref.txt"
+    np.savetxt(path, ref)
+    _, results = _launch(tmp_path, "preference_matrix", "num_arms=4", "num_comparisons=300", "synthetic_queries=8",
+                         "synthetic_features=5", "chunk_size=256", f"reference={path}")
+    r = results["reference"]
+    assert r["num_pairs"] == 6 and 0.0 <= r["sign_agreement"] <= 1.0 and r["mean_abs_diff"] >= 0.0
+    assert r["condorcet_winner"] == {"arm": 0, "feature_id": 1}
+
+
+def test_condorcet_probability_on_the_embedded_matrix_is_exact(tmp_path, no_data, capsys):
+    run_dir, results = _launch(tmp_path, "condorcet_probability", "num_subsets=50")
+    assert "embedded arXiv 6-ranker matrix" in capsys.readouterr().out
+    assert results["arm_counts"] == [2, 3, 4, 5, 6] and all(results["exact"])
+    assert all(0.0 <= t <= c <= 1.0 for c, t in zip(results["condorcet"], results["total_order"]))
+    assert results["condorcet"][0] == pytest.approx(14 / 15)  # 15 pairs; one pair of the arXiv matrix ties at exactly 1/2
+    assert (run_dir / "condorcet_probability.png").is_file() and (run_dir / "table.md").is_file()
+
+
+def test_condorcet_probability_counts_cycles_and_orders(tmp_path, no_data):
+    """A 3-cycle plus a dominated arm: every count can be checked by hand."""
+    p = np.full((4, 4), 0.5)
+    for i, j in [(0, 1), (1, 2), (2, 0), (0, 3), (1, 3), (2, 3)]:
+        p[i, j], p[j, i] = 0.7, 0.3
+    path = tmp_path / "cycle.txt"
+    np.savetxt(path, p)
+    _, results = _launch(tmp_path, "condorcet_probability", f"matrix={path}", "num_subsets=10")
+    # K=3: {0,1,2} is a cycle, the 3 others are orders with a winner; K=4: no winner, no order.
+    assert results["condorcet"] == [1.0, 0.75, 0.0] and results["total_order"] == [1.0, 0.75, 0.0]
+    assert results["min_condorcet"] == {"probability": 0.0, "num_arms": 4}
+
+
+def test_condorcet_probability_samples_when_enumeration_is_too_big(tmp_path, no_data):
+    p = np.asarray(envs.cyclic_matrix(12, gap=0.1))
+    path = tmp_path / "cyclic12.txt"
+    np.savetxt(path, p)
+    _, results = _launch(tmp_path, "condorcet_probability", f"matrix={path}", "num_subsets=200", "min_arms=5",
+                         "max_arms=7")
+    assert results["exact"] == [False, False, False]  # C(12, 5) = 792 > 200
+    again = registry.launch("condorcet_probability", tmp_path, [f"matrix={path}", "num_subsets=200", "min_arms=5",
+                                                                "max_arms=7"])
+    assert json.loads((again / "results.json").read_text())["condorcet"] == results["condorcet"]

@@ -115,9 +115,8 @@ class InterleavedDuelEnv(NamedTuple):
                                self.queries.labels[q], where)
         return first_wins(outcome, jax.random.uniform(key_tie))
 
-    def outcome(self, key_list, key_clicks, scores_first, scores_second, labels, where) -> Array:
-        """``[]`` f32 interleaving outcome on one query: > 0 second wins, < 0 first wins, 0 tie."""
-        raise NotImplementedError("use ProbabilisticDuelEnv or TeamDraftDuelEnv (see ranker_duel_env).")
+    # Subclasses define outcome(key_list, key_clicks, scores_first, scores_second, labels, where)
+    # -> [] f32 interleaving outcome on one query: > 0 second wins, < 0 first wins, 0 a tie.
 
 
 class ProbabilisticDuelEnv(InterleavedDuelEnv):

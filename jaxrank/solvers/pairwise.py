@@ -1,0 +1,100 @@
+"""Pairwise squared-hinge RankSVM data term (SPEC §3.1–3.3), built once from a ``QueryBatch``.
+
+The pairs are never stacked into an ``N_p x D`` matrix. A ``PairData`` keeps the padded
+features ``[Q, L, D]`` and a preference mask ``[Q, L, L]`` (``pref[q, i, j]``: both documents
+are real and ``l_i > l_j``); the pair margins ``s_i - s_j`` come from the scores ``s = X w`` on
+the fly. On MQ2008 (471 queries, L = 128) the mask is 7.7M booleans instead of a
+~1e5 x 46 difference matrix per fold copy.
+
+Scaling [SPEC §3.1, ours]: ``L̄(w) = (1 / N_p) Σ_p max(0, 1 - wᵀ(x_i - x_j))²`` with
+``N_p`` the number of preference pairs, so λ grids need no rescaling between datasets.
+All pairs keep ``y_p = +1`` (flipping half of them changes nothing without a bias).
+"""
+
+from typing import NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+
+from jaxrank.types import QueryBatch
+
+
+class PairData(NamedTuple):
+    features: jax.Array  # [Q, L, D] float, zero on padding
+    pref: jax.Array  # [Q, L, L] bool, pref[q, i, j] = docs i, j real and l_i > l_j
+    num_pairs: jax.Array  # [] float, N_p = pref.sum() (at least 1)
+
+
+def make_pairs(batch: QueryBatch, *, dtype: Optional[jnp.dtype] = None) -> PairData:
+    """All ordered preference pairs of every query, as a mask. ``dtype`` casts the features."""
+    features = jnp.asarray(batch.features, dtype)
+    labels, mask = batch.labels, batch.mask
+    both_real = mask[:, :, None] & mask[:, None, :]
+    pref = both_real & (labels[:, :, None] > labels[:, None, :])
+    num_pairs = jnp.maximum(jnp.sum(pref), 1).astype(features.dtype)
+    return PairData(features=features, pref=pref, num_pairs=num_pairs)
+
+
+def pair_margins(w: jax.Array, pairs: PairData) -> jax.Array:
+    """``[Q, L, L]`` margins ``wᵀ(x_i - x_j)`` (meaningful only where ``pairs.pref``)."""
+    scores = pairs.features @ w
+    return scores[:, :, None] - scores[:, None, :]
+
+
+def _residuals(w: jax.Array, pairs: PairData) -> jax.Array:
+    """``r = max(0, 1 - margin)`` on the preference pairs, 0 elsewhere."""
+    return jnp.where(pairs.pref, jnp.maximum(1.0 - pair_margins(w, pairs), 0.0), 0.0)
+
+
+def squared_hinge_loss(w: jax.Array, pairs: PairData) -> jax.Array:
+    """``L̄(w) = Σ_p max(0, 1 - wᵀx_p)² / N_p`` (SPEC §3.1, paper eq. 5 divided by N_p)."""
+    r = _residuals(w, pairs)
+    return jnp.sum(r * r) / pairs.num_pairs
+
+
+def _pair_adjoint(r: jax.Array, pairs: PairData) -> jax.Array:
+    """``Aᵀ r`` for the pair operator ``(A w)_ij = wᵀ(x_i - x_j)``: ``Σ_q X_qᵀ (rowsum - colsum)``."""
+    per_doc = jnp.sum(r, axis=2) - jnp.sum(r, axis=1)  # [Q, L]
+    return jnp.einsum("ql,qld->d", per_doc, pairs.features)
+
+
+def squared_hinge_grad(w: jax.Array, pairs: PairData) -> jax.Array:
+    """Closed form ``∇L̄(w) = -2 Aᵀ r / N_p`` with ``r = (1 - A w)₊`` (SPEC §3.3)."""
+    return -2.0 * _pair_adjoint(_residuals(w, pairs), pairs) / pairs.num_pairs
+
+
+def squared_hinge_value_and_grad(w: jax.Array, pairs: PairData) -> tuple[jax.Array, jax.Array]:
+    r = _residuals(w, pairs)
+    return jnp.sum(r * r) / pairs.num_pairs, -2.0 * _pair_adjoint(r, pairs) / pairs.num_pairs
+
+
+def pair_gram(pairs: PairData) -> jax.Array:
+    """``[D, D]`` ``AᵀA = Σ_p x_p x_pᵀ = Σ_q X_qᵀ (diag(out + in) - P - Pᵀ) X_q``."""
+    p = pairs.pref.astype(pairs.features.dtype)
+    degree = jnp.sum(p, axis=2) + jnp.sum(p, axis=1)  # [Q, L]
+    lap_x = degree[:, :, None] * pairs.features - jnp.einsum("qij,qjd->qid", p + jnp.swapaxes(p, 1, 2), pairs.features)
+    return jnp.einsum("qld,qle->de", pairs.features, lap_x)
+
+
+def lipschitz_constant(pairs: PairData, key: Optional[jax.Array] = None, num_iters: int = 100) -> jax.Array:
+    """``2 σ_max(A)² / N_p`` by power iteration on the ``D x D`` Gram ``AᵀA`` (Proposition 1).
+
+    Returns the Rayleigh quotient of the last iterate (a lower estimate of ``σ_max²`` that
+    converges to it; on LETOR features 100 iterations agree with ``eigvalsh`` to < 1e-6 relative).
+    """
+    key = jax.random.key(0) if key is None else key
+    gram = pair_gram(pairs)
+    v0 = jax.random.normal(key, (gram.shape[0],), gram.dtype)
+
+    def body(_, v):
+        u = gram @ v
+        return u / jnp.maximum(jnp.linalg.norm(u), jnp.finfo(gram.dtype).tiny)
+
+    v = jax.lax.fori_loop(0, num_iters, body, v0 / jnp.linalg.norm(v0))
+    return 2.0 * (v @ gram @ v) / pairs.num_pairs
+
+
+def lambda_max(pairs: PairData) -> jax.Array:
+    """Smallest λ giving ``w = 0`` for ℓ1: ``‖∇L̄(0)‖∞`` (SPEC §3.7, with the 1/N_p scaling)."""
+    zero = jnp.zeros(pairs.features.shape[-1], pairs.features.dtype)
+    return jnp.max(jnp.abs(squared_hinge_grad(zero, pairs)))

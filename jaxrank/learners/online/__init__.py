@@ -1,0 +1,46 @@
+"""Online pairwise learners (SPEC §1): SOLAR-I/II, Prank (pointwise, pairwise), committee perceptron."""
+
+from jaxrank.learners.online import committee_perceptron as committee_perceptron_lib
+from jaxrank.learners.online import prank as prank_lib
+from jaxrank.learners.online.committee_perceptron import CommitteeState, committee_perceptron
+from jaxrank.learners.online.pairs import Pairs, as_pairs, num_pair_slots, pair_index, query_pairs, scan_pairs
+from jaxrank.learners.online.prank import (
+    PrankPairwiseState,
+    PrankState,
+    predict_rank,
+    prank_pairwise,
+    prank_pointwise,
+)
+from jaxrank.learners.online.solar import (
+    SolarFirstOrderState,
+    SolarSecondOrderState,
+    score,
+    solar_first_order,
+    solar_second_order,
+)
+
+committee_score = committee_perceptron_lib.score
+prank_score = prank_lib.score
+
+__all__ = [
+    "CommitteeState",
+    "Pairs",
+    "PrankPairwiseState",
+    "PrankState",
+    "SolarFirstOrderState",
+    "SolarSecondOrderState",
+    "as_pairs",
+    "committee_perceptron",
+    "committee_score",
+    "num_pair_slots",
+    "pair_index",
+    "predict_rank",
+    "prank_pairwise",
+    "prank_pointwise",
+    "prank_score",
+    "query_pairs",
+    "scan_pairs",
+    "score",
+    "solar_first_order",
+    "solar_second_order",
+]

@@ -1,0 +1,77 @@
+"""Committee perceptron (Elsas, Carvalho, Carbonell, WSDM 2008), as SPEC §1.6 reconstructs it.
+
+A perceptron on pair differences keeps its current hypothesis ``w`` and success count ``c`` (pairs
+ranked correctly in a row). On ``s wᵀz > 0``: ``c += 1``. On a mistake: offer ``(w, c)`` to the
+committee (fill the first empty slot while fewer than ``N`` members; otherwise replace the member
+with the smallest count, lowest index on ties, when ``c`` is strictly larger), then ``w += s z``,
+``c = 0``. Score: ``Σ_k c_k w_kᵀx`` over members, or ``wᵀx`` while the committee is empty.
+The committee lives in fixed ``[N, D]`` arrays with a ``filled`` mask.
+"""
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from jaxrank.bandits.base import check_hparams
+from jaxrank.learners.base import Learner
+from jaxrank.learners.online.pairs import as_pairs, scan_pairs
+
+
+class CommitteeState(NamedTuple):
+    w: jax.Array  # [D] f32, current hypothesis
+    count: jax.Array  # [] i32, its success count
+    members: jax.Array  # [N, D] f32, committee hypotheses (zero on empty slots)
+    member_counts: jax.Array  # [N] i32, their success counts
+    filled: jax.Array  # [N] bool, slot holds a member
+    t: jax.Array  # [] i32, queries seen
+
+
+def score(state: CommitteeState, features: jax.Array) -> jax.Array:
+    """``[..., L]`` committee vote, or the current hypothesis while the committee is empty."""
+    weights = jnp.where(state.filled, state.member_counts, 0).astype(state.members.dtype)
+    vote = weights @ state.members  # [D]
+    return features @ jnp.where(state.filled.any(), vote, state.w)
+
+
+def committee_perceptron(num_members: int = 20) -> Learner:
+    """Committee perceptron with ``N = num_members`` (static, ``>= 1``; the paper uses 20)."""
+    check_hparams(num_members=(num_members, 1, True))
+    n = int(num_members)
+
+    def init(key, num_features: int, dtype=jnp.float32) -> CommitteeState:
+        del key
+        return CommitteeState(
+            w=jnp.zeros(num_features, dtype),
+            count=jnp.zeros((), jnp.int32),
+            members=jnp.zeros((n, num_features), dtype),
+            member_counts=jnp.zeros(n, jnp.int32),
+            filled=jnp.zeros(n, bool),
+            t=jnp.zeros((), jnp.int32),
+        )
+
+    def step(carry, z, s):
+        w, count, members, member_counts, filled = carry
+        mistake = s * (w @ z) <= 0
+        has_room = ~filled.all()
+        weakest = jnp.argmin(jnp.where(filled, member_counts, jnp.iinfo(jnp.int32).max))
+        slot = jnp.where(has_room, jnp.argmax(~filled), weakest)
+        offer = mistake & (has_room | (count > member_counts[weakest]))
+        members = jnp.where(offer, members.at[slot].set(w), members)
+        member_counts = jnp.where(offer, member_counts.at[slot].set(count), member_counts)
+        filled = filled | (offer & (jnp.arange(n) == slot))
+        new = (
+            jnp.where(mistake, w + s * z, w),
+            jnp.where(mistake, 0, count + 1),
+            members,
+            member_counts,
+            filled,
+        )
+        return new, mistake.astype(w.dtype), mistake
+
+    def update(state: CommitteeState, query):
+        carry = (state.w, state.count, state.members, state.member_counts, state.filled)
+        (w, count, members, member_counts, filled), info = scan_pairs(step, carry, as_pairs(query))
+        return CommitteeState(w, count, members, member_counts, filled, state.t + 1), info
+
+    return Learner(init, update)

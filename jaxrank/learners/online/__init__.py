@@ -3,7 +3,15 @@
 from jaxrank.learners.online import committee_perceptron as committee_perceptron_lib
 from jaxrank.learners.online import prank as prank_lib
 from jaxrank.learners.online.committee_perceptron import CommitteeState, committee_perceptron
-from jaxrank.learners.online.pairs import Pairs, as_pairs, num_pair_slots, pair_index, query_pairs, scan_pairs
+from jaxrank.learners.online.pairs import (
+    Pairs,
+    as_pairs,
+    num_pair_slots,
+    pair_index,
+    pairwise_update,
+    query_pairs,
+    scan_pairs,
+)
 from jaxrank.learners.online.prank import (
     PrankPairwiseState,
     PrankState,
@@ -34,6 +42,7 @@ __all__ = [
     "committee_score",
     "num_pair_slots",
     "pair_index",
+    "pairwise_update",
     "predict_rank",
     "prank_pairwise",
     "prank_pointwise",

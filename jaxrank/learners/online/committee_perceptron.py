@@ -14,8 +14,8 @@ import jax
 import jax.numpy as jnp
 
 from jaxrank.bandits.base import check_hparams
-from jaxrank.learners.base import Learner
-from jaxrank.learners.online.pairs import as_pairs, scan_pairs
+from jaxrank.learners.base import Learner, LinearReadout, linear_score
+from jaxrank.learners.online.pairs import pairwise_update
 
 
 class CommitteeState(NamedTuple):
@@ -27,11 +27,16 @@ class CommitteeState(NamedTuple):
     t: jax.Array  # [] i32, queries seen
 
 
-def score(state: CommitteeState, features: jax.Array) -> jax.Array:
-    """``[..., L]`` committee vote, or the current hypothesis while the committee is empty."""
+def readout(state: CommitteeState) -> LinearReadout:
+    """The vote ``Σ_k c_k w_k`` ``[D]``, or the current hypothesis while the committee is empty."""
     weights = jnp.where(state.filled, state.member_counts, 0).astype(state.members.dtype)
     vote = weights @ state.members  # [D]
-    return features @ jnp.where(state.filled.any(), vote, state.w)
+    return LinearReadout(w=jnp.where(state.filled.any(), vote, state.w))
+
+
+def score(state: CommitteeState, features: jax.Array) -> jax.Array:
+    """``[..., L]`` committee vote scores."""
+    return linear_score(readout(state), features)
 
 
 def committee_perceptron(num_members: int = 20) -> Learner:
@@ -50,28 +55,20 @@ def committee_perceptron(num_members: int = 20) -> Learner:
             t=jnp.zeros((), jnp.int32),
         )
 
-    def step(carry, z, s):
-        w, count, members, member_counts, filled = carry
-        mistake = s * (w @ z) <= 0
+    def step(state: CommitteeState, z, y):
+        w, count, members, member_counts, filled = state.w, state.count, state.members, state.member_counts, state.filled
+        mistake = y * (w @ z) <= 0
         has_room = ~filled.all()
         weakest = jnp.argmin(jnp.where(filled, member_counts, jnp.iinfo(jnp.int32).max))
         slot = jnp.where(has_room, jnp.argmax(~filled), weakest)
         offer = mistake & (has_room | (count > member_counts[weakest]))
-        members = jnp.where(offer, members.at[slot].set(w), members)
-        member_counts = jnp.where(offer, member_counts.at[slot].set(count), member_counts)
-        filled = filled | (offer & (jnp.arange(n) == slot))
-        new = (
-            jnp.where(mistake, w + s * z, w),
-            jnp.where(mistake, 0, count + 1),
-            members,
-            member_counts,
-            filled,
+        new = state._replace(
+            w=jnp.where(mistake, w + y * z, w),
+            count=jnp.where(mistake, 0, count + 1),
+            members=jnp.where(offer, members.at[slot].set(w), members),
+            member_counts=jnp.where(offer, member_counts.at[slot].set(count), member_counts),
+            filled=filled | (offer & (jnp.arange(n) == slot)),
         )
         return new, mistake.astype(w.dtype), mistake
 
-    def update(state: CommitteeState, query):
-        carry = (state.w, state.count, state.members, state.member_counts, state.filled)
-        (w, count, members, member_counts, filled), info = scan_pairs(step, carry, as_pairs(query))
-        return CommitteeState(w, count, members, member_counts, filled, state.t + 1), info
-
-    return Learner(init, update)
+    return Learner(init, pairwise_update(step), step, readout, linear_score)

@@ -75,3 +75,13 @@ def scan_pairs(step, state, pairs: Pairs):
     count = pairs.valid.sum().astype(jnp.int32)
     loss = loss_sum / jnp.maximum(count, 1).astype(dtype)
     return state, {"updates": updates, "pairs": count, "loss": loss}
+
+
+def pairwise_update(step):
+    """``update(state, query | Pairs)`` from a one-pair ``step``: the slots in order, then ``t += 1``."""
+
+    def update(state, query):
+        state, info = scan_pairs(step, state, as_pairs(query))
+        return state._replace(t=state.t + 1), info
+
+    return update

@@ -3,13 +3,13 @@
 Pointwise: weights ``w`` and thresholds ``b_1 ≤ … ≤ b_{K−1}`` (``b_K = +∞``); grade ``l`` is rank
 ``y = l + 1``. Predict ``ŷ = min{r : wᵀx − b_r < 0}``. Only when ``ŷ ≠ y``: ``y_r = +1`` if ``y > r``
 else ``−1``, ``τ_r = y_r`` where ``y_r (wᵀx − b_r) ≤ 0`` else 0, ``w += (Σ_r τ_r) x``, ``b_r −= τ_r``.
-``update`` visits the query's real documents in index order (a protocol permutes the query first).
-Ranking scores (SPEC §1.6 (a)/(b)): ``score`` = ``wᵀx``; ``predict_rank`` = ``ŷ`` (ties left to the
-caller's random tie breaking).
+``update`` visits the query's real documents in index order (a protocol permutes them itself).
+Ranking scores (SPEC §1.6, the paper does not say): ``score_by="raw"`` ranks by ``wᵀx``;
+``score_by="rank"`` by the predicted rank ``ŷ`` (ties left to the caller's random tie breaking).
 
 Pairwise: Prank on the pair instances with one threshold, as SPEC §1.6 defines it: update
-``w += s z``, ``b −= s`` when ``s (wᵀz − b) ≤ 0``; rank documents by ``wᵀx``. (Strict K = 2 Prank
-would not update on ``wᵀz − b = 0`` with ``s = +1``; the SPEC's symmetric rule does.)
+``w += y z``, ``b −= y`` when ``y (wᵀz − b) ≤ 0``; rank documents by ``wᵀx``. (Strict K = 2 Prank
+would not update on ``wᵀz − b = 0`` with ``y = +1``; the SPEC's symmetric rule does.)
 """
 
 from typing import NamedTuple
@@ -18,8 +18,8 @@ import jax
 import jax.numpy as jnp
 
 from jaxrank.bandits.base import check_hparams
-from jaxrank.learners.base import Learner
-from jaxrank.learners.online.pairs import as_pairs, scan_pairs
+from jaxrank.learners.base import Learner, linear_readout, linear_score
+from jaxrank.learners.online.pairs import pairwise_update
 
 
 class PrankState(NamedTuple):
@@ -34,22 +34,31 @@ class PrankPairwiseState(NamedTuple):
     t: jax.Array  # [] i32, queries seen
 
 
-def score(state, features: jax.Array) -> jax.Array:
-    """``[..., L]`` raw scores ``wᵀx`` (SPEC §1.6 (a))."""
-    return features @ state.w
+score = linear_score  # ``[..., L]`` raw scores ``wᵀx`` (SPEC §1.6 (a))
 
 
-def predict_rank(state: PrankState, features: jax.Array) -> jax.Array:
-    """``[..., L]`` i32 predicted ranks ``ŷ ∈ 1..K`` (SPEC §1.6 (b))."""
+def predict_rank(state, features: jax.Array) -> jax.Array:
+    """``[..., L]`` i32 predicted ranks ``ŷ ∈ 1..K`` (SPEC §1.6 (b)) of a state or readout with ``w``, ``b``."""
     below = (features @ state.w)[..., None] - state.b < 0  # [..., K-1]
     below = jnp.concatenate([below, jnp.ones(below.shape[:-1] + (1,), bool)], axis=-1)
     return (jnp.argmax(below, axis=-1) + 1).astype(jnp.int32)
 
 
-def prank_pointwise(num_grades: int) -> Learner:
-    """Pointwise Prank over grades ``0..num_grades−1`` (static, ``>= 2``)."""
+def _rank_readout(state: PrankState) -> PrankState:
+    return state
+
+
+def _rank_score(readout, features):
+    return predict_rank(readout, features).astype(features.dtype)
+
+
+def prank_pointwise(num_grades: int, score_by: str = "raw") -> Learner:
+    """Pointwise Prank over grades ``0..num_grades−1`` (static, ``>= 2``); ``score_by`` in {raw, rank}."""
     check_hparams(num_grades=(num_grades, 2, True))
+    if score_by not in ("raw", "rank"):
+        raise ValueError(f"score_by must be 'raw' (wᵀx) or 'rank' (predicted grade); got {score_by!r}.")
     num_thresholds = int(num_grades) - 1
+    ranks = jnp.arange(1, num_thresholds + 1)  # [K-1] r
 
     def init(key, num_features: int, dtype=jnp.float32) -> PrankState:
         del key
@@ -57,36 +66,38 @@ def prank_pointwise(num_grades: int) -> Learner:
             w=jnp.zeros(num_features, dtype), b=jnp.zeros(num_thresholds, dtype), t=jnp.zeros((), jnp.int32)
         )
 
-    ranks = jnp.arange(1, num_thresholds + 1)  # [K-1] r
-
-    def body(carry, doc):
-        w, b, mistakes, abs_loss = carry
-        x, label, real = doc
+    def step(state: PrankState, x, label):
+        """One document: returns ``(state, |ŷ − y|, ŷ ≠ y)``."""
+        w, b = state.w, state.b
         y = jnp.round(label).astype(jnp.int32) + 1
         margin = x @ w - b  # [K-1]
         below = jnp.concatenate([margin < 0, jnp.ones((1,), bool)])
         y_hat = jnp.argmax(below).astype(jnp.int32) + 1
-        wrong = real & (y_hat != y)
+        wrong = y_hat != y
         y_r = jnp.where(y > ranks, 1, -1).astype(w.dtype)
         tau = jnp.where(wrong & (y_r * margin <= 0), y_r, 0)
-        carry = (
-            w + tau.sum() * x,
-            b - tau,
-            mistakes + wrong.astype(jnp.int32),
-            abs_loss + jnp.where(real, jnp.abs(y_hat - y), 0).astype(abs_loss.dtype),
-        )
-        return carry, None
+        state = state._replace(w=w + tau.sum() * x, b=b - tau)
+        return state, jnp.abs(y_hat - y).astype(w.dtype), wrong
 
     def update(state: PrankState, query):
+        def body(carry, doc):
+            state, mistakes, abs_loss = carry
+            x, label, real = doc
+            new, loss, wrong = step(state, x, label)
+            state = jax.tree.map(lambda n, o: jnp.where(real, n, o), new, state)
+            return (state, mistakes + (real & wrong).astype(jnp.int32), abs_loss + jnp.where(real, loss, 0)), None
+
         dtype = state.w.dtype
-        init_carry = (state.w, state.b, jnp.zeros((), jnp.int32), jnp.zeros((), dtype))
+        init_carry = (state, jnp.zeros((), jnp.int32), jnp.zeros((), dtype))
         docs = (query.features.astype(dtype), query.labels, query.mask)
-        (w, b, mistakes, abs_loss), _ = jax.lax.scan(body, init_carry, docs)
+        (state, mistakes, abs_loss), _ = jax.lax.scan(body, init_carry, docs)
         count = query.mask.sum().astype(jnp.int32)
         info = {"updates": mistakes, "docs": count, "loss": abs_loss / jnp.maximum(count, 1).astype(dtype)}
-        return PrankState(w=w, b=b, t=state.t + 1), info
+        return state._replace(t=state.t + 1), info
 
-    return Learner(init, update)
+    if score_by == "rank":
+        return Learner(init, update, step, _rank_readout, _rank_score, instances="documents")
+    return Learner(init, update, step, linear_readout, linear_score, instances="documents")
 
 
 def prank_pairwise() -> Learner:
@@ -96,14 +107,9 @@ def prank_pairwise() -> Learner:
         del key
         return PrankPairwiseState(w=jnp.zeros(num_features, dtype), b=jnp.zeros((), dtype), t=jnp.zeros((), jnp.int32))
 
-    def step(carry, z, s):
-        w, b = carry
-        mistake = s * (w @ z - b) <= 0
-        new = (jnp.where(mistake, w + s * z, w), jnp.where(mistake, b - s, b))
-        return new, mistake.astype(w.dtype), mistake
+    def step(state: PrankPairwiseState, z, y):
+        mistake = y * (state.w @ z - state.b) <= 0
+        new = state._replace(w=jnp.where(mistake, state.w + y * z, state.w), b=jnp.where(mistake, state.b - y, state.b))
+        return new, mistake.astype(state.w.dtype), mistake
 
-    def update(state: PrankPairwiseState, query):
-        (w, b), info = scan_pairs(step, (state.w, state.b), as_pairs(query))
-        return PrankPairwiseState(w=w, b=b, t=state.t + 1), info
-
-    return Learner(init, update)
+    return Learner(init, pairwise_update(step), step, linear_readout, linear_score)

@@ -1,9 +1,9 @@
 """SOLAR (Wang, Wan, Zhang, Hoi, ACL 2015): online pairwise learners on pair differences.
 
-SOLAR-I is PA-II with the squared hinge (SPEC §1.2); SOLAR-II is AROW with a full covariance
-(SPEC §1.3). ``update(state, query)`` runs one query's pair slots in order (``pairs.py``); it also
-takes a ready ``Pairs`` so a protocol can shuffle and flip instances first. Documents are scored
-by ``score(state, features) = features @ w``.
+SOLAR-I is PA-II with the squared hinge (SPEC §1.2, paper eq. 4–6); SOLAR-II is AROW with a full
+covariance (SPEC §1.3, paper eq. 8–9). ``step`` learns from one pair ``(z, y)``; ``update(state,
+query)`` runs one query's pair slots in order (``pairs.py``) and also takes a ready ``Pairs``.
+Documents are scored by ``features @ w``.
 """
 
 from typing import NamedTuple
@@ -12,8 +12,8 @@ import jax
 import jax.numpy as jnp
 
 from jaxrank.bandits.base import check_hparams
-from jaxrank.learners.base import Learner
-from jaxrank.learners.online.pairs import as_pairs, scan_pairs
+from jaxrank.learners.base import Learner, linear_readout, linear_score
+from jaxrank.learners.online.pairs import pairwise_update
 
 
 class SolarFirstOrderState(NamedTuple):
@@ -27,13 +27,11 @@ class SolarSecondOrderState(NamedTuple):
     t: jax.Array  # [] i32, queries seen
 
 
-def score(state, features: jax.Array) -> jax.Array:
-    """``[..., L]`` scores ``features @ w`` of any linear learner state with a ``w`` leaf."""
-    return features @ state.w
+score = linear_score  # ``[..., L]`` scores ``features @ w`` of any state or readout with a ``w`` leaf
 
 
 def solar_first_order(c=1e-5) -> Learner:
-    """SOLAR-I: ``ℓ = max(0, 1 − s wᵀz)``, ``τ = ℓ / (‖z‖² + 1/(2C))``, ``w += τ s z``. ``C > 0``."""
+    """SOLAR-I: ``ℓ = max(0, 1 − y wᵀz)``, ``τ = ℓ / (‖z‖² + 1/(2C))``, ``w += τ y z``. ``C > 0``."""
     check_hparams(c=(c, 0.0, False))
     c = jnp.asarray(c, jnp.float32)
 
@@ -41,21 +39,18 @@ def solar_first_order(c=1e-5) -> Learner:
         del key
         return SolarFirstOrderState(w=jnp.zeros(num_features, dtype), t=jnp.zeros((), jnp.int32))
 
-    def step(w, z, s):
-        loss = jnp.maximum(0.0, 1.0 - s * (w @ z))
+    def step(state: SolarFirstOrderState, z, y):
+        w = state.w
+        loss = jnp.maximum(0.0, 1.0 - y * (w @ z))
         tau = loss / (z @ z + 0.5 / c.astype(w.dtype))
-        return w + tau * s * z, loss, loss > 0
+        return state._replace(w=w + tau * y * z), loss, loss > 0
 
-    def update(state: SolarFirstOrderState, query):
-        w, info = scan_pairs(step, state.w, as_pairs(query))
-        return SolarFirstOrderState(w=w, t=state.t + 1), info
-
-    return Learner(init, update)
+    return Learner(init, pairwise_update(step), step, linear_readout, linear_score)
 
 
 def solar_second_order(gamma=1e4, guard: bool = True) -> Learner:
-    """SOLAR-II (AROW): on a pair with ``ℓ = max(0, 1 − s wᵀz) > 0`` (always if ``guard=False``),
-    ``β = zᵀΣz + γ``, ``w += (ℓ/β) s Σz``, ``Σ −= (Σz)(Σz)ᵀ/β``. ``γ > 0``; ``guard`` is static."""
+    """SOLAR-II (AROW): on a pair with ``ℓ = max(0, 1 − y wᵀz) > 0`` (always if ``guard=False``),
+    ``β = zᵀΣz + γ``, ``w += (ℓ/β) y Σz``, ``Σ −= (Σz)(Σz)ᵀ/β``. ``γ > 0``; ``guard`` is static."""
     check_hparams(gamma=(gamma, 0.0, False))
     gamma = jnp.asarray(gamma, jnp.float32)
 
@@ -65,18 +60,14 @@ def solar_second_order(gamma=1e4, guard: bool = True) -> Learner:
             w=jnp.zeros(num_features, dtype), sigma=jnp.eye(num_features, dtype=dtype), t=jnp.zeros((), jnp.int32)
         )
 
-    def step(carry, z, s):
-        w, sigma = carry
-        loss = jnp.maximum(0.0, 1.0 - s * (w @ z))
+    def step(state: SolarSecondOrderState, z, y):
+        w, sigma = state.w, state.sigma
+        loss = jnp.maximum(0.0, 1.0 - y * (w @ z))
         sz = sigma @ z
         beta = z @ sz + gamma.astype(w.dtype)
-        new = (w + (loss / beta) * s * sz, sigma - jnp.outer(sz, sz) / beta)
         updated = loss > 0 if guard else jnp.ones((), bool)
-        new = jax.tree.map(lambda n, o: jnp.where(updated, n, o), new, carry)
-        return new, loss, updated
+        w = jnp.where(updated, w + (loss / beta) * y * sz, w)
+        sigma = jnp.where(updated, sigma - jnp.outer(sz, sz) / beta, sigma)
+        return state._replace(w=w, sigma=sigma), loss, updated
 
-    def update(state: SolarSecondOrderState, query):
-        (w, sigma), info = scan_pairs(step, (state.w, state.sigma), as_pairs(query))
-        return SolarSecondOrderState(w=w, sigma=sigma, t=state.t + 1), info
-
-    return Learner(init, update)
+    return Learner(init, pairwise_update(step), step, linear_readout, linear_score)

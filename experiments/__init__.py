@@ -8,4 +8,7 @@ from experiments import (  # noqa: F401
     rcs_alpha,
     rcs_regret,
     rcs_scaling,
+    solar_batch,
+    solar_online,
+    solar_scalability,
 )

@@ -154,22 +154,32 @@ class OnlineResult(NamedTuple):
     order: jax.Array  # [P, Q] i32, the permutations
 
 
+def permutation_keys(key, num_permutations: int) -> jax.Array:
+    """``[P]`` keys; permutation ``p`` uses ``fold_in(key, p)``, whatever ``P`` is."""
+    return jax.vmap(lambda p: jax.random.fold_in(key, p))(jnp.arange(num_permutations))
+
+
+def cumulative_mean(per_query: jax.Array) -> jax.Array:
+    """``[..., Q, 4] -> [..., Q, 4]``: the online cumulative metric after ``k + 1`` queries (eq. 3)."""
+    counts = jnp.arange(1, per_query.shape[-2] + 1, dtype=per_query.dtype)[:, None]
+    return jnp.cumsum(per_query, axis=-2) / counts
+
+
 def online_protocol(learner: Learner, batch: QueryBatch, key, num_permutations: int = 10, *,
                     dtype=jnp.float32) -> OnlineResult:
     """SOLAR's online protocol (Algorithm 1, eq. 3) over ``num_permutations`` random permutations.
 
-    Permutation ``p`` uses ``fold_in(key, p)``, so it does not depend on how many are run. The
-    mean of ``cumulative[:, -1]`` over permutations is the paper's Table 2 entry.
+    The mean of ``cumulative[:, -1]`` over permutations is the paper's Table 2 entry.
     """
     stream = instance_stream(batch, learner.instances)
-    keys = jax.vmap(lambda p: jax.random.fold_in(key, p))(jnp.arange(num_permutations))
-    per_query, order = _online_program(learner, dtype)(batch, stream, keys)
-    counts = jnp.arange(1, per_query.shape[1] + 1, dtype=per_query.dtype)[None, :, None]
-    return OnlineResult(per_query, jnp.cumsum(per_query, axis=1) / counts, order)
+    per_query, order = online_program(learner, dtype)(batch, stream, permutation_keys(key, num_permutations))
+    return OnlineResult(per_query, cumulative_mean(per_query), order)
 
 
 @functools.lru_cache(maxsize=None)
-def _online_program(learner: Learner, dtype):
+def online_program(learner: Learner, dtype=jnp.float32):
+    """The jitted ``(batch, stream, keys [P]) -> (per_query [P, Q, 4], order [P, Q])``."""
+
     def one(batch, stream, key):
         key_pass, key_ties = jax.random.split(key)
         run = run_pass(learner, batch, stream, key_pass, dtype=dtype)

@@ -1,0 +1,108 @@
+"""SOLAR's batch protocol (Wang et al., ACL 2015, Table 3): per LETOR fold, SOLAR-I over its C grid,
+SOLAR-II over its γ grid (one random online pass over the training set each) and a primal RankSVM
+over its λ grid, all in one compiled program per algorithm (``vmap`` over folds × grid); the value
+is chosen per fold on validation, test metrics are averaged over folds under both the standard and
+the LETOR-script conventions (SPEC §1.5, §5.3)."""
+
+import dataclasses
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from experiments import letor_datasets
+from experiments.analysis import solar as analysis
+from experiments.registry import register
+from jaxrank.learners import online
+from jaxrank.learners.online import protocol
+from jaxrank.solvers.pairwise import make_pairs
+from jaxrank.solvers.ranksvm import check_ranksvm_lambda, ranksvm
+
+
+
+def half_decades(high: float, low: float) -> tuple[float, ...]:
+    """``10^high, 10^(high − ½), …, 10^low`` (the paper's grids; the step is SPEC §1.2's choice)."""
+    return tuple(float(10.0 ** e) for e in np.arange(high, low - 0.25, -0.5))
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    dataset: str = "auto"  # LETOR folder name under JAXRANK_DATA, a path, "synthetic", or auto (MQ2008)
+    folds: tuple[int, ...] = (1, 2, 3, 4, 5)
+    algorithms: tuple[str, ...] = ("solar_i", "solar_ii", "ranksvm")
+    c_grid: tuple[float, ...] = half_decades(-3.5, -6.5)  # SOLAR-I C, paper §5.3
+    gamma_grid: tuple[float, ...] = half_decades(6.0, 3.0)  # SOLAR-II γ, paper §5.3
+    lambda_grid: tuple[float, ...] = tuple(float(10.0 ** e) for e in range(-7, 1))  # RankSVM λ = 1/(C N_p)
+    select_by: str = "map"  # validation criterion: map or ndcg@10
+    seed: int = 0
+
+
+def _grid(name: str, config: Config):
+    grids = {"solar_i": ("C", config.c_grid), "solar_ii": ("gamma", config.gamma_grid), "ranksvm": ("lambda", config.lambda_grid)}
+    if name not in grids:
+        raise ValueError(f"unknown algorithm {name!r}; choose from {', '.join(grids)}.")
+    label, values = grids[name]
+    if not values or not all(v > 0 for v in values):
+        raise ValueError(f"{name}: every {label} must be > 0; got {values}.")
+    return label, values
+
+
+def _ranksvm_program():
+    def one(train, vali, test, lam):
+        w, _ = ranksvm(make_pairs(train), lam)
+        out = []
+        for batch, compat in ((vali, False), (test, False), (test, True)):
+            values = protocol.query_metrics(batch.features @ w, batch.labels, batch.mask, jax.random.key(0),
+                                            letor_compat=compat)
+            real = jnp.any(batch.mask, -1)[:, None]
+            out.append(jnp.sum(values * real, 0) / jnp.maximum(jnp.sum(real), 1))
+        return tuple(out)
+
+    return jax.jit(jax.vmap(jax.vmap(one, in_axes=(None, None, None, 0)), in_axes=(0, 0, 0, None)))
+
+
+def _ranksvm(train, vali, test, lams):
+    check_ranksvm_lambda(lams)
+    stacked = [protocol.stack_folds(b) for b in (train, vali, test)]
+    return protocol.BatchResult(*_ranksvm_program()(*stacked, jnp.asarray(lams, jnp.float32)))
+
+
+@register("solar_batch", Config, report=analysis.report_batch)
+def run(config: Config, run_dir) -> dict:
+    """Table 3 row of the SOLAR paper on one dataset."""
+    if config.select_by not in protocol.METRIC_NAMES:
+        raise ValueError(f"select_by must be one of {protocol.METRIC_NAMES}; got {config.select_by!r}.")
+    grids = {name: _grid(name, config) for name in config.algorithms}
+    ds = letor_datasets.resolve(config.dataset, "solar_batch")
+    splits = [letor_datasets.fold(ds, k, config.seed) for k in config.folds]
+    train, vali, test = ([s[i] for s in splits] for i in range(3))
+    column = protocol.METRIC_NAMES.index(config.select_by)
+    key = jax.random.key(config.seed)
+    results = {}
+    for name, (label, values) in grids.items():
+        start = time.perf_counter()
+        if name == "ranksvm":
+            out = _ranksvm(train, vali, test, values)
+        else:
+            make = online.solar_first_order if name == "solar_i" else online.solar_second_order
+            out = protocol.batch_protocol(make, values, train, vali, test, key)
+        out = jax.tree.map(np.asarray, jax.block_until_ready(out))
+        seconds = time.perf_counter() - start
+        best = out.vali[:, :, column].argmax(1)  # [F] first best value on ties
+        folds = np.arange(len(config.folds))
+        results[name] = {
+            "grid": {label: list(values)},
+            "chosen": [values[b] for b in best],
+            "test": out.test[folds, best].mean(0).round(4).tolist(),
+            "test_letor": out.test_letor[folds, best].mean(0).round(4).tolist(),
+            "test_per_fold": out.test[folds, best].round(4).tolist(),
+            "vali_grid": out.vali[:, :, column].round(4).tolist(),
+            "seconds_with_compile": round(seconds, 2),
+        }
+        fmt = lambda values: " ".join(f"{v:.4f}" for v in values)  # noqa: E731
+        print(f"[solar_batch] {name}: test NDCG@1/5/10 MAP = {fmt(results[name]['test'])} (LETOR script "
+              f"{fmt(results[name]['test_letor'])}), {label} per fold {[f'{v:.3g}' for v in results[name]['chosen']]}, "
+              f"{seconds:.1f} s with compile", flush=True)
+    return {"dataset": ds.name, "source": ds.source, "folds": list(config.folds), "select_by": config.select_by,
+            "metrics": list(protocol.METRIC_NAMES), "algorithms": results, "order": list(results), "paper": analysis.paper_table3(ds.name)}

@@ -16,10 +16,11 @@ import warnings
 from pathlib import Path
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from experiments import letor_datasets, solar_online, solar_scalability
-from jaxrank.learners.online import protocol, solar_first_order
+from jaxrank.learners.online import protocol, solar_first_order, solar_second_order
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -112,6 +113,15 @@ def main():
     print(f"| jaxrank (jit, vmap over permutations; includes scoring + metrics) | {jax_s:.3f} | {pairs / jax_s:,.0f} | {diff:.1e} |")
     print(f"| scikit-learn partial_fit per query (+ decision_function) | {sk_s:.3f} | {pairs / sk_s:,.0f} | |")
     print(f"\nRatio: {sk_s / jax_s:.1f}x")
+
+    print("\n## float32 vs float64 (paper hyperparameters: tiny updates)\n")
+    print("| learner | max abs diff of final cumulative NDCG@1/5/10, MAP over permutations |\n|---|---|")
+    for name, make in (("SOLAR-I, C = 1e-5", lambda: solar_first_order(c)), ("SOLAR-II, γ = 1e4", lambda: solar_second_order(1e4))):
+        learner = make()
+        f32 = np.asarray(protocol.online_protocol(learner, batch, key, args.permutations).cumulative[:, -1])
+        with jax.enable_x64(True):
+            f64 = np.asarray(protocol.online_protocol(learner, batch, key, args.permutations, dtype=jnp.float64).cumulative[:, -1])
+        print(f"| {name} | {np.abs(f32 - f64).max():.1e} |")
 
     train, _, _ = letor_datasets.fold(ds, 1)
     print("\n## Training time, MQ2008 Fold1 train and all queries (s, median of 5, after compile)\n")

@@ -1,7 +1,13 @@
-"""Runs a registered experiment: ``python launch.py --experiment=NAME [--set key=value ...]``."""
+"""Runs a registered experiment: ``python launch.py --experiment=NAME [--set key=value ...]``.
+
+``--resume=RUN_DIR`` (or ``--resume=latest`` with ``--experiment``) continues an interrupted run
+from its checkpoints; ``--distributed`` calls ``jax.distributed.initialize()`` first, for a launch
+of the same command on several hosts.
+"""
 
 import sys
 
+import jax
 from absl import app, flags, logging
 
 import experiments  # noqa: F401  (registers every experiment)
@@ -12,6 +18,15 @@ _WORKDIR = flags.DEFINE_string("workdir", "runs", "Results go to WORKDIR/<experi
 _SET = flags.DEFINE_multi_string("set", [], "Config override key=value, typed by the Config field; repeatable.")
 _SEED = flags.DEFINE_integer("seed", None, "Overrides the config's seed.")
 _LIST = flags.DEFINE_bool("list", False, "List the registered experiments and exit.")
+_RESUME = flags.DEFINE_string("resume", None, "Continue the run in this run directory from its checkpoints, or "
+                              "'latest': the newest run of --experiment under --workdir. Its config.json is kept.")
+_DISTRIBUTED = flags.DEFINE_bool("distributed", False, "Call jax.distributed.initialize() first, so runs are "
+                                 "sharded over the devices of every process; on SLURM/MPI/TPU/Kubernetes it "
+                                 "finds its peers itself.")
+_COORDINATOR = flags.DEFINE_string("coordinator_address", None, "With --distributed elsewhere: host:port of process 0 "
+                                   "(or set JAX_COORDINATOR_ADDRESS).")
+_NUM_PROCESSES = flags.DEFINE_integer("num_processes", None, "With --distributed elsewhere: how many processes.")
+_PROCESS_ID = flags.DEFINE_integer("process_id", None, "With --distributed elsewhere: this process's index, 0-based.")
 
 
 def main(argv):
@@ -23,10 +38,20 @@ def main(argv):
         for name in registry.names():
             print(f"{name:24s} {(registry.get(name).run.__doc__ or '').strip().splitlines()[0]}")
         return
-    if not _EXPERIMENT.value:
+    if _DISTRIBUTED.value:
+        jax.distributed.initialize(_COORDINATOR.value, _NUM_PROCESSES.value, _PROCESS_ID.value)
+    if not _EXPERIMENT.value and not _RESUME.value:
         sys.exit(f"error: --experiment is required; registered: {', '.join(registry.names())}.")
     try:
-        registry.launch(_EXPERIMENT.value, _WORKDIR.value, _SET.value, _SEED.value)
+        if _RESUME.value == "latest":
+            if not _EXPERIMENT.value:
+                raise registry.ExperimentError("--resume=latest needs --experiment=NAME to know which runs to look at.")
+            run_dir = registry.latest_run_dir(_WORKDIR.value, _EXPERIMENT.value)
+            registry.resume(run_dir, _SET.value, _SEED.value, _EXPERIMENT.value)
+        elif _RESUME.value:
+            registry.resume(_RESUME.value, _SET.value, _SEED.value, _EXPERIMENT.value)
+        else:
+            registry.launch(_EXPERIMENT.value, _WORKDIR.value, _SET.value, _SEED.value)
     except registry.ExperimentError as e:
         sys.exit(f"error: {e}")
 

@@ -27,8 +27,12 @@ def mean_ci(values: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 
 def run_on_matrices(name: str, matrices: list[Matrix], *, seed: int, num_runs: int, num_steps: int,
-                    hparams: dict, checkpoints=None) -> dict[str, bandits.Trace]:
+                    hparams: dict, checkpoints=None, chunk_size: int = 4096,
+                    checkpoint_dir=None) -> dict[str, bandits.Trace]:
     """Runs one algorithm on every matrix (one compiled program per arm count).
+
+    The lanes are sharded over all devices; with ``checkpoint_dir`` (``registry.checkpoint_dir(run_dir)``)
+    each simulation is checkpointed after every chunk and resumes from there when run again.
 
     Returns:
       ``{matrix name: Trace}`` with ``[H, R, C]`` arrays (``H`` hyperparameter settings).
@@ -38,7 +42,7 @@ def run_on_matrices(name: str, matrices: list[Matrix], *, seed: int, num_runs: i
         trace = bandits.simulate(
             algorithm(name), jax.random.key(seed), np.stack([m.pref for m in group]),
             num_runs=num_runs, num_steps=num_steps, hparams=hparams, checkpoints=checkpoints,
-            label=f"{name} K={size} x{len(group)}")
+            chunk_size=chunk_size, label=f"{name} K={size} x{len(group)}", checkpoint_dir=checkpoint_dir)
         for i, m in enumerate(group):
             traces[m.name] = bandits.Trace(trace.checkpoints, trace.regret[i], trace.correct[i], trace.suboptimal[i])
     return traces

@@ -10,7 +10,7 @@ import numpy as np
 from experiments import duel_runs
 from experiments.analysis import rcs_accuracy as analysis
 from experiments.matrices import load_matrices
-from experiments.registry import register
+from experiments.registry import checkpoint_dir, register
 from jaxrank import data
 
 
@@ -33,7 +33,7 @@ def run(config: Config, run_dir) -> dict:
         raise ValueError(f"need 1 <= min_horizon <= max_horizon and num_horizons >= 1; got {config}.")
     horizons = np.unique(np.round(np.geomspace(config.min_horizon, config.max_horizon, config.num_horizons)).astype(int))
     matrices = load_matrices(config.matrices, config.num_arms)
-    common = dict(seed=config.seed, num_runs=config.num_runs)
+    common = dict(seed=config.seed, num_runs=config.num_runs, checkpoint_dir=checkpoint_dir(run_dir))
     rcs = duel_runs.run_on_matrices("rcs", matrices, num_steps=int(horizons[-1]), hparams={"alpha": [config.alpha]},
                                     checkpoints=horizons, **common)
     savage = [duel_runs.run_on_matrices("savage", matrices, num_steps=int(h), hparams={"horizon": [float(h)]},

@@ -8,7 +8,7 @@ import numpy as np
 from experiments import duel_runs
 from experiments.analysis import rcs_alpha as analysis
 from experiments.matrices import load_matrices
-from experiments.registry import register
+from experiments.registry import checkpoint_dir, register
 from jaxrank import data
 
 
@@ -30,7 +30,8 @@ def run(config: Config, run_dir) -> dict:
     results, arrays = {m.name: {"source": m.source, "rankers": m.rankers, "curves": {}} for m in matrices}, {}
     for name in config.algorithms:
         traces = duel_runs.run_on_matrices(name, matrices, seed=config.seed, num_runs=config.num_runs,
-                                           num_steps=config.num_steps, hparams={"alpha": list(config.alphas)})
+                                           num_steps=config.num_steps, hparams={"alpha": list(config.alphas)},
+                                           checkpoint_dir=checkpoint_dir(run_dir))
         for m in matrices:
             for h, alpha in enumerate(config.alphas):
                 label = f"{name.upper()} alpha={alpha}"

@@ -9,7 +9,7 @@ import numpy as np
 from experiments import duel_runs
 from experiments.analysis import rcs_regret as analysis
 from experiments.matrices import load_matrices
-from experiments.registry import register
+from experiments.registry import checkpoint_dir, register
 from jaxrank import data
 
 
@@ -22,6 +22,7 @@ class Config:
     alpha: float = 0.501
     algorithms: tuple[str, ...] = ("rcs", "rucb")
     seed: int = 0
+    chunk_size: int = 4096  # most steps between two recordings; a checkpoint is written every 16 such segments
 
 
 @register("rcs_regret", Config, report=analysis.report)
@@ -33,7 +34,8 @@ def run(config: Config, run_dir) -> dict:
     results, arrays = {}, {}
     for name in config.algorithms:
         traces = duel_runs.run_on_matrices(name, matrices, seed=config.seed, num_runs=config.num_runs,
-                                           num_steps=config.num_steps, hparams={"alpha": [config.alpha]})
+                                           num_steps=config.num_steps, hparams={"alpha": [config.alpha]},
+                                           chunk_size=config.chunk_size, checkpoint_dir=checkpoint_dir(run_dir))
         for m in matrices:
             results.setdefault(m.name, {"source": m.source, "rankers": m.rankers, "algorithms": {}})
             results[m.name]["algorithms"][name] = duel_runs.summarize(traces[m.name])

@@ -9,7 +9,7 @@ import dataclasses
 from experiments import duel_runs
 from experiments.analysis import rcs_scaling as analysis
 from experiments.matrices import load_matrices
-from experiments.registry import register
+from experiments.registry import checkpoint_dir, register
 from jaxrank import data
 
 PAPER_HORIZONS = {20: 1_000_000, 30: 1_500_000, 40: 2_000_000}
@@ -25,6 +25,7 @@ class Config:
     alpha: float = 0.501
     algorithms: tuple[str, ...] = ("rcs", "rucb")
     seed: int = 0
+    chunk_size: int = 4096  # most steps between two recordings; a checkpoint is written every 16 such segments
 
 
 @register("rcs_scaling", Config, report=analysis.report)
@@ -40,7 +41,8 @@ def run(config: Config, run_dir) -> dict:
         matrices = load_matrices(config.matrices, k)
         for name in config.algorithms:
             traces = duel_runs.run_on_matrices(name, matrices, seed=config.seed, num_runs=config.num_runs,
-                                               num_steps=horizon, hparams={"alpha": [config.alpha]})
+                                               num_steps=horizon, hparams={"alpha": [config.alpha]},
+                                               chunk_size=config.chunk_size, checkpoint_dir=checkpoint_dir(run_dir))
             for m in matrices:
                 key = f"{m.name} K={len(m.rankers)}"
                 entry = results.setdefault(key, {"source": m.source, "rankers": m.rankers, "horizon": horizon,

@@ -6,16 +6,30 @@ strings typed by the dataclass fields, makes ``workdir/<name>/<timestamp>/``, wr
 ``config.json``, calls ``run`` (which may save ``arrays.npz``), writes its summary as
 ``results.json`` and lets ``report`` (from ``experiments/analysis``) draw tables and figures
 from the saved files. Every file is written atomically.
+
+An experiment that passes ``checkpoint_dir(run_dir)`` to ``jaxrank.bandits.simulate`` is
+resumable: ``resume(run_dir)`` reloads ``config.json`` and runs it again in the same folder;
+finished simulations are read back from their checkpoints and the interrupted one continues
+where its last checkpoint left it. The checkpoints are deleted once ``results.json`` is written.
+With several processes (``jax.distributed.initialize()``), they agree on the run directory and
+only process 0 writes the registry's files and the checkpoints.
 """
 
 import dataclasses
 import datetime
+import json
+import shutil
 import types
 import typing
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from jaxrank.data import write_json
+import jax
+import numpy as np
+
+from jaxrank.data import remove_stale_temporaries, write_json
+
+CHECKPOINTS = "checkpoints"  # subfolder of a run directory holding resumable simulation state
 
 
 class ExperimentError(ValueError):
@@ -102,6 +116,11 @@ def make_config(experiment: Experiment, overrides: list[str], seed: Optional[int
     return experiment.config_cls(**values)
 
 
+def checkpoint_dir(run_dir) -> Path:
+    """Where an experiment keeps its resumable checkpoints: ``run_dir/checkpoints``."""
+    return Path(run_dir) / CHECKPOINTS
+
+
 def _new_run_dir(workdir, name: str) -> Path:
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     base = Path(workdir) / name / stamp
@@ -113,15 +132,101 @@ def _new_run_dir(workdir, name: str) -> Path:
     return run_dir
 
 
+def _shared_run_dir(workdir, name: str) -> Path:
+    """A new run directory; with several processes, process 0 makes it and tells the others."""
+    if jax.process_count() == 1:
+        return _new_run_dir(workdir, name)
+    from jax.experimental import multihost_utils
+
+    text = str(_new_run_dir(workdir, name)).encode() if jax.process_index() == 0 else b""
+    buffer = np.zeros(4096, np.uint8)
+    buffer[: len(text)] = np.frombuffer(text, np.uint8)
+    buffer = multihost_utils.broadcast_one_to_all(buffer)
+    return Path(bytes(np.asarray(buffer)).rstrip(b"\0").decode())
+
+
+def _execute(experiment: Experiment, config, run_dir: Path) -> Path:
+    summary = experiment.run(config, run_dir)
+    if jax.process_index() == 0:
+        write_json(run_dir / "results.json", summary)
+        if experiment.report is not None:
+            experiment.report(run_dir)
+        shutil.rmtree(checkpoint_dir(run_dir), ignore_errors=True)
+    return run_dir
+
+
 def launch(name: str, workdir, overrides: list[str], seed: Optional[int] = None) -> Path:
     """Runs one experiment end to end and returns its run directory."""
     experiment = get(name)
     config = make_config(experiment, overrides, seed)
-    run_dir = _new_run_dir(workdir, name)
-    write_json(run_dir / "config.json", dataclasses.asdict(config))
+    run_dir = _shared_run_dir(workdir, name)
+    if jax.process_index() == 0:
+        write_json(run_dir / "config.json", dataclasses.asdict(config))
     print(f"[{name}] writing to {run_dir}", flush=True)
-    summary = experiment.run(config, run_dir)
-    write_json(run_dir / "results.json", summary)
-    if experiment.report is not None:
-        experiment.report(run_dir)
-    return run_dir
+    return _execute(experiment, config, run_dir)
+
+
+def _saved_config(experiment: Experiment, run_dir: Path):
+    """The ``Config`` stored in ``run_dir/config.json`` (JSON lists become tuples again)."""
+    values = json.loads((run_dir / "config.json").read_text())
+    hints = typing.get_type_hints(experiment.config_cls)
+    unknown = sorted(set(values) - set(hints))
+    if unknown:
+        raise ExperimentError(f"{run_dir / 'config.json'} has keys {unknown} that {experiment.name} no longer has; "
+                              "it cannot be resumed, start a new run.")
+    return experiment.config_cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
+
+
+def latest_run_dir(workdir, name: str) -> Path:
+    """The newest ``workdir/<name>/<timestamp>[-n]`` folder."""
+    get(name)
+    folder = Path(workdir) / name
+    runs = [p for p in folder.glob("*") if (p / "config.json").is_file()] if folder.is_dir() else []
+    if not runs:
+        raise ExperimentError(f"no run of {name} under {folder} to resume; start one with --experiment={name}.")
+
+    def order(p):  # "<date>-<time>[-n]": "-10" comes after "-9"
+        parts = p.name.split("-")
+        return parts[:2], int(parts[2]) if len(parts) > 2 and parts[2].isdigit() else 0
+
+    return max(runs, key=order)
+
+
+def resume(run_dir, overrides: list[str] = (), seed: Optional[int] = None, name: Optional[str] = None) -> Path:
+    """Continues an interrupted run in its own directory and returns it.
+
+    The experiment is the run directory's parent folder name (``workdir/<name>/<timestamp>``) and
+    the config is read from its ``config.json``; ``overrides``/``seed``/``name``, if given, must
+    agree with them (a resumed run cannot change its config).
+
+    Raises:
+      ExperimentError: if ``run_dir`` is not a run directory, has finished (``results.json``),
+        has no checkpoint, or the requested name, overrides or seed differ from the saved run.
+    """
+    run_dir = Path(run_dir)
+    if not (run_dir / "config.json").is_file():
+        raise ExperimentError(f"--resume={run_dir}: no config.json there; "
+                              "expected a folder WORKDIR/<experiment>/<timestamp>.")
+    if name is not None and name != run_dir.parent.name:
+        raise ExperimentError(f"--resume={run_dir} is a run of {run_dir.parent.name!r}, not {name!r}; "
+                              f"drop --experiment or pass a run of {name}.")
+    experiment = get(run_dir.parent.name)
+    config = _saved_config(experiment, run_dir)
+    requested = make_config(experiment, list(overrides), seed)
+    changed = sorted({item.partition("=")[0].strip() for item in overrides} | ({"seed"} if seed is not None else set()))
+    differ = [f"{k}={getattr(requested, k)!r} (saved: {getattr(config, k)!r})"
+              for k in changed if getattr(requested, k) != getattr(config, k)]
+    if differ:
+        raise ExperimentError(f"--resume={run_dir}: the run's config differs from the requested {', '.join(differ)}; "
+                              "a resumed run keeps its config: drop those --set/--seed flags or start a new run.")
+    if (run_dir / "results.json").is_file():
+        raise ExperimentError(f"--resume={run_dir}: this run has finished (results.json exists); nothing to resume.")
+    if not any(checkpoint_dir(run_dir).glob("*.npz")):
+        raise ExperimentError(f"--resume={run_dir}: no checkpoint in {checkpoint_dir(run_dir)} (the run stopped "
+                              f"before its first chunk finished, or {experiment.name} does not checkpoint); "
+                              f"start it again with --experiment={experiment.name}.")
+    if jax.process_index() == 0:  # an interrupted atomic write leaves only a temporary file: drop it
+        for folder in (run_dir, checkpoint_dir(run_dir)):
+            remove_stale_temporaries(folder)
+    print(f"[{experiment.name}] resuming {run_dir}", flush=True)
+    return _execute(experiment, config, run_dir)

@@ -9,22 +9,42 @@ no per-step array of size T x lanes is ever stored.
 
 Run ``r`` uses the key ``fold_in(key, r)`` for every matrix and setting (common random numbers),
 so its numbers do not depend on how many runs are launched.
+
+Scaling out: the flattened lane axis is sharded over a 1-D ``jax.sharding.Mesh`` (axis
+``"lanes"``, default: every device of every process, so after ``jax.distributed.initialize()``
+it spans all hosts). The lane count is padded to a multiple of the device count with copies of
+the last lane, which are dropped from the results. Lanes never communicate and each lane's key
+is fixed by its run index, so the numbers are bit-identical for any device count; one CPU is a
+mesh of one device and runs the same code.
+
+Resuming: with ``checkpoint_dir``, the whole carry (bandit states, PRNG keys as key data, the
+recorded trace) and the index of the next call are written atomically after every call, to a
+file named by a hash of the simulation's inputs; a later ``simulate`` with the same inputs
+continues from it (or returns at once if it had finished) with bit-identical results.
 """
 
 import functools
+import hashlib
+import json
 import time
+from pathlib import Path
 from types import ModuleType
 from typing import NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from jax.experimental import multihost_utils
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from jaxrank.data.checkpoint import load_checkpoint, save_checkpoint
 from jaxrank.envs.matrix import PrefMatrixEnv
 from jaxrank.metrics.duel_regret import regret_table
 
 
 _SEGMENTS_PER_CALL = 16  # fixed, so every horizon reuses one compiled program
+_CHECKPOINT_FORMAT = 1
+LANE_AXIS = "lanes"
 
 
 class Trace(NamedTuple):
@@ -78,21 +98,82 @@ def _lane_segments(algo, carry: _Carry, starts, stops, slots, env, table, winner
     return jax.lax.scan(segment, carry, (starts, stops, slots))[0]
 
 
-@functools.partial(jax.jit, static_argnames=("algo",), donate_argnums=(1,))
-def _run_segments(algo, carry, starts, stops, slots, env, table, winner):
+def _run_lanes(algo, carry, starts, stops, slots, env, table, winner):
+    """One call: every lane (leading axis ``N``) runs segments ``[S]`` of ``starts``/``stops``/``slots``."""
     lanes = jax.vmap(functools.partial(_lane_segments, algo), in_axes=(0, None, None, None, 0, 0, 0))
     return lanes(carry, starts, stops, slots, env, table, winner)
 
 
-@functools.partial(jax.jit, static_argnames=("algo", "num_arms", "num_checkpoints"))
-def _init_lanes(algo, keys, hparams, *, num_arms, num_checkpoints):
-    def one(key, hp):
+def _init_lanes(algo, key_impl, num_arms, num_checkpoints, key_data, hparams):
+    """``_Carry`` with leading lane axis ``N`` from key data ``[N, 2] u32`` and ``{name: [N] f32}``."""
+
+    def one(kd, hp):
+        key = jax.random.wrap_key_data(kd, impl=key_impl)
         key_init, key_steps, key_report = jax.random.split(key, 3)
         zeros = jnp.zeros(num_checkpoints)
         return _Carry(algo.init(key_init, num_arms, **hp), key_steps, key_report,
                       jnp.zeros(()), jnp.zeros((), jnp.int32), zeros, zeros.astype(bool), zeros)
 
-    return jax.vmap(one)(keys, hparams)
+    return jax.vmap(one)(key_data, hparams)
+
+
+def lane_mesh(devices=None) -> Mesh:
+    """A 1-D mesh with axis ``"lanes"`` over ``devices``.
+
+    Args:
+      devices: a sequence of devices; default ``jax.devices()``, i.e. every device of every
+        process (all hosts once ``jax.distributed.initialize()`` has run).
+    """
+    devices = jax.devices() if devices is None else list(devices)
+    if not devices:
+        raise ValueError("lane_mesh needs at least one device; got an empty list.")
+    return Mesh(np.asarray(devices, dtype=object), (LANE_AXIS,))
+
+
+# One jitted function per (algorithm, mesh, static sizes): the shardings are part of the program.
+@functools.lru_cache(maxsize=None)
+def _init_program(algo, mesh, key_impl, num_arms, num_checkpoints):
+    lanes = NamedSharding(mesh, PartitionSpec(LANE_AXIS))
+    return jax.jit(functools.partial(_init_lanes, algo, key_impl, num_arms, num_checkpoints),
+                   in_shardings=lanes, out_shardings=lanes)
+
+
+@functools.lru_cache(maxsize=None)
+def _run_program(algo, mesh):
+    lanes, shared = NamedSharding(mesh, PartitionSpec(LANE_AXIS)), NamedSharding(mesh, PartitionSpec())
+    return jax.jit(functools.partial(_run_lanes, algo),  # (carry, starts, stops, slots, env, table, winner)
+                   in_shardings=(lanes, shared, shared, shared, lanes, lanes, lanes),
+                   out_shardings=lanes, donate_argnums=0)
+
+
+def _is_key(x) -> bool:
+    return jnp.issubdtype(x.dtype, jax.dtypes.prng_key)
+
+
+def _to_host(x, size: int) -> np.ndarray:
+    """``[N, ...]`` lane-sharded array -> its first ``size`` lanes ``[size, ...]`` in numpy (keys: key data)."""
+    x = jax.random.key_data(x) if _is_key(x) else x
+    # Every process gathers (a collective across hosts); on one process this is a plain copy.
+    x = np.asarray(x) if x.is_fully_addressable else multihost_utils.process_allgather(x, tiled=True)
+    return np.asarray(x[:size])
+
+
+def _carry_from_host(template, leaves, take, sharding, key_impl, path):
+    """Lane-sharded carry ``[N, ...]`` from checkpointed leaves ``[size, ...]`` (lanes ``take``, padding
+    included); ``template`` (``ShapeDtypeStruct``s) gives the structure, shapes and dtypes."""
+    flat, treedef = jax.tree.flatten(template)
+    if len(flat) != len(leaves):
+        raise ValueError(f"checkpoint {path} holds {len(leaves)} arrays but this simulation carries {len(flat)}; "
+                         "it was written by another version of jaxrank: delete it to start that part again.")
+    out = []
+    for spec, leaf in zip(flat, leaves):
+        want = jax.eval_shape(jax.random.key_data, spec) if _is_key(spec) else spec
+        if leaf.shape[1:] != want.shape[1:] or leaf.dtype != want.dtype or leaf.shape[0] != take.max() + 1:
+            raise ValueError(f"checkpoint {path} has an array {leaf.dtype}{list(leaf.shape)} where this simulation "
+                             f"needs {want.dtype}{[int(take.max()) + 1, *want.shape[1:]]}; delete it to start again.")
+        x = jax.device_put(np.ascontiguousarray(leaf[take]), sharding)
+        out.append(jax.random.wrap_key_data(x, impl=key_impl) if _is_key(spec) else x)
+    return jax.tree.unflatten(treedef, out)
 
 
 def simulate(
@@ -106,6 +187,8 @@ def simulate(
     checkpoints=None,
     chunk_size: int = 4096,
     label: Optional[str] = None,
+    mesh: Optional[Mesh] = None,
+    checkpoint_dir=None,
 ) -> Trace:
     """Runs a dueling bandit on preference matrices.
 
@@ -121,13 +204,17 @@ def simulate(
       chunk_size: the longest run of steps between two recordings; one compiled call runs 16
         such segments, and progress is printed between calls when ``label`` is given.
       label: name printed with progress; None is silent.
+      mesh: a 1-D mesh with axis ``"lanes"`` over which the ``M * H * R`` lanes are sharded
+        (default ``lane_mesh()``: all devices). The results do not depend on it.
+      checkpoint_dir: folder for a resumable checkpoint, written atomically after every call;
+        if it already holds one for these same inputs, the simulation continues from it.
 
     Returns:
       ``Trace`` with ``[M, H, R, C]`` arrays (``M = 1`` for a single matrix).
 
     Raises:
       ValueError: on an invalid matrix, one without a Condorcet winner, bad sizes or
-        hyperparameters, before anything is compiled.
+        hyperparameters, before anything is compiled; on an unreadable or mismatched checkpoint.
     """
     prefs = np.asarray(prefs, np.float64)
     prefs = prefs[None] if prefs.ndim == 2 else prefs
@@ -135,6 +222,8 @@ def simulate(
         raise ValueError(f"prefs must be [K, K] or [M, K, K]; got shape {prefs.shape}.")
     if num_runs < 1 or num_steps < 1:
         raise ValueError(f"num_runs and num_steps must be >= 1; got {num_runs} and {num_steps}.")
+    if chunk_size < 1:
+        raise ValueError(f"chunk_size must be >= 1; got {chunk_size}.")
     tables, winners = zip(*(regret_table(p) for p in prefs))
     num_matrices, num_arms = prefs.shape[0], prefs.shape[-1]
     hparams = {k: np.asarray(v, np.float32).reshape(-1) for k, v in (hparams or {}).items()}
@@ -146,16 +235,29 @@ def simulate(
     checkpoints = default_checkpoints(num_steps) if checkpoints is None else np.unique(np.asarray(checkpoints, np.int64))
     if checkpoints.size == 0 or checkpoints[0] < 1 or checkpoints[-1] > num_steps:
         raise ValueError(f"checkpoints must lie in [1, {num_steps}]; got {checkpoints}.")
+    mesh = lane_mesh() if mesh is None else mesh
+    if mesh.axis_names != (LANE_AXIS,):
+        raise ValueError(f"mesh must be 1-D with axis {LANE_AXIS!r} (see lane_mesh); got axes {mesh.axis_names}.")
 
+    key = key if _is_key(key) else jax.random.wrap_key_data(key)
+    key_impl = str(jax.random.key_impl(key))
     lanes = (num_matrices, num_settings, num_runs)
     size = int(np.prod(lanes))
-    run_keys = jax.vmap(lambda r: jax.random.fold_in(key, r))(jnp.arange(num_runs))
-    keys = jnp.broadcast_to(run_keys, lanes + run_keys.shape[1:]).reshape((size,) + run_keys.shape[1:])
-    lane_hparams = {k: jnp.asarray(np.broadcast_to(v[None, :, None], lanes).reshape(size)) for k, v in hparams.items()}
-    env = PrefMatrixEnv(jnp.asarray(np.repeat(prefs, num_settings * num_runs, axis=0), jnp.float32))
-    table = jnp.asarray(np.repeat(np.stack(tables), num_settings * num_runs, axis=0))
-    winner = jnp.asarray(np.repeat(np.asarray(winners, np.int32), num_settings * num_runs))
-    carry = _init_lanes(algo, keys, lane_hparams, num_arms=num_arms, num_checkpoints=checkpoints.size)
+    # Pad the lanes to a multiple of the device count with copies of the last lane (dropped at the end).
+    num_devices = mesh.devices.size
+    take = np.minimum(np.arange(-(-size // num_devices) * num_devices), size - 1)
+    sharding = NamedSharding(mesh, PartitionSpec(LANE_AXIS))
+
+    def put(x):  # [size, ...] host array -> [padded, ...] lane-sharded device array
+        return jax.device_put(np.ascontiguousarray(np.asarray(x)[take]), sharding)
+
+    run_keys = np.asarray(jax.random.key_data(jax.vmap(lambda r: jax.random.fold_in(key, r))(jnp.arange(num_runs))))
+    keys = np.broadcast_to(run_keys, lanes + run_keys.shape[1:]).reshape((size,) + run_keys.shape[1:])
+    lane_hparams = {k: put(np.broadcast_to(v[None, :, None], lanes).reshape(size)) for k, v in hparams.items()}
+    env = PrefMatrixEnv(put(np.repeat(prefs, num_settings * num_runs, axis=0).astype(np.float32)))
+    table = put(np.repeat(np.stack(tables), num_settings * num_runs, axis=0))
+    winner = put(np.repeat(np.asarray(winners, np.int32), num_settings * num_runs))
+    init_fn = _init_program(algo, mesh, key_impl, num_arms, int(checkpoints.size))
 
     # Segments between consecutive checkpoints, cut at most chunk_size long and grouped so every
     # call has the same shapes (one compile); progress is printed between calls.
@@ -170,23 +272,60 @@ def simulate(
     pad = -len(starts) % per_call
     starts, stops, slots = (np.asarray(x + [x[-1]] * pad, np.int32) for x in (starts, stops, slots))
     starts[len(starts) - pad:] = stops[-1]  # padding segments are empty and rewrite the last slot
+    num_calls = len(starts) // per_call
+
+    # A checkpoint is named by a hash of everything that determines the result (not the mesh).
+    path, first_call = None, 0
+    if checkpoint_dir is not None:
+        inputs = {"format": _CHECKPOINT_FORMAT, "algo": algo.__name__, "key_impl": key_impl,
+                  "key": np.asarray(jax.random.key_data(key)).tolist(),
+                  "prefs": hashlib.sha256(prefs.tobytes()).hexdigest(), "shape": list(prefs.shape),
+                  "hparams": {k: v.tolist() for k, v in sorted(hparams.items())}, "num_runs": num_runs,
+                  "num_steps": num_steps, "checkpoints": checkpoints.tolist(), "chunk_size": chunk_size,
+                  "segments_per_call": per_call}
+        digest = hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:16]
+        path = Path(checkpoint_dir) / f"{algo.__name__.rsplit('.', 1)[-1]}-K{num_arms}-{digest}.npz"
+    template = jax.eval_shape(init_fn, jax.ShapeDtypeStruct((take.size,) + keys.shape[1:], keys.dtype), lane_hparams)
+    if path is not None and path.exists():
+        saved, header = load_checkpoint(path)
+        if header.get("inputs") != inputs:
+            raise ValueError(f"checkpoint {path} was written for a different simulation; delete it to start again.")
+        carry, first_call = _carry_from_host(template, saved, take, sharding, key_impl, path), int(header["next_call"])
+        if label is not None:
+            print(f"[{label}] resuming at step {header['steps_done']:,}/{num_steps:,} from {path}", flush=True)
+    else:
+        carry = init_fn(put(keys), lane_hparams)
+    run_fn = _run_program(algo, mesh)
+
+    host = None
     start = time.perf_counter()
     first_done, first_time = 0, None  # the first call compiles: rates and ETA start after it
-    for g in range(0, len(starts), per_call):
-        part = slice(g, g + per_call)
-        carry = _run_segments(algo, carry, starts[part], stops[part], slots[part], env, table, winner)
+    for call in range(first_call, num_calls):
+        part = slice(call * per_call, (call + 1) * per_call)
+        carry = run_fn(carry, starts[part], stops[part], slots[part], env, table, winner)
+        done = int(stops[part][-1])
+        if path is not None:
+            host = [_to_host(x, size) for x in jax.tree.leaves(carry)]
+            if jax.process_index() == 0:  # every host holds the same gathered arrays; one writes them
+                save_checkpoint(path, host, {"inputs": inputs, "next_call": call + 1, "num_calls": num_calls,
+                                             "steps_done": done})
         if label is not None:
             jax.block_until_ready(carry.regret)
-            done, now = int(stops[part][-1]), time.perf_counter()
+            now = time.perf_counter()
             if first_time is None:
                 first_done, first_time = done, now
-                print(f"[{label}] compiled and ran {done:,} steps in {now - start:.1f}s", flush=True)
+                print(f"[{label}] compiled and reached step {done:,}/{num_steps:,} in {now - start:.1f}s "
+                      f"on {num_devices} {mesh.devices.flat[0].platform} device{'s' * (num_devices > 1)}", flush=True)
                 continue
             rate = (done - first_done) / max(now - first_time, 1e-9)
             print(f"[{label}] step {done:,}/{num_steps:,}  {rate * size:,.0f} run-steps/s  "
                   f"ETA {(num_steps - done) / max(rate, 1e-9):.0f}s", flush=True)
 
+    if host is None:
+        host = [_to_host(x, size) for x in jax.tree.leaves(carry)]
+    final = jax.tree.unflatten(jax.tree.structure(template), host)
+
     def shaped(x):
         return np.asarray(x).reshape(lanes + (checkpoints.size,))
 
-    return Trace(checkpoints, shaped(carry.rec_regret), shaped(carry.rec_correct), shaped(carry.rec_suboptimal))
+    return Trace(checkpoints, shaped(final.rec_regret), shaped(final.rec_correct), shaped(final.rec_suboptimal))

@@ -2,6 +2,7 @@
 
 from jaxrank.data.atomic import write_atomic, write_json, write_npz, write_text
 from jaxrank.data.cache import load_svmlight
+from jaxrank.data.checkpoint import load_checkpoint, remove_stale_temporaries, save_checkpoint
 from jaxrank.data.letor import load_fold, load_queries, split_file
 from jaxrank.data.locations import cache_dir, data_dir, resolve
 from jaxrank.data import preference
@@ -16,6 +17,7 @@ __all__ = [
     "cache_dir",
     "data_dir",
     "group_queries",
+    "load_checkpoint",
     "load_fold",
     "load_preference_matrix",
     "load_queries",
@@ -24,7 +26,9 @@ __all__ = [
     "parse_svmlight",
     "preference",
     "query_lengths",
+    "remove_stale_temporaries",
     "resolve",
+    "save_checkpoint",
     "split_file",
     "synthetic_queries",
     "write_atomic",

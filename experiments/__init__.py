@@ -3,6 +3,7 @@
 from experiments import (  # noqa: F401
     condorcet_probability,
     feature_rankers,
+    paper_report,
     preference_matrix,
     rcs_accuracy,
     rcs_alpha,

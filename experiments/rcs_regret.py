@@ -4,7 +4,6 @@ paper's perfect-click-model setting), else on the embedded arXiv 6-ranker matrix
 
 import dataclasses
 
-import numpy as np
 
 from experiments import duel_runs
 from experiments.analysis import rcs_regret as analysis

@@ -1,5 +1,6 @@
 """Test setup: CPU only, the ``slow`` marker, and where the shared real data lives."""
 
+import json
 import os
 from pathlib import Path
 
@@ -36,6 +37,20 @@ def shared_data() -> Path:
     if not (path / "MQ2008").is_dir():
         pytest.skip(f"real data not found at {path} (set JAXRANK_TEST_DATA to the shared data folder)")
     return path
+
+
+@pytest.fixture
+def no_data(tmp_path, monkeypatch):
+    """``JAXRANK_DATA`` points at an empty folder, so experiments use their embedded/synthetic data."""
+    monkeypatch.setenv("JAXRANK_DATA", str(tmp_path / "no-data"))
+
+
+def launch_experiment(workdir, name, *overrides):
+    """Runs a registered experiment; returns ``(run_dir, results.json as a dict)``."""
+    from experiments import registry
+
+    run_dir = registry.launch(name, workdir, list(overrides))
+    return run_dir, json.loads((run_dir / "results.json").read_text())
 
 
 @pytest.fixture(autouse=True)

@@ -1,21 +1,10 @@
 """Every dueling-bandit experiment end to end on the embedded matrix with a tiny config."""
 
-import json
-
 import numpy as np
 import pytest
 
 from experiments import registry
-
-
-@pytest.fixture
-def no_data(tmp_path, monkeypatch):
-    monkeypatch.setenv("JAXRANK_DATA", str(tmp_path / "no-data"))
-
-
-def _launch(tmp_path, name, *overrides):
-    run_dir = registry.launch(name, tmp_path, list(overrides))
-    return run_dir, json.loads((run_dir / "results.json").read_text())
+from tests.conftest import launch_experiment as _launch
 
 
 def test_rcs_regret_on_the_embedded_matrix_is_deterministic(tmp_path, no_data, capsys):

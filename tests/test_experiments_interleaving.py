@@ -6,17 +6,8 @@ import numpy as np
 import pytest
 
 from experiments import registry
+from tests.conftest import launch_experiment as _launch
 from jaxrank import envs
-
-
-@pytest.fixture
-def no_data(tmp_path, monkeypatch):
-    monkeypatch.setenv("JAXRANK_DATA", str(tmp_path / "no-data"))
-
-
-def _launch(tmp_path, name, *overrides):
-    run_dir = registry.launch(name, tmp_path, list(overrides))
-    return run_dir, json.loads((run_dir / "results.json").read_text())
 
 
 def test_preference_matrix_falls_back_to_synthetic_queries_and_saves_a_loadable_matrix(tmp_path, no_data, capsys):

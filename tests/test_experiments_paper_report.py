@@ -8,11 +8,6 @@ import pytest
 from experiments import paper_report, registry
 
 
-@pytest.fixture
-def no_data(tmp_path, monkeypatch):
-    monkeypatch.setenv("JAXRANK_DATA", str(tmp_path / "no-data"))
-
-
 def test_report_gathers_tables_and_figures(tmp_path, no_data, monkeypatch):
     monkeypatch.setattr(paper_report, "SECTIONS", (
         ("A paper", (paper_report.Part("condorcet_probability", "claim one", ("num_subsets=50",)),

@@ -1,22 +1,11 @@
 """SOLAR experiments end to end: tiny configs on synthetic data (always), and the paper's Table 2
 MQ2008 row on the real data (slow)."""
 
-import json
-
 import numpy as np
 import pytest
 
 from experiments import registry
-
-
-@pytest.fixture
-def no_data(tmp_path, monkeypatch):
-    monkeypatch.setenv("JAXRANK_DATA", str(tmp_path / "no-data"))
-
-
-def _launch(tmp_path, name, *overrides):
-    run_dir = registry.launch(name, tmp_path, list(overrides))
-    return run_dir, json.loads((run_dir / "results.json").read_text())
+from tests.conftest import launch_experiment as _launch
 
 
 def test_solar_online_synthetic(tmp_path, no_data, capsys):

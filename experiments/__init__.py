@@ -3,6 +3,7 @@
 from experiments import (  # noqa: F401
     condorcet_probability,
     feature_rankers,
+    lcra_table,
     paper_report,
     preference_matrix,
     rcs_accuracy,

@@ -1,0 +1,168 @@
+"""LCRA Table 1 (Tsivtsivadze, Hofmann, Heskes 2012): test MAP of LCRA-1-5, LCRA-1-1, SPD and SPD-MV
+in the semi-supervised protocol (SPEC §2.4) on one LETOR folder (MQ2008 by default; any LETOR 3.0
+set with ``--set dataset=/path/to/TD2003``), plus a paired t-test over the random splits.
+
+Choices the paper leaves open (SPEC §6 item 4), all config fields: sign label for the hinge, the
+Pegasos schedule ``1/(λt)`` (``schedule="eta0"`` + ``eta0s`` for the η0 variant), projection on
+(sofia-ml's default), 20% labels drawn per document, λ ∈ 1e-6..1e-1 tied across views, μ ∈
+1e-4..1, N = 100,000 steps, 10 splits (split ``s`` from ``fold_in(seed, s)``). The whole data set
+is the union of ``Fold{fold}``'s train, vali and test files.
+"""
+
+import dataclasses
+import math
+import time
+from typing import Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from experiments.analysis import lcra_table as analysis
+from experiments.registry import register
+from jaxrank import data
+from jaxrank.learners.pairwise import protocol
+from jaxrank.types import QueryBatch
+
+DEFAULT_DATASET = "MQ2008"
+PAPER_TABLE = {  # Table 1 of the paper: LCRA-1-5, LCRA-1-1, SPD, SPD-MV
+    "TD2003": (0.15, 0.11, 0.10, 0.11),
+    "TD2004": (0.14, 0.12, 0.10, 0.10),
+    "NP2003": (0.54, 0.54, 0.47, 0.49),
+    "NP2004": (0.51, 0.48, 0.44, 0.45),
+    "HP2003": (0.60, 0.57, 0.50, 0.52),
+    "HP2004": (0.52, 0.50, 0.45, 0.45),
+    "OHSUMED": (0.33, 0.31, 0.29, 0.30),
+}
+PAPER_COLUMNS = ("LCRA-1-5", "LCRA-1-1", "SPD", "SPD-MV")
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    dataset: str = "auto"  # LETOR folder (name under JAXRANK_DATA or path), "synthetic", or auto (MQ2008, else synthetic)
+    fold: int = 1  # the data set is Fold{fold}/{train,vali,test} together
+    methods: tuple[str, ...] = ("spd", "spd_mv", "lcra_1_1", "lcra_1_5")
+    num_splits: int = 10
+    num_folds: int = 5
+    train_fraction: float = 0.7
+    label_fraction: float = 0.2
+    num_steps: int = 100_000
+    cv_steps: Optional[int] = None  # steps of each CV fit; None = num_steps
+    lambdas: tuple[float, ...] = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1)
+    mus: tuple[float, ...] = (1e-4, 1e-3, 1e-2, 1e-1, 1.0)
+    eta0s: tuple[float, ...] = (1.0,)  # read only with schedule="eta0"
+    tie_view_lambdas: bool = True  # False: λ1 × λ2 grid (36 points per μ)
+    schedule: str = "pegasos"
+    loss: str = "hinge"
+    project_ball: bool = True
+    graded_label: bool = False
+    sampler: str = "exact"
+    normalize: bool = True  # per-query min-max to [0, 1] (idempotent on QueryLevelNorm files)
+    reference: str = "spd"  # the paired test compares every method with this one
+    seed: int = 0
+    synthetic_queries: int = 60
+    synthetic_features: int = 8
+
+
+def _load(config: Config) -> tuple[str, QueryBatch]:
+    name = DEFAULT_DATASET if config.dataset == "auto" else config.dataset
+    if name != "synthetic":
+        try:
+            root = data.resolve(name)
+        except FileNotFoundError as e:
+            if config.dataset != "auto":
+                raise
+            print(f"[lcra_table] {e}\n[lcra_table] using synthetic data instead.", flush=True)
+        else:
+            parts = data.load_fold(root, config.fold, normalize=config.normalize)
+            batch = jax.tree.map(lambda *xs: np.concatenate([np.asarray(x) for x in xs]), *parts)
+            return str(root), QueryBatch(*batch)
+    batch = data.synthetic_queries(jax.random.fold_in(jax.random.key(config.seed), 999),
+                                   num_queries=config.synthetic_queries, list_size=16,
+                                   num_features=config.synthetic_features, num_grades=3)
+    return f"synthetic(queries={config.synthetic_queries}, features={config.synthetic_features})", batch
+
+
+def paired_t_test(a, b) -> dict:
+    """Two-sided paired t-test of ``mean(a − b) = 0`` (Student t with ``n − 1`` df)."""
+    d = np.asarray(a, np.float64) - np.asarray(b, np.float64)
+    n = d.size
+    sd = d.std(ddof=1) if n > 1 else 0.0
+    if n < 2 or sd == 0.0:
+        return {"mean_diff": float(d.mean()) if n else 0.0, "t": None, "df": n - 1, "p_value": None, "wins": int((d > 0).sum()),
+                "losses": int((d < 0).sum())}
+    t = d.mean() / (sd / math.sqrt(n))
+    df = n - 1
+    # P(|T| > t) = I_{df/(df+t²)}(df/2, 1/2)
+    p = float(jax.scipy.special.betainc(df / 2.0, 0.5, df / (df + t * t)))
+    return {"mean_diff": float(d.mean()), "t": float(t), "df": df, "p_value": p, "wins": int((d > 0).sum()),
+            "losses": int((d < 0).sum())}
+
+
+def _paper_row(source: str):
+    for name, row in PAPER_TABLE.items():
+        if name.lower() in source.lower():
+            return name, dict(zip(PAPER_COLUMNS, row))
+    return None, None
+
+
+@register("lcra_table", Config, report=analysis.report)
+def run(config: Config, run_dir) -> dict:
+    """LCRA vs SPD / SPD-MV test MAP, semi-supervised, 10 splits (LCRA paper Table 1)."""
+    unknown = [m for m in config.methods if m not in protocol.METHODS]
+    if unknown:
+        raise ValueError(f"unknown method {unknown[0]!r}; available: {', '.join(protocol.METHODS)}.")
+    if config.reference not in config.methods:
+        raise ValueError(f"reference {config.reference!r} must be one of methods {config.methods}.")
+    source, batch = _load(config)
+    protocol.check_batch(batch)
+    options = protocol.Options(loss=config.loss, schedule=config.schedule, project_ball=config.project_ball,
+                               graded_label=config.graded_label, sampler=config.sampler)
+    cv_steps = config.cv_steps or config.num_steps
+    keys = protocol.split_keys(jax.random.key(config.seed), config.num_splits)
+    common = dict(num_folds=config.num_folds, train_fraction=config.train_fraction,
+                  label_fraction=config.label_fraction)
+    batch = QueryBatch(*(jnp.asarray(x) for x in batch))
+    results, arrays = {}, {}
+    for name in config.methods:
+        method = protocol.METHODS[name]
+        grid = protocol.make_grid(method, config.lambdas, config.mus,
+                                  config.eta0s if config.schedule == "eta0" else (1.0,),
+                                  tie_view_lambdas=config.tie_view_lambdas)
+        start = time.time()
+        val_map = np.asarray(protocol.cross_validate(method, options, batch, keys, grid, num_steps=cv_steps, **common))
+        best, chosen = protocol.select(jnp.asarray(val_map), grid)
+        test_map = np.asarray(protocol.fit_and_test(method, options, batch, keys, chosen, num_steps=config.num_steps,
+                                                    **common))
+        seconds = time.time() - start
+        results[method.name] = {
+            "test_map": test_map.tolist(),
+            "mean": float(test_map.mean()),
+            "sd": float(test_map.std(ddof=1)) if test_map.size > 1 else 0.0,
+            "val_map_best": val_map.mean(1).max(-1).tolist(),
+            "chosen": {"lam": np.asarray(chosen.lam).tolist(), "mu": np.asarray(chosen.mu).tolist(),
+                       "eta0": np.asarray(chosen.eta0).tolist()},
+            "grid_size": int(grid.mu.shape[0]),
+            "seconds": round(seconds, 1),
+        }
+        arrays[f"{name}__val_map"] = val_map
+        arrays[f"{name}__test_map"] = test_map
+        print(f"[lcra_table] {method.name}: test MAP {test_map.mean():.4f} ± {results[method.name]['sd']:.4f} "
+              f"(grid {grid.mu.shape[0]}, {seconds:.0f} s)", flush=True)
+    ref = protocol.METHODS[config.reference].name
+    tests = {m: paired_t_test(r["test_map"], results[ref]["test_map"]) for m, r in results.items() if m != ref}
+    paper_name, paper = _paper_row(source)
+    data.write_npz(run_dir / "arrays.npz", **arrays)
+    return {
+        "dataset": source,
+        "num_queries": int(batch.mask.any(-1).sum()),
+        "num_docs": int(batch.mask.sum()),
+        "num_splits": config.num_splits,
+        "label_fraction": config.label_fraction,
+        "num_steps": config.num_steps,
+        "cv_steps": cv_steps,
+        "reference": ref,
+        "methods": results,
+        "paired_t_test": tests,
+        "paper": {"dataset": paper_name, "map": paper} if paper else None,
+    }

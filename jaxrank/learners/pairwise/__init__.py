@@ -1,0 +1,39 @@
+"""Stochastic pairwise learners (SPEC §2): SPD (pairwise Pegasos), SPD-MV and LCRA-k-l
+(Tsivtsivadze, Hofmann, Heskes 2012), their pair samplers and the semi-supervised protocol."""
+
+from jaxrank.learners.pairwise.lcra import LCRAState, check_sizes, lcra, random_views, score, train
+from jaxrank.learners.pairwise.pairs import (
+    SAMPLERS,
+    PairBatch,
+    PairSource,
+    check_pairs,
+    labeled_partners,
+    num_ordered_pairs,
+    pair_source,
+    sample_pair_indices,
+    sample_pairs,
+    unlabeled_partners,
+)
+from jaxrank.learners.pairwise.spd import SPDState, learning_rate, spd
+
+__all__ = [
+    "LCRAState",
+    "PairBatch",
+    "PairSource",
+    "SAMPLERS",
+    "SPDState",
+    "check_pairs",
+    "check_sizes",
+    "labeled_partners",
+    "lcra",
+    "learning_rate",
+    "num_ordered_pairs",
+    "pair_source",
+    "random_views",
+    "sample_pair_indices",
+    "sample_pairs",
+    "score",
+    "spd",
+    "train",
+    "unlabeled_partners",
+]

@@ -1,0 +1,259 @@
+"""Semi-supervised LTR protocol of the LCRA paper (Tsivtsivadze et al. 2012, §4; SPEC §2.4).
+
+Per random split ``s``: 70% of the queries train, 30% test [query level: ours]; a random 20% of the
+*training documents* keep their labels [document level: ours, SPEC §6 item 4], the other training
+documents are unlabeled (usable only in ``P̂``); supervised methods (SPD, SPD-MV) see only the
+labeled documents. Hyperparameters are chosen by 5-fold cross-validation over the training
+queries: a fold's model trains on the other four folds (their labeled docs for ``P`` and their
+unlabeled docs for ``P̂``) and is scored by MAP on the held-out fold's *labeled* documents (the
+only labels the protocol may read) [ours]. The best grid point (highest mean validation MAP, first
+on ties) is retrained on the whole training part and scored by test MAP (binary relevance
+``l > 0``, queries without a relevant document count as AP 0, SPEC §5.1).
+
+Every (split, fold, grid point) of one method runs in one compiled program: ``vmap`` over splits
+and folds builds the per-fold pair tables once, and the grid ``[H]`` is vmapped inside the step so
+all grid points share the fold's pair stream (common random numbers make the selection less
+noisy); ``lax.scan`` runs the steps. Methods with the same key see the same labeled-pair stream.
+"""
+
+import dataclasses
+import functools
+import itertools
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxrank.learners.pairwise.lcra import LCRAState, check_sizes, lcra, random_views
+from jaxrank.learners.pairwise.pairs import pair_source, sample_pairs
+from jaxrank.learners.pairwise.spd import SOFIA_MIN_SCALING, check_hparam
+from jaxrank.metrics import average_precision
+from jaxrank.types import QueryBatch
+
+
+class Split(NamedTuple):
+    """One random split of a ``QueryBatch`` with ``Q`` queries of ``L`` padded docs."""
+
+    train_query: jax.Array  # [Q] bool, query in the training part
+    fold: jax.Array  # [Q] i32, CV fold of a training query, -1 for test queries
+    labeled: jax.Array  # [Q, L] bool, training docs that keep their labels
+    unlabeled: jax.Array  # [Q, L] bool, the other training docs
+
+
+@dataclasses.dataclass(frozen=True)
+class Method:
+    """A named variant (static): views ``M``, ``k`` labeled and ``l`` unlabeled pairs per step."""
+
+    name: str
+    num_views: int
+    num_labeled: int = 1
+    num_unlabeled: int = 0
+
+    @property
+    def co_regularized(self) -> bool:
+        return self.num_unlabeled > 0
+
+
+METHODS = {
+    "spd": Method("SPD", 1),
+    "spd_mv": Method("SPD-MV", 2),
+    "lcra_1_1": Method("LCRA-1-1", 2, 1, 1),
+    "lcra_1_5": Method("LCRA-1-5", 2, 1, 5),
+}
+
+
+def lcra_method(k: int, l: int) -> Method:
+    """``LCRA-k-l``; rejects ``k < 1`` or ``l < 1``."""
+    check_sizes(k, l, co_regularized=True)
+    return Method(f"LCRA-{k}-{l}", 2, k, l)
+
+
+@dataclasses.dataclass(frozen=True)
+class Options:
+    """Static learner options shared by every method of a run."""
+
+    loss: str = "hinge"
+    schedule: str = "pegasos"
+    project_ball: bool = True
+    clamp: float = SOFIA_MIN_SCALING
+    graded_label: bool = False
+    sampler: str = "exact"
+
+
+class Grid(NamedTuple):
+    """``H`` hyperparameter settings (arrays, so a grid compiles once)."""
+
+    lam: jax.Array  # [H, M] f32, λ per view
+    mu: jax.Array  # [H] f32
+    eta0: jax.Array  # [H] f32 (read only by schedule="eta0")
+
+
+def make_grid(method: Method, lambdas, mus=(0.0,), eta0s=(1.0,), *, tie_view_lambdas: bool = True) -> Grid:
+    """Cartesian grid: λ per view (tied or one λ per view), μ (only for co-regularized methods), η0."""
+    check_hparam("lambdas", lambdas, fix="use a positive grid such as 1e-6..1e-1")
+    check_hparam("mus", mus, inclusive=True)
+    check_hparam("eta0s", eta0s)
+    m = method.num_views
+    lam_sets = [(x,) * m for x in lambdas] if tie_view_lambdas else list(itertools.product(lambdas, repeat=m))
+    mus = tuple(mus) if method.co_regularized else (0.0,)
+    rows = list(itertools.product(lam_sets, mus, eta0s))
+    return Grid(lam=jnp.asarray([r[0] for r in rows], jnp.float32), mu=jnp.asarray([r[1] for r in rows], jnp.float32),
+                eta0=jnp.asarray([r[2] for r in rows], jnp.float32))
+
+
+def semi_supervised_split(key, mask: jax.Array, *, train_fraction: float = 0.7, label_fraction: float = 0.2,
+                          num_folds: int = 5) -> Split:
+    """Random query-level train/test split, document-level labeled subset and CV folds.
+
+    Args:
+      key: PRNG key of the split.
+      mask: ``[Q, L]`` bool real documents (every query has at least one).
+      train_fraction: share of queries in the training part (``round(f·Q)`` of them).
+      label_fraction: share of training documents that keep their labels (``round(f·n)``, at least 1).
+      num_folds: CV folds over the training queries (static).
+
+    Returns:
+      ``Split``; vmappable over ``key``.
+    """
+    key_query, key_docs = jax.random.split(key)
+    num_queries = mask.shape[0]
+    num_train = int(round(train_fraction * num_queries))
+    rank = jnp.argsort(jax.random.permutation(key_query, num_queries))  # query's place in a random order
+    train_query = rank < num_train
+    fold = jnp.where(train_query, rank % num_folds, -1).astype(jnp.int32)
+    train_docs = mask & train_query[:, None]
+    u = jnp.where(train_docs, jax.random.uniform(key_docs, mask.shape), 2.0)
+    num_labeled = jnp.maximum(jnp.round(label_fraction * train_docs.sum()), 1).astype(jnp.int32)
+    threshold = jnp.sort(u.reshape(-1))[num_labeled - 1]
+    labeled = train_docs & (u <= threshold)
+    return Split(train_query=train_query, fold=fold, labeled=labeled, unlabeled=train_docs & ~labeled)
+
+
+def _learner(method: Method, options: Options, lam, mu, eta0):
+    return lcra(lam, mu, num_views=method.num_views, loss=options.loss, schedule=options.schedule, eta0=eta0,
+                project_ball=options.project_ball, clamp=options.clamp, graded_label=options.graded_label)
+
+
+def fit_grid(method: Method, options: Options, key_views, key_steps, batch: QueryBatch, labeled, unlabeled,
+             grid: Grid, *, num_steps: int) -> jax.Array:
+    """Trains every grid point on one training set (shared pair stream). Returns ``w [H, M, D]``.
+
+    ``labeled``/``unlabeled`` are ``[Q, L]`` masks of the training documents.
+    """
+    source = pair_source(batch, labeled, unlabeled if method.co_regularized else None, sampler=options.sampler)
+    num_grid, num_features = grid.mu.shape[0], batch.features.shape[-1]
+    views = random_views(key_views, num_features, method.num_views)
+    states = LCRAState(w=jnp.zeros((num_grid, method.num_views, num_features), batch.features.dtype),
+                       views=jnp.broadcast_to(views, (num_grid,) + views.shape).astype(batch.features.dtype),
+                       t=jnp.zeros((num_grid,), jnp.int32))
+
+    def update(hparams: Grid, state, pairs):
+        return _learner(method, options, hparams.lam, hparams.mu, hparams.eta0).update(state, pairs)[0]
+
+    def body(states, t):
+        pairs = sample_pairs(jax.random.fold_in(key_steps, t), source, method.num_labeled, method.num_unlabeled)
+        return jax.vmap(update, in_axes=(0, 0, None))(grid, states, pairs), None
+
+    states, _ = jax.lax.scan(body, states, jnp.arange(num_steps, dtype=jnp.int32))
+    return states.w
+
+
+def _mean_ap(w_avg, batch: QueryBatch, query_idx, query_ok, where):
+    """Mean AP over the selected queries ``query_idx [n]`` (``query_ok`` masks padding) for each
+    ``w_avg [H, D]``; lists with no document in ``where`` are left out. Non-finite scores give 0."""
+    x = batch.features[query_idx]  # [n, L, D]
+    where = where[query_idx] & query_ok[:, None]
+    scores = jnp.einsum("nld,hd->hnl", x, w_avg)
+    ap = average_precision(scores, jnp.broadcast_to(batch.labels[query_idx], scores.shape),
+                           where=jnp.broadcast_to(where, scores.shape), reduce_fn=None)  # [H, n]
+    has = where.any(-1)
+    value = jnp.sum(jnp.where(has, ap, 0.0), -1) / jnp.maximum(has.sum(), 1)
+    finite = jnp.all(jnp.isfinite(w_avg), -1)
+    return jnp.where(finite, value, 0.0)
+
+
+def _keys(key):
+    """Named keys of one split: the split itself, the views, CV steps, final steps."""
+    return (jax.random.fold_in(key, 0), jax.random.fold_in(key, 1), jax.random.fold_in(key, 2),
+            jax.random.fold_in(key, 3))
+
+
+@functools.partial(jax.jit, static_argnames=("method", "options", "num_steps", "num_folds", "train_fraction",
+                                              "label_fraction"))
+def cross_validate(method: Method, options: Options, batch: QueryBatch, split_keys, grid: Grid, *, num_steps: int,
+                   num_folds: int = 5, train_fraction: float = 0.7, label_fraction: float = 0.2) -> jax.Array:
+    """Validation MAP ``[S, F, H]`` for ``S`` split keys, ``F`` folds and the ``H`` grid points.
+
+    One program: ``vmap`` over splits × folds, the grid vmapped inside ``fit_grid``.
+    """
+    num_queries = batch.mask.shape[0]
+    num_val = -(-int(round(train_fraction * num_queries)) // num_folds)  # largest fold
+
+    def one_fold(key, split: Split, fold):
+        _, key_views, key_cv, _ = _keys(key)
+        in_fold = split.fold == fold
+        others = (split.fold >= 0) & ~in_fold
+        w = fit_grid(method, options, key_views, jax.random.fold_in(key_cv, fold), batch,
+                     split.labeled & others[:, None], split.unlabeled & others[:, None], grid, num_steps=num_steps)
+        (idx,) = jnp.nonzero(in_fold, size=num_val, fill_value=0)
+        ok = jnp.arange(num_val) < in_fold.sum()
+        return _mean_ap(w.mean(1), batch, idx, ok, split.labeled)
+
+    def one_split(key):
+        key_split = _keys(key)[0]
+        split = semi_supervised_split(key_split, batch.mask, train_fraction=train_fraction,
+                                      label_fraction=label_fraction, num_folds=num_folds)
+        return jax.vmap(one_fold, in_axes=(None, None, 0))(key, split, jnp.arange(num_folds))
+
+    return jax.vmap(one_split)(split_keys)
+
+
+@functools.partial(jax.jit, static_argnames=("method", "options", "num_steps", "num_folds", "train_fraction",
+                                              "label_fraction"))
+def fit_and_test(method: Method, options: Options, batch: QueryBatch, split_keys, chosen: Grid, *, num_steps: int,
+                 num_folds: int = 5, train_fraction: float = 0.7, label_fraction: float = 0.2) -> jax.Array:
+    """Test MAP ``[S]``: split ``s`` retrains with its chosen setting ``chosen[s]`` on the whole
+    training part (labeled + unlabeled docs) and is scored on all documents of its test queries."""
+    num_queries = batch.mask.shape[0]
+    num_test = num_queries - int(round(train_fraction * num_queries))
+
+    def one_split(key, hparams: Grid):
+        key_split, key_views, _, key_final = _keys(key)
+        split = semi_supervised_split(key_split, batch.mask, train_fraction=train_fraction,
+                                      label_fraction=label_fraction, num_folds=num_folds)
+        one = jax.tree.map(lambda x: x[None], hparams)
+        w = fit_grid(method, options, key_views, key_final, batch, split.labeled, split.unlabeled, one,
+                     num_steps=num_steps)
+        (idx,) = jnp.nonzero(~split.train_query, size=num_test, fill_value=0)
+        return _mean_ap(w.mean(1), batch, idx, jnp.ones(num_test, bool), batch.mask)[0]
+
+    return jax.vmap(one_split)(split_keys, chosen)
+
+
+def select(val_map: jax.Array, grid: Grid):
+    """Per split, the grid point with the best mean validation MAP over folds (first on ties).
+
+    Args:
+      val_map: ``[S, F, H]``.
+
+    Returns:
+      ``(best [S] i32, chosen Grid with leading axis S)``.
+    """
+    best = jnp.argmax(val_map.mean(1), axis=-1)
+    return best, jax.tree.map(lambda x: x[best], grid)
+
+
+def split_keys(key, num_splits: int) -> jax.Array:
+    """``[S]`` keys; split ``s`` uses ``fold_in(key, s)`` whatever ``S`` is."""
+    return jax.vmap(lambda s: jax.random.fold_in(key, s))(jnp.arange(num_splits))
+
+
+def check_batch(batch: QueryBatch) -> None:
+    """Rejects a data set with no valid pair at all (before any compile)."""
+    mask = np.asarray(batch.mask)
+    labels = np.asarray(batch.labels)
+    differ = (labels[:, :, None] != labels[:, None, :]) & mask[:, :, None] & mask[:, None, :]
+    if not differ.any():
+        raise ValueError("the data set has no valid pair: every query has documents of a single grade; "
+                         "ranking needs queries with at least two distinct grades.")

@@ -1,0 +1,121 @@
+"""SPD: stochastic pairwise descent = pairwise Pegasos (Sculley 2009; Shalev-Shwartz et al. 2007).
+
+SPEC §2.2. State ``w`` starts at 0; at step ``t = 1..N`` with ``k`` labeled pairs ``A_t`` and
+``A_t⁺ = {(p, y) ∈ A_t : y wᵀp < 1}`` (margins taken with the old ``w``)::
+
+    η_t = 1/(λ t)                      (schedule="pegasos", Algorithm 1 of the LCRA paper)
+    η_t = η0 / (1 + η0 λ t)            (schedule="eta0", the "learning rate η0" of its §4) [ours]
+    w ← max(1 − η_t λ, clamp) · w + η_t Σ_{A_t⁺} y p
+    w ← min(1, 1/(√λ ‖w‖)) · w         (project=True; Pegasos / sofia-ml projection)
+
+The sum over ``A_t⁺`` is not divided by ``k`` (LCRA paper eq. 3; Pegasos divides by ``k``, which
+only matters for ``k > 1``). ``clamp`` mirrors sofia-ml's ``L2Regularize``, whose shrink factor never
+drops below 1e-7 (at ``t = 1`` the exact factor ``1 − η_1 λ`` is 0 and would erase ``w``); ``clamp=0``
+gives the textbook update. The hinge label is ``sign(l_a − l_b)`` unless ``graded_label=True``
+(then the margin condition ``y wᵀp < 1`` uses the graded difference; SPEC §2.1 / §6 item 4).
+
+A step whose labeled draws are all invalid (sofia-ml's skipped iteration, see ``pairs.py``) leaves
+``w`` untouched while ``t`` still advances, as in sofia-ml's ``StochasticRankLoop``.
+"""
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxrank.learners.base import Learner
+from jaxrank.learners.pairwise.pairs import PairBatch
+
+SCHEDULES = ("pegasos", "eta0")
+SOFIA_MIN_SCALING = 1e-7  # sofia-ml MIN_SCALING_FACTOR
+
+
+class SPDState(NamedTuple):
+    w: jax.Array  # [D] f32, weights
+    t: jax.Array  # [] i32, steps taken
+
+
+def check_hparam(name: str, value, lower: float = 0.0, *, inclusive: bool = False, fix: str = "") -> None:
+    """Rejects a concrete hyperparameter (number or array) outside ``> lower`` (``>=`` if inclusive).
+
+    Traced values (inside ``jit``/``vmap``) cannot be checked and pass through.
+    """
+    if isinstance(value, jax.core.Tracer):
+        return
+    arr = np.asarray(value, dtype=np.float64)
+    ok = arr >= lower if inclusive else arr > lower
+    if not np.all(ok):
+        bound = f">= {lower}" if inclusive else f"> {lower}"
+        bad = float(arr[~ok].ravel()[0]) if arr.ndim else float(arr)
+        raise ValueError(f"{name} must be {bound}; got {bad:g}{'; ' + fix if fix else ''}.")
+
+
+def check_schedule(schedule: str, eta0) -> None:
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {SCHEDULES}; got {schedule!r}.")
+    if schedule == "eta0":
+        check_hparam("eta0", eta0, fix="eta0 is the initial step size of eta_t = eta0/(1 + eta0 lam t)")
+
+
+def learning_rate(schedule: str, lam: jax.Array, eta0: jax.Array, t: jax.Array) -> jax.Array:
+    """``η_t`` for step ``t ≥ 1`` (any broadcastable shapes); ``schedule`` is static."""
+    t = t.astype(lam.dtype)
+    if schedule == "pegasos":
+        return 1.0 / (lam * t)
+    return eta0 / (1.0 + eta0 * lam * t)
+
+
+def shrink(eta: jax.Array, lam: jax.Array, clamp: jax.Array) -> jax.Array:
+    """Pegasos shrink factor ``max(1 − ηλ, clamp)`` (sofia-ml ``L2Regularize``)."""
+    return jnp.maximum(1.0 - eta * lam, clamp)
+
+
+def project(w: jax.Array, lam: jax.Array) -> jax.Array:
+    """``min(1, 1/(√λ ‖w‖)) · w`` over the last axis; ``lam`` broadcasts against ``w[..., 0]``."""
+    norm = jnp.sqrt(jnp.sum(w * w, axis=-1))
+    scale = jnp.minimum(1.0, 1.0 / jnp.maximum(jnp.sqrt(lam) * norm, 1e-30))
+    return w * scale[..., None]
+
+
+def pair_targets(pairs: PairBatch, graded_label: bool) -> jax.Array:
+    """``[k]`` hinge labels: ``sign(y)`` or the graded ``y`` (static choice); 0 on invalid draws."""
+    y = pairs.y if graded_label else jnp.sign(pairs.y)
+    return jnp.where(pairs.valid, y, 0.0)
+
+
+def spd(lam=0.1, *, schedule: str = "pegasos", eta0=1.0, project_ball: bool = True,
+        clamp=SOFIA_MIN_SCALING, graded_label: bool = False) -> Learner:
+    """Pairwise Pegasos on difference vectors (SPEC §2.2). ``lam > 0``; the other options are static
+    except ``eta0`` and ``clamp`` (arrays are fine). Defaults are sofia-ml's (λ = 0.1, projection on).
+
+    Returns ``Learner(init, update)``: ``init(key, num_features) -> SPDState`` and
+    ``update(state, pairs: PairBatch) -> (state, info)`` with info ``{"updates": #A_t⁺, "loss": mean
+    hinge over valid pairs before the step}``.
+    """
+    check_hparam("lam", lam, fix="the Pegasos step 1/(lam t) needs a positive regularization, e.g. 1e-4")
+    check_hparam("clamp", clamp, inclusive=True)
+    check_schedule(schedule, eta0)
+    lam = jnp.asarray(lam, jnp.float32)
+    eta0 = jnp.asarray(eta0, jnp.float32)
+    clamp = jnp.asarray(clamp, jnp.float32)
+
+    def init(key, num_features: int, dtype=jnp.float32) -> SPDState:
+        del key
+        return SPDState(w=jnp.zeros(num_features, dtype), t=jnp.zeros((), jnp.int32))
+
+    def update(state: SPDState, pairs: PairBatch):
+        t = state.t + 1
+        eta = learning_rate(schedule, lam, eta0, t).astype(state.w.dtype)
+        y = pair_targets(pairs, graded_label)  # [k]
+        margin = y * (pairs.p @ state.w)  # [k], with the old w (sofia-ml computes it before shrinking)
+        active = pairs.valid & (margin < 1.0)
+        w = shrink(eta, lam, clamp) * state.w + eta * (jnp.where(active, y, 0.0) @ pairs.p)
+        if project_ball:
+            w = project(w, lam)
+        w = jnp.where(pairs.valid.any(), w, state.w)  # sofia-ml's skipped iteration
+        loss = jnp.sum(jnp.where(pairs.valid, jnp.maximum(0.0, 1.0 - margin), 0.0))
+        loss = loss / jnp.maximum(pairs.valid.sum(), 1)
+        return SPDState(w=w, t=t), {"updates": active.sum().astype(jnp.int32), "loss": loss}
+
+    return Learner(init, update)

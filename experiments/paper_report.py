@@ -53,7 +53,7 @@ SECTIONS = (
     )),
     ("Co-regularised ranking: SPD and LCRA (Tsivtsivadze, Hofmann, Heskes 2012)", (
         Part("lcra_table", "Table 1: with 20% of the training labels, LCRA-1-5 ≥ LCRA-1-1 > SPD-MV ≥ SPD in test MAP "
-             "on every LETOR 3.0 set."),
+             "on every LETOR 3.0 set.", ("num_splits=3", "cv_steps=20000", "num_steps=20000")),
     )),
     ("Sparse RankSVM with non-convex penalties (Laporte, Flamary, Canu, Déjean, Mothe, TNNLS 2014)", (
         Part("sparse_ranksvm", "Tables IV–VI: log and ℓ0.5 keep about half of ℓ1's features (MQ2008 sparsity ratio "

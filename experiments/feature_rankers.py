@@ -13,12 +13,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from experiments import letor_datasets
 from experiments.analysis import feature_rankers as analysis
 from experiments.registry import register
 from jaxrank import data, metrics
-
-DEFAULT_DATASET = "MQ2008"
-
 
 @dataclasses.dataclass(frozen=True)
 class Config:
@@ -41,19 +39,12 @@ def _synthetic_fold(config: Config, fold: int):
 
 def _resolve(config: Config):
     """Returns (source description, fold -> QueryBatch loader)."""
-    name = DEFAULT_DATASET if config.dataset == "auto" else config.dataset
-    if name != "synthetic":
-        try:
-            root = data.resolve(name)
-        except FileNotFoundError as e:
-            if config.dataset != "auto":
-                raise
-            print(f"[feature_rankers] {e}\n[feature_rankers] using synthetic data instead.", flush=True)
-        else:
-            splits = dict(zip(data.letor.SPLITS, range(3)))
-            if config.split not in splits:
-                raise ValueError(f"split must be one of {tuple(splits)}; got {config.split!r}.")
-            return str(root), lambda fold: data.load_fold(root, fold)[splits[config.split]]
+    ds = letor_datasets.resolve(config.dataset, "feature_rankers")
+    if ds.root is not None:
+        splits = dict(zip(data.letor.SPLITS, range(3)))
+        if config.split not in splits:
+            raise ValueError(f"split must be one of {tuple(splits)}; got {config.split!r}.")
+        return ds.source, lambda fold: data.load_fold(ds.root, fold)[splits[config.split]]
     source = f"synthetic(queries={config.synthetic_queries}, features={config.synthetic_features}, seed={config.seed})"
     return source, functools.partial(_synthetic_fold, config)
 

@@ -18,13 +18,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from experiments import letor_datasets
 from experiments.analysis import lcra_table as analysis
 from experiments.registry import register
 from jaxrank import data
 from jaxrank.learners.pairwise import protocol
 from jaxrank.types import QueryBatch
 
-DEFAULT_DATASET = "MQ2008"
 PAPER_TABLE = {  # Table 1 of the paper: LCRA-1-5, LCRA-1-1, SPD, SPD-MV
     "TD2003": (0.15, 0.11, 0.10, 0.11),
     "TD2004": (0.14, 0.12, 0.10, 0.10),
@@ -65,18 +65,11 @@ class Config:
 
 
 def _load(config: Config) -> tuple[str, QueryBatch]:
-    name = DEFAULT_DATASET if config.dataset == "auto" else config.dataset
-    if name != "synthetic":
-        try:
-            root = data.resolve(name)
-        except FileNotFoundError as e:
-            if config.dataset != "auto":
-                raise
-            print(f"[lcra_table] {e}\n[lcra_table] using synthetic data instead.", flush=True)
-        else:
-            parts = data.load_fold(root, config.fold, normalize=config.normalize)
-            batch = jax.tree.map(lambda *xs: np.concatenate([np.asarray(x) for x in xs]), *parts)
-            return str(root), QueryBatch(*batch)
+    ds = letor_datasets.resolve(config.dataset, "lcra_table")
+    if ds.root is not None:
+        parts = data.load_fold(ds.root, config.fold, normalize=config.normalize)
+        batch = jax.tree.map(lambda *xs: np.concatenate([np.asarray(x) for x in xs]), *parts)
+        return ds.source, QueryBatch(*batch)
     batch = data.synthetic_queries(jax.random.fold_in(jax.random.key(config.seed), 999),
                                    num_queries=config.synthetic_queries, list_size=16,
                                    num_features=config.synthetic_features, num_grades=3)

@@ -126,7 +126,7 @@ def run_pass(learner: Learner, batch: QueryBatch, stream: InstanceStream, key, *
         state = jax.tree.map(lambda n, o: jnp.where(valid, n, o), new, state)
         return (state, buffer), None
 
-    (state, buffer), _ = jax.lax.scan(body, (state, buffer), (steps, starts, visit_sorted))
+    (state, buffer), _ = jax.lax.scan(body, (state, buffer), (steps, starts, visit_sorted), unroll=8)
     if not snapshots:
         return Pass(state, order, None)
     final = learner.readout(state)

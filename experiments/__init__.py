@@ -13,4 +13,5 @@ from experiments import (  # noqa: F401
     solar_batch,
     solar_online,
     solar_scalability,
+    sparse_ranksvm,
 )

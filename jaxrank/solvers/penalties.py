@@ -126,19 +126,20 @@ class SCAD(NamedTuple):
 Penalty = Union[L1, Log, Lp, MCP, SCAD]
 
 
-def _check(name: str, value, ok, bound: str) -> None:
+def _check(name: str, value, ok, bound: str, hint: str = "") -> None:
     """Raises ``ValueError`` when a concrete ``value`` fails ``ok``; traced values are not checked."""
     try:
         valid = bool(jnp.all(ok(jnp.asarray(value))))
     except jax.errors.ConcretizationTypeError:  # includes TracerBoolConversionError
         return
     if not valid:
-        raise ValueError(f"{name} must be {bound}; got {value}.")
+        raise ValueError(f"{name} must be {bound}; got {value}." + (f" {hint}" if hint else ""))
 
 
 def check_lambda(lam) -> None:
     """λ ≥ 0 (checked whenever λ is concrete, i.e. outside ``jit``)."""
-    _check("lam", lam, lambda x: x >= 0, ">= 0")
+    _check("lam", lam, lambda x: x >= 0, ">= 0",
+           "λ weighs the penalty; use a grid below lambda_max(pairs), e.g. lambda_grid(lambda_max(pairs)).")
 
 
 def l1() -> L1:
@@ -146,21 +147,21 @@ def l1() -> L1:
 
 
 def log(eps: ArrayLike = 0.01) -> Log:
-    _check("eps", eps, lambda x: x > 0, "> 0")
+    _check("eps", eps, lambda x: x > 0, "> 0", "ε smooths log(ε + |w|) at 0; the default is 0.01 (SPEC §6).")
     return Log(eps=eps)
 
 
 def lp(p: ArrayLike = 0.5, eps: ArrayLike = 1e-3) -> Lp:
-    _check("p", p, lambda x: (x > 0) & (x < 1), "in (0, 1)")
-    _check("eps", eps, lambda x: x > 0, "> 0")
+    _check("p", p, lambda x: (x > 0) & (x < 1), "in (0, 1)", "Use e.g. p=0.5 (the paper's ℓ0.5); p=1 is l1().")
+    _check("eps", eps, lambda x: x > 0, "> 0", "ε_p smooths the ℓp weight at 0; the default is 1e-3.")
     return Lp(p=p, eps=eps)
 
 
 def mcp(gamma: ArrayLike = 3.0, *, lambda_inside: bool = False) -> MCP:
-    _check("gamma", gamma, lambda x: x > 1, "> 1")
+    _check("gamma", gamma, lambda x: x > 1, "> 1", "MCP's γ sets where the penalty flattens; the default is 3.")
     return MCP(gamma=gamma, lambda_inside=lambda_inside)
 
 
 def scad(a: ArrayLike = 3.7) -> SCAD:
-    _check("a", a, lambda x: x > 2, "> 2")
+    _check("a", a, lambda x: x > 2, "> 2", "Fan & Li's default is a=3.7.")
     return SCAD(a=a)

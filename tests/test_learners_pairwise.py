@@ -4,8 +4,6 @@ semi-supervised protocol's splits, bad input, compilation hygiene, the experimen
 (slow, needs pysofia) test-MAP parity with sofia-ml on MQ2008 Fold1."""
 
 import json
-import sys
-import types
 
 import chex
 import jax
@@ -34,6 +32,7 @@ from jaxrank.learners.pairwise import (
 from jaxrank.learners.pairwise import protocol
 from jaxrank.metrics import average_precision
 from jaxrank.types import QueryBatch
+from benchmarks.spd import import_pysofia, write_sofia_file
 from tests.conftest import SAMPLE_DATA
 from tests.reference import lcra as ref
 
@@ -358,30 +357,12 @@ def test_lcra_table_all_four_methods_and_the_paired_test(tmp_path, monkeypatch):
 
 
 def _import_pysofia():
-    # pysofia 0.9 imports sklearn.cross_validation and sklearn.externals.joblib (both gone): shim
-    # them first (REFERENCES.md), then skip only when pysofia itself is absent
-    sys.modules.setdefault("sklearn.cross_validation", types.ModuleType("sklearn.cross_validation"))
-    import joblib
-    import sklearn.externals
-
-    sklearn.externals.joblib = joblib
-    pytest.importorskip("pysofia", reason="sofia-ml parity needs pysofia (pip install 'jaxrank[bench]', see "
-                                          "REFERENCES.md for the build recipe)")
-    from pysofia import _sofia_ml, sofia_ml
-
-    return _sofia_ml, sofia_ml
-
-
-def write_sofia_file(path, batch):
-    """SVMlight text sofia-ml parses safely: fixed-width qids (its parser copies the qid without a
-    terminator) and a trailing `` #`` (its token loop dereferences past the last feature otherwise)."""
-    x, y, m = (np.asarray(a) for a in (batch.features, batch.labels, batch.mask))
-    lines = []
-    for q in range(x.shape[0]):
-        for i in np.nonzero(m[q])[0]:
-            feats = " ".join(f"{j + 1}:{v:.9g}" for j, v in enumerate(x[q, i]))
-            lines.append(f"{y[q, i]:g} qid:{q:08d} {feats} #\n")
-    path.write_text("".join(lines))
+    """pysofia with its import shims (``benchmarks/spd.py``); skips when it is not installed."""
+    found = import_pysofia()
+    if found is None:
+        pytest.skip("sofia-ml parity needs pysofia, which builds only by hand: pip install 'cython<3' wheel && "
+                    "pip install --no-build-isolation pysofia")
+    return found
 
 
 @pytest.mark.slow

@@ -58,7 +58,7 @@ SECTIONS = (
     ("Sparse RankSVM with non-convex penalties (Laporte, Flamary, Canu, Déjean, Mothe, TNNLS 2014)", (
         Part("sparse_ranksvm", "Tables IV–VI: log and ℓ0.5 keep about half of ℓ1's features (MQ2008 sparsity ratio "
              "ℓ1 0.39, MCP 0.27, log 0.09, ℓ0.5 0.07) with test MAP/NDCG statistically unchanged.",
-             ("folds=1,2", "num_lambdas=9", "tol=1e-3", "max_iter=200", "num_outer=3", "sweep=", "float64=false")),
+             ("folds=1,2,3", "num_lambdas=9", "tol=1e-3", "max_iter=200", "num_outer=3", "sweep=", "float64=false")),
     )),
 )
 

@@ -17,9 +17,10 @@ Prints the machine, both wall times, their ratio, and the largest objective gap 
 
 import argparse
 import os
-import warnings
 import platform
+import sys
 import time
+import warnings
 from pathlib import Path
 
 import jax
@@ -30,6 +31,7 @@ from jaxrank import data
 from jaxrank import solvers as S
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))  # tests/reference holds the skglm datafit shared with the tests
 PENALTIES = {"l1": S.l1(), "log": S.log(0.01), "mcp": S.mcp(3.0), "lp": S.lp(0.5, 1e-3)}
 
 
@@ -56,37 +58,10 @@ def _penalty_value(name, w, lam):
 
 
 def _skglm_paths(X, lams, names, num_outer=10, outer_tol=1e-4, tol=1e-6):
-    from skglm.datafits import BaseDatafit
+    from tests.reference.skglm_datafit import SquaredHingePairs
     from skglm.penalties import WeightedL1
     from skglm.solvers import AndersonCD
     from skglm.utils.jit_compilation import compiled_clone
-
-    class SquaredHingePairs(BaseDatafit):
-        def __init__(self):
-            pass
-
-        def get_spec(self):
-            return ()
-
-        def params_to_dict(self):
-            return dict()
-
-        def initialize(self, X, y):
-            pass
-
-        def value(self, y, w, Xw):
-            r = np.maximum(1.0 - y * Xw, 0.0)
-            return np.sum(r * r) / len(y)
-
-        def gradient_scalar(self, X, y, w, Xw, j):
-            r = np.maximum(1.0 - y * Xw, 0.0)
-            return -2.0 * np.sum(X[:, j] * y * r) / len(y)
-
-        def get_lipschitz(self, X, y):
-            lipschitz = np.zeros(X.shape[1])
-            for j in range(X.shape[1]):
-                lipschitz[j] = 2.0 * np.sum(X[:, j] ** 2) / len(y)
-            return lipschitz
 
     # compiled once here rather than per call (skglm 0.5 warns that this will change in 0.6)
     warnings.filterwarnings("ignore", message="Passing in a compiled", category=UserWarning)

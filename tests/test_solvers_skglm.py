@@ -1,7 +1,7 @@
 """Sparse RankSVM against skglm 0.5 (an independent coordinate-descent solver), SPEC §3 / REFERENCES.
 
-skglm ships no squared-hinge datafit, so one is written here (a numba jitclass, as skglm's own
-datafits). Both sides minimise ``(1/N_p) Σ_p max(0, 1 - wᵀx_p)² + λ R(w)`` on the explicit pair
+skglm ships no squared-hinge datafit, so one is written in ``tests/reference/skglm_datafit.py``
+(a numba jitclass, as skglm's own datafits). Both sides minimise ``(1/N_p) Σ_p max(0, 1 - wᵀx_p)² + λ R(w)`` on the explicit pair
 matrix of the MQ2008 sample; the objectives must agree to 1e-5 relative.
 """
 
@@ -20,47 +20,11 @@ skglm = pytest.importorskip("skglm", reason="skglm is a reference from the 'benc
 numba = pytest.importorskip("numba", reason="skglm's datafits are numba jitclasses")
 
 from skglm import GeneralizedLinearEstimator  # noqa: E402
-from skglm.datafits import BaseDatafit  # noqa: E402
 from skglm.experimental import IterativeReweightedL1  # noqa: E402
 from skglm.penalties import L0_5, L1  # noqa: E402
 from skglm.solvers import AndersonCD  # noqa: E402
 
-
-class SquaredHingePairs(BaseDatafit):
-    """``(1/n) Σ_i max(0, 1 - y_i x_iᵀw)²`` (paper eq. 5 over the pair rows, scaled by 1/N_p)."""
-
-    def __init__(self):
-        pass
-
-    def get_spec(self):
-        return ()
-
-    def params_to_dict(self):
-        return dict()
-
-    def initialize(self, X, y):
-        pass
-
-    def value(self, y, w, Xw):
-        r = np.maximum(1.0 - y * Xw, 0.0)
-        return np.sum(r * r) / len(y)
-
-    def gradient_scalar(self, X, y, w, Xw, j):
-        r = np.maximum(1.0 - y * Xw, 0.0)
-        return -2.0 * np.sum(X[:, j] * y * r) / len(y)
-
-    def gradient(self, X, y, Xw):
-        r = np.maximum(1.0 - y * Xw, 0.0)
-        return -2.0 * X.T @ (y * r) / len(y)
-
-    def get_lipschitz(self, X, y):
-        lipschitz = np.zeros(X.shape[1])
-        for j in range(X.shape[1]):
-            lipschitz[j] = 2.0 * np.sum(X[:, j] ** 2) / len(y)
-        return lipschitz
-
-    def get_global_lipschitz(self, X, y):
-        return 2.0 * np.linalg.norm(X, ord=2) ** 2 / len(y)
+from tests.reference.skglm_datafit import SquaredHingePairs  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,7 @@ import numpy as np
 from experiments import letor_datasets
 from experiments.analysis import solar as analysis
 from experiments.registry import register
+from jaxrank import data
 from jaxrank.learners import online
 from jaxrank.learners.online import protocol
 from jaxrank.solvers.pairwise import make_pairs
@@ -64,7 +65,7 @@ def _ranksvm_program():
 
 def _ranksvm(train, vali, test, lams):
     check_ranksvm_lambda(lams)
-    stacked = [protocol.stack_folds(b) for b in (train, vali, test)]
+    stacked = [data.stack_batches(b) for b in (train, vali, test)]
     return protocol.BatchResult(*_ranksvm_program()(*stacked, jnp.asarray(lams, jnp.float32)))
 
 

@@ -77,25 +77,6 @@ def parse_penalty(spec: str, *, lp_eps: float = 1e-3) -> S.Penalty:
     return S.scad(value)
 
 
-def _pad(batches: list[QueryBatch]) -> QueryBatch:
-    """Stacks query batches of several folds, padding Q and L with masked entries: ``[F, Q, L, ...]``."""
-    q = max(b.features.shape[0] for b in batches)
-    l = max(b.features.shape[1] for b in batches)
-
-    def pad(x, fill):
-        x = np.asarray(x)
-        widths = [(0, q - x.shape[0]), (0, l - x.shape[1])] + [(0, 0)] * (x.ndim - 2)
-        return np.pad(x, widths, constant_values=fill)
-
-    return QueryBatch(
-        features=jnp.asarray(np.stack([pad(b.features, 0.0) for b in batches])),
-        labels=jnp.asarray(np.stack([pad(b.labels, 0.0) for b in batches])),
-        mask=jnp.asarray(np.stack([pad(b.mask, False) for b in batches])),
-        qid=jnp.asarray(np.stack([np.pad(np.asarray(b.qid), (0, q - b.qid.shape[0]), constant_values=-1)
-                                  for b in batches])),
-    )
-
-
 def _per_query(scores, batch: QueryBatch):
     """Per-query test metrics ``{name: [..., Q]}`` for scores ``[..., Q, L]`` (F broadcast in front)."""
     labels = jnp.broadcast_to(batch.labels, scores.shape)
@@ -166,7 +147,7 @@ def run(config: Config, run_dir) -> dict:
         lams = np.asarray(lams)
         lip, lam_max = np.asarray(lip), np.asarray(lam_max)
 
-    vali, test = _pad(valis), _pad(tests)
+    vali, test = data.stack_batches(valis), data.stack_batches(tests)
     wj = jnp.asarray(w, jnp.float32)
     vali_scores = jnp.einsum("fqld,fhad->fhaql", vali.features, wj)
     real_v = vali.mask.any(-1)[:, None, None, :]

@@ -273,3 +273,18 @@ def test_normalize_per_query_by_hand():
             [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]],
         ],
     )
+
+
+def test_stack_batches_pads_queries_and_documents_with_masked_entries():
+    from jaxrank.data import stack_batches
+    from jaxrank.types import QueryBatch
+
+    a = QueryBatch(np.ones((2, 3, 4), np.float32), np.ones((2, 3), np.float32), np.ones((2, 3), bool), np.array([5, 6]))
+    b = QueryBatch(np.full((1, 5, 4), 2.0, np.float32), np.zeros((1, 5), np.float32), np.ones((1, 5), bool), np.array([7]))
+    s = stack_batches([a, b])
+    assert s.features.shape == (2, 2, 5, 4) and s.mask.shape == (2, 2, 5)
+    np.testing.assert_array_equal(np.asarray(s.mask).sum(axis=(1, 2)), [6, 5])
+    np.testing.assert_array_equal(np.asarray(s.qid), [[5, 6], [7, -1]])
+    assert float(np.asarray(s.features)[0, :, 3:].sum()) == 0 and float(np.asarray(s.features)[1, 1].sum()) == 0
+    with pytest.raises(ValueError, match="number of features"):
+        stack_batches([a, b._replace(features=np.ones((1, 5, 3), np.float32))])

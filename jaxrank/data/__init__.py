@@ -7,7 +7,7 @@ from jaxrank.data.letor import load_fold, load_queries, split_file
 from jaxrank.data.locations import cache_dir, data_dir, resolve
 from jaxrank.data import preference
 from jaxrank.data.preference import load_preference_matrix
-from jaxrank.data.padding import bucket_size, group_queries, normalize_per_query, query_lengths
+from jaxrank.data.padding import bucket_size, group_queries, normalize_per_query, query_lengths, stack_batches
 from jaxrank.data.svmlight import SVMLightData, parse_svmlight
 from jaxrank.data.synthetic import synthetic_queries
 
@@ -30,6 +30,7 @@ __all__ = [
     "resolve",
     "save_checkpoint",
     "split_file",
+    "stack_batches",
     "synthetic_queries",
     "write_atomic",
     "write_json",

@@ -1,7 +1,7 @@
 """Per-document arrays to a padded, masked ``QueryBatch``; list-size buckets; per-query norms."""
 
 import logging
-from typing import Optional
+from typing import Optional, Sequence
 
 import jax.numpy as jnp
 import numpy as np
@@ -83,3 +83,23 @@ def group_queries(data: SVMLightData, *, list_size: Optional[int] = None, normal
         mask=jnp.asarray(mask),
         qid=jnp.asarray(data.qids[starts], jnp.int32),
     )
+
+
+def stack_batches(batches: Sequence[QueryBatch]) -> QueryBatch:
+    """Stacks batches (e.g. one per fold) into ``[F, Q_max, L_max, D]``, padding with fully masked
+    queries and documents (zero features and labels, ``qid`` −1)."""
+    q_max = max(b.features.shape[0] for b in batches)
+    l_max = max(b.features.shape[1] for b in batches)
+    dims = {b.features.shape[2] for b in batches}
+    if len(dims) != 1:
+        raise ValueError(f"batches disagree on the number of features: {sorted(dims)}.")
+
+    def pad(b):
+        dq, dl = q_max - b.features.shape[0], l_max - b.features.shape[1]
+        return (np.pad(np.asarray(b.features), ((0, dq), (0, dl), (0, 0))),
+                np.pad(np.asarray(b.labels), ((0, dq), (0, dl))),
+                np.pad(np.asarray(b.mask), ((0, dq), (0, dl))),
+                np.pad(np.asarray(b.qid), (0, dq), constant_values=-1))
+
+    return QueryBatch(*(jnp.asarray(np.stack(a)) for a in zip(*[pad(b) for b in batches])))
+

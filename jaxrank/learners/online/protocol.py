@@ -26,6 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxrank import metrics
+from jaxrank.data.padding import stack_batches
 from jaxrank.learners.base import Learner
 from jaxrank.types import QueryBatch
 
@@ -196,26 +197,6 @@ class BatchResult(NamedTuple):
     test_letor: jax.Array  # [F, H, 4] test, LETOR-script convention (SPEC §5.3)
 
 
-def stack_folds(batches: Sequence[QueryBatch]) -> QueryBatch:
-    """Stacks batches into ``[F, Q_max, L_max, D]``, padding with fully masked queries/documents."""
-    q_max = max(b.features.shape[0] for b in batches)
-    l_max = max(b.features.shape[1] for b in batches)
-    dims = {b.features.shape[2] for b in batches}
-    if len(dims) != 1:
-        raise ValueError(f"folds disagree on the number of features: {sorted(dims)}.")
-
-    def pad(b):
-        dq, dl = q_max - b.features.shape[0], l_max - b.features.shape[1]
-        return QueryBatch(
-            features=np.pad(np.asarray(b.features), ((0, dq), (0, dl), (0, 0))),
-            labels=np.pad(np.asarray(b.labels), ((0, dq), (0, dl))),
-            mask=np.pad(np.asarray(b.mask), ((0, dq), (0, dl))),
-            qid=np.pad(np.asarray(b.qid), (0, dq), constant_values=-1),
-        )
-
-    return jax.tree.map(lambda *a: jnp.asarray(np.stack(a)), *[pad(b) for b in batches])
-
-
 def _mean_over_queries(values, mask):
     """``[..., Q, 4] -> [..., 4]`` mean over real (not fully masked) queries."""
     real = jnp.any(mask, axis=-1)[..., None].astype(values.dtype)
@@ -242,7 +223,7 @@ def batch_protocol(make_learner: Callable[[jax.Array], Learner], hparams, train:
     stream = jax.tree.map(lambda *a: jnp.stack(a), *streams)
     keys = jax.vmap(lambda f: jax.random.fold_in(key, f))(jnp.arange(len(train)))
     program = _batch_program(make_learner, dtype)
-    vali_m, test_m, test_l = program(stack_folds(train), stack_folds(vali), stack_folds(test), stream, keys,
+    vali_m, test_m, test_l = program(stack_batches(train), stack_batches(vali), stack_batches(test), stream, keys,
                                      jnp.asarray(hparams, jnp.float32))
     return BatchResult(vali_m, test_m, test_l)
 

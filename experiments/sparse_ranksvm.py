@@ -49,6 +49,7 @@ class Config:
     outer_tol: float = 1e-4
     lp_eps: float = 1e-3
     float64: bool = True
+    fold_batch: int = 1  # folds solved at once (0: all); 1 keeps a fold's pairs in a CPU's cache, use 0 on a GPU
     alpha: float = 0.05  # significance level of the one-sided t-tests
 
 
@@ -123,6 +124,8 @@ def run(config: Config, run_dir) -> dict:
     if config.num_lambdas < 1 or config.max_iter < 1 or config.num_outer < 0:
         raise ValueError(f"num_lambdas={config.num_lambdas}, max_iter={config.max_iter} and num_outer="
                          f"{config.num_outer} must be >= 1, >= 1 and >= 0.")
+    if config.fold_batch < 0:
+        raise ValueError(f"fold_batch must be >= 0 (0: all folds at once); got {config.fold_batch}.")
     if not 0 < config.tol < 1:
         raise ValueError(f"tol must be in (0, 1); got {config.tol}.")
     splits = [data.load_fold(config.dataset, k) for k in config.folds]
@@ -134,11 +137,10 @@ def run(config: Config, run_dir) -> dict:
         lam_max = jax.vmap(S.lambda_max)(pairs)
         lams = S.lambda_grid(lam_max, num=config.num_lambdas, decades=config.decades)  # [F, A]
         pens = S.stack_penalties(penalties, dtype)
-        solve = jax.jit(lambda p, l, h, c: S.solve_paths(
-            p, l, h, c, tol=config.tol, max_iter=config.max_iter, num_outer=config.num_outer,
-            outer_tol=config.outer_tol))
         start = time.perf_counter()
-        w, w_l1, info = jax.block_until_ready(solve(pairs, lams, pens, lip))  # [F, H, A, D]
+        w, w_l1, info = S.solve_paths_in_chunks(  # [F, H, A, D], progress printed between chunks
+            pairs, lams, pens, lip, tol=config.tol, max_iter=config.max_iter, num_outer=config.num_outer,
+            outer_tol=config.outer_tol, fold_batch=config.fold_batch or None)
         solve_seconds = time.perf_counter() - start
         print(f"[sparse_ranksvm] {len(config.folds)} folds x {len(specs)} penalties x {config.num_lambdas} lambdas "
               f"solved in {solve_seconds:.1f} s (incl. compile)", flush=True)

@@ -109,3 +109,28 @@ def test_negative_lambda_on_a_path_raises(folds):
     pairs = S.make_pair_list(folds[0])
     with pytest.raises(ValueError, match=r"lam must be >= 0; got .*-0\.1.*lambda_grid"):
         S.solve_path(pairs, jnp.array([0.1, -0.1]), S.path_penalty(S.l1()))
+
+
+def test_chunked_paths_equal_one_program_and_report_progress(folds):
+    """Chunks over all folds or one fold at a time (finished folds leave the batch) give the
+    one-program result and log progress."""
+    with jax.enable_x64(True):
+        pairs = S.stack_pair_lists(folds, dtype=jnp.float64)
+        lip = jax.vmap(S.lipschitz_constant)(pairs)
+        lams = S.lambda_grid(jax.vmap(S.lambda_max)(pairs), num=3, decades=1.5)
+        pens = S.stack_penalties([S.l1(), S.log(0.01)], jnp.float64)
+        kw = dict(tol=1e-8, max_iter=3000, num_outer=4)
+        w, w_l1, info = jax.jit(lambda p, l, h, c: S.solve_paths(p, l, h, c, **kw))(pairs, lams, pens, lip)
+        for fold_batch in (None, 1):
+            lines = []
+            w_c, w_l1_c, info_c = S.solve_paths_in_chunks(pairs, lams, pens, lip, chunk_steps=500,
+                                                          fold_batch=fold_batch, log=lines.append, **kw)
+            np.testing.assert_allclose(w_c, w, rtol=1e-12, atol=1e-14)
+            np.testing.assert_allclose(w_l1_c, w_l1, rtol=1e-12, atol=1e-14)
+            for got, want in zip(info_c, info):
+                np.testing.assert_allclose(got, want, rtol=1e-12)
+            assert len(lines) > 2 and "12/12 (fold, penalty, λ) solved, 4/4 lanes and 2/2 folds finished" in lines[-1]
+            if fold_batch == 1:  # the first fold's lanes finish before the second fold starts
+                assert any("6/12 (fold, penalty, λ) solved, 2/4 lanes and 1/2 folds" in line for line in lines)
+        with pytest.raises(ValueError, match="fold_batch must be None"):
+            S.solve_paths_in_chunks(pairs, lams, pens, lip, fold_batch=0)

@@ -39,6 +39,21 @@ def kkt_residual(w: jax.Array, grad: jax.Array, thresholds: jax.Array) -> jax.Ar
     return jnp.max(jnp.where(w == 0, at_zero, off_zero))
 
 
+def momentum(t: jax.Array, v: jax.Array, w_new: jax.Array, w_old: jax.Array, restart: bool):
+    """FISTA extrapolation ``(β, t')`` with ``v' = w_new + β (w_new - w_old)``.
+
+    ``t' = (1 + sqrt(1 + 4t²)) / 2`` and ``β = (t - 1) / t'``; with ``restart``, when
+    ``(v - w_new)ᵀ(w_new - w_old) > 0`` the momentum is dropped (``β = 0``, ``t' = 1``).
+    """
+    t_next = (1.0 + jnp.sqrt(1.0 + 4.0 * t * t)) / 2.0
+    beta = (t - 1.0) / t_next
+    if restart:
+        reset = jnp.dot(v - w_new, w_new - w_old) > 0
+        beta = jnp.where(reset, jnp.zeros_like(beta), beta)
+        t_next = jnp.where(reset, jnp.ones_like(t_next), t_next)
+    return beta, t_next
+
+
 def weighted_l1_objective(w: jax.Array, pairs: PairData, lam, weights: Optional[jax.Array] = None) -> jax.Array:
     weights = jnp.ones_like(w) if weights is None else weights
     return squared_hinge_loss(w, pairs) + lam * jnp.sum(weights * jnp.abs(w))
@@ -92,12 +107,8 @@ def fista(
 
     def body(s):
         w = prox_weighted_l1(s.v - step * squared_hinge_grad(s.v, pairs), step, lam, weights)
-        t_next = (1.0 + jnp.sqrt(1.0 + 4.0 * s.t * s.t)) / 2.0
-        v = w + ((s.t - 1.0) / t_next) * (w - s.w)
-        if restart:
-            reset = jnp.dot(s.v - w, w - s.w) > 0
-            v = jnp.where(reset, w, v)
-            t_next = jnp.where(reset, jnp.ones_like(t_next), t_next)
+        beta, t_next = momentum(s.t, s.v, w, s.w, restart)
+        v = w + beta * (w - s.w)
         kkt = kkt_residual(w, squared_hinge_grad(w, pairs), thresholds)
         new = FistaState(w=w, v=v, t=t_next, kkt=kkt, k=s.k + 1, done=kkt <= target)
         # a lane that is already done keeps its state (only matters under vmap)

@@ -92,10 +92,14 @@ def pair_margins(w: jax.Array, pairs: Pairs) -> jax.Array:
     return scores[:, :, None] - scores[:, None, :]
 
 
-def _residuals(w: jax.Array, pairs: Pairs) -> jax.Array:
-    """``r = max(0, 1 - margin)`` on the preference pairs, 0 elsewhere."""
+def margin_residuals(margins: jax.Array, pairs: Pairs) -> jax.Array:
+    """``r = max(0, 1 - margin)`` on the preference pairs, 0 elsewhere (``margins`` from ``pair_margins``)."""
     where = pairs.valid if isinstance(pairs, PairList) else pairs.pref
-    return jnp.where(where, jnp.maximum(1.0 - pair_margins(w, pairs), 0.0), 0.0)
+    return jnp.where(where, jnp.maximum(1.0 - margins, 0.0), 0.0)
+
+
+def _residuals(w: jax.Array, pairs: Pairs) -> jax.Array:
+    return margin_residuals(pair_margins(w, pairs), pairs)
 
 
 def squared_hinge_loss(w: jax.Array, pairs: Pairs) -> jax.Array:
@@ -115,6 +119,15 @@ def _pair_adjoint(r: jax.Array, pairs: Pairs) -> jax.Array:
 def squared_hinge_grad(w: jax.Array, pairs: Pairs) -> jax.Array:
     """Closed form ``∇L̄(w) = -2 Aᵀ r / N_p`` with ``r = (1 - A w)₊`` (SPEC §3.3)."""
     return -2.0 * _pair_adjoint(_residuals(w, pairs), pairs) / pairs.num_pairs
+
+
+def grad_at_margins(margins: jax.Array, pairs: Pairs) -> jax.Array:
+    """``∇L̄`` at the point whose pair margins are ``margins`` (one adjoint pass, no forward pass).
+
+    Margins are linear in ``w``, so a solver that keeps the margins of its iterates gets those of
+    any extrapolated point ``v = w + β (w - w')`` as ``m + β (m - m')`` without touching the pairs.
+    """
+    return -2.0 * _pair_adjoint(margin_residuals(margins, pairs), pairs) / pairs.num_pairs
 
 
 def squared_hinge_value_and_grad(w: jax.Array, pairs: Pairs) -> tuple[jax.Array, jax.Array]:

@@ -3,27 +3,35 @@
 One lane solves, for a descending grid ``λ_1 > … > λ_A``,
 
 * the ℓ1 problem (paper eq. 7, Algorithm 1) at each λ, warm-started at the previous λ's ℓ1
-  solution (``lax.scan`` over the grid);
+  solution;
 * the reweighted-ℓ1 MM (paper eq. 13, Algorithm 2) of the lane's penalty, started at that
   λ's ℓ1 solution (SPEC §3.6 initialisation), so every λ is solved from the same point as a
   one-by-one solver would use and the path only speeds the ℓ1 solves up.
 
+The lane is one ``lax.while_loop`` over FISTA steps that moves on to the next subproblem
+(ℓ1 solve → MM rounds → next λ) as soon as the current one is KKT-certified. Under ``vmap``
+each lane walks its own sequence, so a batch of lanes costs its largest per-lane number of
+steps; a nest of per-subproblem loops would cost, for every subproblem, its slowest lane.
 Penalties of different kinds share one compiled program through ``PathPenalty``, whose
 ``kind`` and hyperparameters are arrays: ``solve_path`` is ``vmap``-ed over penalties and
-folds (``solve_paths``) with one compile per data shape. Under ``vmap`` every inner
-``while_loop`` runs to the slowest lane; converged lanes are frozen (SPEC §3.5, STYLE).
+folds (``solve_paths``) with one compile per data shape; ``solve_paths_in_chunks`` runs the
+same program in chunks and reports progress.
 """
 
-from typing import NamedTuple, Optional, Sequence
+import functools
+import time
+from typing import Callable, NamedTuple, Optional, Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jaxrank.solvers import penalties as P
-from jaxrank.solvers.fista import fista
-from jaxrank.solvers.pairwise import PairList, Pairs, lambda_max, lipschitz_constant, make_pair_list
-from jaxrank.solvers.reweighted_l1 import objective, reweighted_l1
+from jaxrank.solvers.fista import kkt_residual, momentum, weighted_l1_objective
+from jaxrank.solvers.pairwise import (
+    PairList, Pairs, grad_at_margins, lambda_max, lipschitz_constant, make_pair_list, pair_margins,
+)
+from jaxrank.solvers.reweighted_l1 import objective
 from jaxrank.types import QueryBatch
 
 KINDS = ("l1", "log", "mcp", "lp", "scad")
@@ -108,55 +116,199 @@ class PathInfo(NamedTuple):
     mm_converged: jax.Array  # [A] bool, MM outer stop rule met within num_outer rounds
 
 
+class PathState(NamedTuple):
+    """One lane of a path solve, between calls of ``advance_path`` (leaves gain ``[F, H]`` under ``solve_paths``).
+
+    The lane works through its subproblems in order: at ``λ_a``, round 0 is the ℓ1 solve and
+    rounds ``1..num_outer`` the reweighted-ℓ1 MM rounds. ``m_w`` holds the pair margins of ``w``
+    (``[P]`` for a ``PairList``) so that the extrapolated point's margins need no extra pass.
+    """
+
+    w: jax.Array  # [D] FISTA iterate of the current subproblem
+    v: jax.Array  # [D] extrapolated point
+    t: jax.Array  # [] momentum sequence
+    g_w: jax.Array  # [D] ∇L̄(w)
+    g_v: jax.Array  # [D] ∇L̄(v)
+    m_w: jax.Array  # [P] margins of w
+    kkt: jax.Array  # [] KKT residual of w for the current subproblem
+    k: jax.Array  # [] i32 FISTA steps in the current subproblem
+    solved: jax.Array  # [] bool, current subproblem is KKT-certified or out of budget
+    a: jax.Array  # [] i32 index of the current λ (= A once the lane is finished)
+    round: jax.Array  # [] i32, 0: ℓ1 solve, r ≥ 1: MM round r
+    weights: jax.Array  # [D] β of the current subproblem
+    w_round: jax.Array  # [D] start of the current MM round
+    w_l1: jax.Array  # [D] last ℓ1 solution (warm start of the next λ's ℓ1 solve)
+    l1_certified: jax.Array  # [] bool
+    steps: jax.Array  # [] i32 loop iterations taken by this lane
+    W: jax.Array  # [A, D] MM fixed points
+    W_l1: jax.Array  # [A, D] ℓ1 solutions
+    out_kkt: jax.Array  # [A]
+    l1_iterations: jax.Array  # [A] i32
+    mm_iterations: jax.Array  # [A] i32
+    outer_iterations: jax.Array  # [A] i32
+    converged: jax.Array  # [A] bool
+    mm_converged: jax.Array  # [A] bool
+
+    @property
+    def finished(self) -> jax.Array:
+        return self.a >= self.W.shape[-2]
+
+
+def _target(lam, tol):
+    return tol * jnp.where(lam > 0, lam, 1.0)
+
+
+def init_path(pairs: Pairs, lams: jax.Array) -> PathState:
+    """A lane about to check ``w = 0`` for the ℓ1 problem at ``lams[0]`` (its first iteration)."""
+    P.check_lambda(lams)
+    dtype = pairs.features.dtype
+    lams = jnp.asarray(lams, dtype)
+    (num_lams,), num_features = lams.shape, pairs.features.shape[-1]
+    zero = jnp.zeros(num_features, dtype)
+    zeros_a, izeros_a, false_a = jnp.zeros(num_lams, dtype), jnp.zeros(num_lams, jnp.int32), jnp.zeros(num_lams, bool)
+    i0, true = jnp.zeros((), jnp.int32), jnp.ones((), bool)
+    # "solved" with round = -1: the first iteration moves to round 0 (the ℓ1 solve) at w = 0
+    return PathState(
+        w=zero, v=zero, t=jnp.ones((), dtype), g_w=zero, g_v=zero, m_w=pair_margins(zero, pairs),
+        kkt=jnp.zeros((), dtype), k=i0, solved=true, a=i0, round=i0 - 1, weights=jnp.ones(num_features, dtype),
+        w_round=zero, w_l1=zero, l1_certified=true, steps=i0, W=jnp.zeros((num_lams, num_features), dtype),
+        W_l1=jnp.zeros((num_lams, num_features), dtype), out_kkt=zeros_a, l1_iterations=izeros_a,
+        mm_iterations=izeros_a, outer_iterations=izeros_a, converged=false_a, mm_converged=false_a,
+    )
+
+
+def advance_path(
+    state: PathState,
+    pairs: Pairs,
+    lams: jax.Array,
+    penalty,
+    lipschitz: jax.Array,
+    num_steps=None,
+    *,
+    tol: float = 1e-6,
+    max_iter: int = 5000,
+    num_outer: int = 10,
+    outer_tol: float = 1e-4,
+    restart: bool = True,
+) -> PathState:
+    """Runs one lane for at most ``num_steps`` loop iterations (all of its path when ``None``).
+
+    Each iteration either takes one FISTA step (paper Algorithm 1) on the current subproblem or,
+    once that subproblem is KKT-certified (``kkt ≤ tol·λ``) or has used ``max_iter`` steps,
+    records it and evaluates the start of the next one: from the ℓ1 solve at ``λ_a`` to MM
+    round 1 (weights ``β = R'_λ(|w|)/λ``, paper eq. 13, Algorithm 2), from round ``r`` to
+    ``r + 1`` until ``‖Δw‖∞ < outer_tol`` or ``r = num_outer``, then to the ℓ1 solve at
+    ``λ_{a+1}`` warm-started at the ℓ1 solution of ``λ_a``. Both kinds of iteration cost one
+    forward pass over the pairs (margins of the new point) and one two-column adjoint pass
+    (gradients at the new point and at the next extrapolated point, whose margins are a linear
+    combination of known ones). Under ``vmap`` each lane walks its own sequence, so the batch
+    costs its largest per-lane number of iterations. ``num_steps`` is traced (chunks of any size
+    share one compile); the keywords are static.
+    """
+    dtype = pairs.features.dtype
+    lams = jnp.asarray(lams, dtype)
+    num_lams = lams.shape[0]
+    step = 1.0 / jnp.asarray(lipschitz, dtype)
+    stop_at = jnp.iinfo(jnp.int32).max if num_steps is None else state.steps + jnp.asarray(num_steps, jnp.int32)
+    where = lambda c, x, y: jax.tree.map(lambda u, v: jnp.where(c, u, v), x, y)  # noqa: E731
+
+    def record(s: PathState, lam):
+        """Books the subproblem that just ended; returns the state and the next subproblem's start."""
+        a, certified, is_l1 = s.a, s.kkt <= _target(lam, tol), s.round == 0
+        w_l1 = jnp.where(is_l1, s.w, s.w_l1)
+        l1_certified = jnp.where(is_l1, certified, s.l1_certified)
+        s = s._replace(
+            w_l1=w_l1, l1_certified=l1_certified,
+            W_l1=s.W_l1.at[a].set(jnp.where(is_l1, s.w, s.W_l1[a])),
+            l1_iterations=s.l1_iterations.at[a].set(jnp.where(is_l1, s.k, s.l1_iterations[a])),
+            mm_iterations=s.mm_iterations.at[a].add(jnp.where(s.round > 0, s.k, 0)),
+        )
+        mm_stopped = (s.round > 0) & (jnp.max(jnp.abs(s.w - s.w_round)) < outer_tol)
+        lam_done = (s.round >= 0) & (mm_stopped | (s.round >= num_outer))
+        s = where(lam_done, s._replace(
+            W=s.W.at[a].set(s.w), out_kkt=s.out_kkt.at[a].set(s.kkt),
+            outer_iterations=s.outer_iterations.at[a].set(s.round),
+            converged=s.converged.at[a].set(l1_certified & certified),
+            mm_converged=s.mm_converged.at[a].set(mm_stopped),
+        ), s)
+        # next: the next λ's ℓ1 solve from w_l1, or the next round at this λ from w (round -1 → 0: the start)
+        a_next = jnp.where(lam_done, a + 1, a)
+        next_l1 = lam_done | (s.round < 0)
+        weights = jnp.where(next_l1, jnp.ones_like(s.w), penalty.weight(jnp.abs(s.w), lam))
+        w0 = jnp.where(lam_done, w_l1, s.w)
+        return s._replace(a=a_next, round=jnp.where(next_l1, 0, s.round + 1), weights=weights, w_round=w0), w0
+
+    def body(s: PathState) -> PathState:
+        lam = lams[jnp.minimum(s.a, num_lams - 1)]
+        # a FISTA step from (v, ∇L̄(v)) ...
+        w_step = P.soft_threshold(s.v - step * s.g_v, step * lam * s.weights)
+        beta_step, t_step = momentum(s.t, s.v, w_step, s.w, restart)
+        # ... or the start of the next subproblem
+        booked, w_start = record(s, lam)
+        s = where(s.solved, booked, s)
+        x = jnp.where(s.solved, w_start, w_step)
+        beta = jnp.where(s.solved, jnp.zeros_like(beta_step), beta_step)
+        m_x = pair_margins(x, pairs)
+        m_v = m_x + beta * (m_x - s.m_w)  # margins are linear in w
+        g_x, g_v = jax.vmap(grad_at_margins, in_axes=(0, None))(jnp.stack([m_x, m_v]), pairs)
+        lam = lams[jnp.minimum(s.a, num_lams - 1)]
+        kkt = kkt_residual(x, g_x, lam * s.weights)
+        k = jnp.where(s.solved, 0, s.k + 1)
+        return s._replace(
+            w=x, v=x + beta * (x - s.w), t=jnp.where(s.solved, jnp.ones_like(t_step), t_step), g_w=g_x, g_v=g_v,
+            m_w=m_x, kkt=kkt, k=k, solved=(kkt <= _target(lam, tol)) | (k >= max_iter), steps=s.steps + 1,
+        )
+
+    return jax.lax.while_loop(lambda s: ~s.finished & (s.steps < stop_at), body, state)
+
+
+def path_result(state: PathState, pairs: Pairs, lams: jax.Array, penalty) -> tuple[jax.Array, jax.Array, PathInfo]:
+    """``(W [A, D], W_l1 [A, D], PathInfo)`` of a finished lane; objectives are evaluated here."""
+    lams = jnp.asarray(lams, pairs.features.dtype)
+    objectives = jax.vmap(lambda w, lam: objective(w, pairs, lam, penalty))(state.W, lams)
+    l1_objectives = jax.vmap(lambda w, lam: weighted_l1_objective(w, pairs, lam))(state.W_l1, lams)
+    info = PathInfo(
+        objective=objectives, l1_objective=l1_objectives, kkt=state.out_kkt, l1_iterations=state.l1_iterations,
+        mm_iterations=state.mm_iterations, outer_iterations=state.outer_iterations, converged=state.converged,
+        mm_converged=state.mm_converged,
+    )
+    return state.W, state.W_l1, info
+
+
 def solve_path(
     pairs: Pairs,
     lams: jax.Array,
     penalty,
     *,
     lipschitz: Optional[jax.Array] = None,
-    tol: float = 1e-6,
-    max_iter: int = 5000,
-    num_outer: int = 10,
-    outer_tol: float = 1e-4,
+    **kwargs,
 ) -> tuple[jax.Array, jax.Array, PathInfo]:
     """One penalty along a descending λ grid; ``vmap`` over penalties and folds.
+
+    At each ``λ_a`` the ℓ1 problem (paper eq. 7) is solved warm-started at ``λ_{a-1}``'s ℓ1
+    solution, then the penalty's reweighted-ℓ1 MM (paper eq. 13) starts from it (SPEC §3.6), so
+    every λ is solved from the point a one-by-one solver would use.
 
     Args:
       pairs: ``PairList`` (or ``PairData``) of one training set.
       lams: ``[A]`` descending λ ≥ 0.
       penalty: a ``PathPenalty`` (or any penalty NamedTuple).
       lipschitz: ``L_lip`` of ∇L̄ (computed when omitted).
-      tol, max_iter: FISTA stop rule (KKT ≤ tol·λ) and budget per solve (static).
-      num_outer, outer_tol: MM rounds (static) and outer stop rule (SPEC §3.6).
+      **kwargs: ``tol``, ``max_iter`` (FISTA stop rule KKT ≤ tol·λ and budget per subproblem),
+        ``num_outer``, ``outer_tol`` (MM rounds and stop rule, SPEC §3.6), ``restart``; see
+        ``advance_path``.
 
     Returns:
       ``(W [A, D], W_l1 [A, D], PathInfo)``: the penalty's MM fixed point and the ℓ1 solution per λ.
     """
-    P.check_lambda(lams)
-    dtype = pairs.features.dtype
-    lams = jnp.asarray(lams, dtype)
-    lip = lipschitz_constant(pairs) if lipschitz is None else jnp.asarray(lipschitz, dtype)
-    zero = jnp.zeros(pairs.features.shape[-1], dtype)
+    lip = lipschitz_constant(pairs) if lipschitz is None else lipschitz
+    state = advance_path(init_path(pairs, lams), pairs, lams, penalty, lip, **kwargs)
+    return path_result(state, pairs, lams, penalty)
 
-    def step(w_l1_prev, lam):
-        w_l1, info_l1 = fista(pairs, lam, w_init=w_l1_prev, lipschitz=lip, tol=tol, max_iter=max_iter)
-        w, mm = reweighted_l1(pairs, lam, penalty, w_init=w_l1, lipschitz=lip, num_outer=num_outer,
-                              outer_tol=outer_tol, tol=tol, max_iter=max_iter)
-        target = tol * jnp.where(lam > 0, lam, 1.0)
-        info = PathInfo(
-            objective=objective(w, pairs, lam, penalty),
-            l1_objective=info_l1.objective,
-            kkt=jnp.where(mm.outer_iterations > 0, mm.kkt, info_l1.kkt),
-            l1_iterations=info_l1.iterations,
-            mm_iterations=jnp.sum(mm.inner_iterations),
-            outer_iterations=mm.outer_iterations,
-            converged=info_l1.converged & (jnp.where(mm.outer_iterations > 0, mm.kkt, info_l1.kkt) <= target),
-            mm_converged=mm.converged,
-        )
-        return w_l1, (w, w_l1, info)
 
-    _, (w, w_l1, info) = jax.lax.scan(step, zero, lams)
-    return w, w_l1, info
+def _over_lanes(fn, pair_axes, penalty_axes):
+    """``fn`` vmapped over penalties (inner) and folds (outer)."""
+    return jax.vmap(jax.vmap(fn, in_axes=penalty_axes), in_axes=pair_axes)
 
 
 def solve_paths(pairs: Pairs, lams: jax.Array, penalties: PathPenalty, lipschitz: jax.Array, **kwargs):
@@ -165,11 +317,62 @@ def solve_paths(pairs: Pairs, lams: jax.Array, penalties: PathPenalty, lipschitz
 
     Returns:
       ``(W [F, H, A, D], W_l1 [F, H, A, D], PathInfo with leaves [F, H, A])``. Jit the caller;
-      ``kwargs`` (tol, max_iter, num_outer, outer_tol) are static.
+      ``kwargs`` (tol, max_iter, num_outer, outer_tol) are static. ``solve_paths_in_chunks``
+      runs the same program with progress output.
     """
     one = lambda p, l, pen, lip: solve_path(p, l, pen, lipschitz=lip, **kwargs)  # noqa: E731
-    over_penalties = jax.vmap(one, in_axes=(None, None, 0, None))
-    return jax.vmap(over_penalties, in_axes=(0, 0, None, 0))(pairs, lams, penalties, lipschitz)
+    return _over_lanes(one, (0, 0, None, 0), (None, None, 0, None))(pairs, lams, penalties, lipschitz)
+
+
+def solve_paths_in_chunks(
+    pairs: Pairs,
+    lams: jax.Array,
+    penalties: PathPenalty,
+    lipschitz: jax.Array,
+    *,
+    chunk_steps: int = 2000,
+    fold_batch: Optional[int] = None,
+    log: Optional[Callable[[str], None]] = functools.partial(print, flush=True),
+    **kwargs,
+):
+    """``solve_paths`` as a Python loop over jitted chunks of ``chunk_steps`` iterations, logging
+    progress (steps, elapsed time, λ values, lanes and folds finished) between chunks; small λ
+    take the most steps, so no time estimate is attempted.
+
+    Each chunk advances the first ``fold_batch`` folds that still have unfinished lanes (all of
+    them when ``None``), so finished folds leave the batch and the last, slowest λ values do not
+    pay for them. One compile per batch size (``num_steps`` is traced); the numbers equal
+    ``solve_paths``'. A step reads every pair row of the batch twice, so on CPU a batch whose
+    pair rows fit in the last-level cache is fastest: with a 32 MB L3, one MQ2008 fold in float64
+    (19 MB, ``fold_batch=1``) steps in 1.6 ms, five folds at once in 14.6 ms. On a GPU keep
+    ``None``. ``log=None`` is silent. Returns what ``solve_paths`` returns.
+    """
+    lanes = (0, 0, None, 0), (None, None, 0, None)
+    init = jax.jit(_over_lanes(lambda p, l, pen, lip: init_path(p, l), *lanes))
+    advance = jax.jit(jax.vmap(jax.vmap(
+        lambda s, p, l, pen, lip, n: advance_path(s, p, l, pen, lip, n, **kwargs),
+        in_axes=(0, None, None, 0, None, None)), in_axes=(0, 0, 0, None, 0, None)))
+    result = jax.jit(jax.vmap(jax.vmap(path_result, in_axes=(0, None, None, 0)), in_axes=(0, 0, 0, None)))
+    if fold_batch is not None and fold_batch < 1:
+        raise ValueError(f"fold_batch must be None (all folds) or >= 1; got {fold_batch}.")
+    state = init(pairs, lams, penalties, lipschitz)
+    num_lams = lams.shape[-1]
+    take = lambda tree, idx: jax.tree.map(lambda x: x[idx], tree)  # noqa: E731
+    start = time.perf_counter()
+    while True:
+        a = np.minimum(np.asarray(state.a), num_lams)  # [F, H]
+        if np.all(a == num_lams):
+            return result(state, pairs, lams, penalties)
+        # folds whose lanes all finished leave the batch: a step costs two passes over each active fold's pairs
+        active = np.flatnonzero((a < num_lams).any(axis=1))[:fold_batch]
+        chunk = advance(take(state, active), take(pairs, active), lams[active], penalties, lipschitz[active],
+                        chunk_steps)
+        state = jax.tree.map(lambda full, part: full.at[active].set(part), state, chunk)
+        if log is not None:
+            a = np.minimum(np.asarray(state.a), num_lams)
+            log(f"[sparse path] {int(np.max(state.steps)):,} steps, {time.perf_counter() - start:.1f} s: "
+                f"{int(a.sum())}/{a.size * num_lams} (fold, penalty, λ) solved, {int((a == num_lams).sum())}/{a.size} "
+                f"lanes and {int((a == num_lams).all(axis=1).sum())}/{a.shape[0]} folds finished")
 
 
 def stack_pair_lists(batches: Sequence[QueryBatch], dtype=None) -> PairList:
@@ -201,6 +404,7 @@ def sparsity_ratio(w, informative) -> jax.Array:
 
 
 __all__ = [
-    "KINDS", "PathInfo", "PathPenalty", "informative_features", "lambda_grid", "lambda_max", "path_penalty",
-    "solve_path", "solve_paths", "sparsity_ratio", "stack_pair_lists", "stack_penalties",
+    "KINDS", "PathInfo", "PathPenalty", "PathState", "advance_path", "informative_features", "init_path",
+    "lambda_grid", "lambda_max", "path_penalty", "path_result", "solve_path", "solve_paths", "solve_paths_in_chunks",
+    "sparsity_ratio", "stack_pair_lists", "stack_penalties",
 ]

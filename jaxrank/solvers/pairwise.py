@@ -118,7 +118,7 @@ def _pair_adjoint(r: jax.Array, pairs: Pairs) -> jax.Array:
 
 def squared_hinge_grad(w: jax.Array, pairs: Pairs) -> jax.Array:
     """Closed form ``∇L̄(w) = -2 Aᵀ r / N_p`` with ``r = (1 - A w)₊`` (SPEC §3.3)."""
-    return -2.0 * _pair_adjoint(_residuals(w, pairs), pairs) / pairs.num_pairs
+    return grad_at_margins(pair_margins(w, pairs), pairs)
 
 
 def grad_at_margins(margins: jax.Array, pairs: Pairs) -> jax.Array:

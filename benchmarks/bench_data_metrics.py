@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 import jaxrank
-from jaxrank.data import SVMLightData, group_queries, load_svmlight, parse_svmlight
+from jaxrank.data import SVMLightData, load_svmlight, pad_queries, parse_svmlight, ragged_queries
 from jaxrank.metrics import ndcg
 
 TOPN = 10
@@ -107,7 +107,7 @@ def ranx_inputs(scores, labels, mask):
 def bench_ndcg(partitions, repeats):
     parsed = [parse_svmlight(p) for p in partitions]
     fields = ("features", "labels", "qids")
-    batch = group_queries(SVMLightData(*(np.concatenate([getattr(d, f) for d in parsed]) for f in fields), None))
+    batch = pad_queries(ragged_queries(SVMLightData(*(np.concatenate([getattr(d, f) for d in parsed]) for f in fields), None)))
     labels, mask = np.asarray(batch.labels), np.asarray(batch.mask)  # one L: the bucket of the longest query
     num_queries, list_size = labels.shape
     rng = np.random.default_rng(0)

@@ -13,7 +13,6 @@ import time
 from pathlib import Path
 
 import jax
-import numpy as np
 
 from jaxrank import data, envs
 from jaxrank.clicks import cascade_model
@@ -34,19 +33,20 @@ def main():
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"jax {jax.__version__} ({jax.default_backend()})")
     start = time.perf_counter()
-    queries = data.load_queries(Path(args.data) / "MSLR-WEB_Fold1_subset" / "msn1.fold1.train.5k.txt.gz")
+    queries = data.load_queries(Path(args.data) / "MSLR-WEB_Fold1_subset" / "msn1.fold1.train.5k.txt.gz",
+                                layout="ragged")
     load_seconds = time.perf_counter() - start
-    ids = paper_feature_ids(queries.features.shape[-1], args.num_arms)
+    ids = paper_feature_ids(queries.num_features, args.num_arms)
     start = time.perf_counter()
-    est = estimate_wins(queries, single_feature_rankers(ids, queries.features.shape[-1]), cascade_model("perfect", 5),
+    est = estimate_wins(queries, single_feature_rankers(ids, queries.num_features), cascade_model("perfect", 5),
                         args.method, args.comparisons, jax.random.key(0), chunk_size=args.chunk_size)
     wall = time.perf_counter() - start
     total = int(est.counts.sum() // 2)
     winner = envs.condorcet_winner(est.pref)
-    print(f"\nMSLR subset: {queries.features.shape[0]} queries padded to N = {queries.features.shape[1]}, "
-          f"features {ids}; Condorcet winner: {'none' if winner is None else 'feature ' + str(ids[winner])}\n")
+    print(f"\nMSLR subset: {queries.num_queries} queries, {queries.num_documents} documents "
+          f"(longest {queries.list_size}), features {ids}; Condorcet winner: {'none' if winner is None else 'feature ' + str(ids[winner])}\n")
     print("| step | value |\n|---|---:|")
-    print(f"| load + pad the MSLR subset (cached parse) | {load_seconds:.2f} s |")
+    print(f"| load the MSLR subset (cached parse) | {load_seconds:.2f} s |")
     print(f"| comparisons ({args.num_arms * (args.num_arms - 1) // 2} pairs x {args.comparisons:,}) | {total:,} |")
     print(f"| compile (first chunk minus a chunk's run time) | {est.compile_seconds:.2f} s |")
     print(f"| run time after compile | {est.seconds:.2f} s |")

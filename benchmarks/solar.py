@@ -31,51 +31,72 @@ def _timed(fn, *args):
     return out, time.perf_counter() - start
 
 
-def table2_row(batch, permutations: int, key):
+def table2_row(queries, permutations: int, key):
     config = solar_online.Config(num_permutations=permutations)
     keys = protocol.permutation_keys(key, permutations)
+    docs = protocol.documents(queries)
     rows, total = [], 0.0
     for name in solar_online.ALGORITHMS:
         learner = solar_online.make_learner(name, config)
-        stream = protocol.instance_stream(batch, learner.instances)
+        stream = protocol.instance_stream(queries, learner.instances)
         program = protocol.online_program(learner)
-        compiled, compile_s = _timed(lambda: program.lower(batch, stream, keys).compile())
-        _, run_s = _timed(compiled, batch, stream, keys)
-        total += run_s
-        rows.append(f"| {name} | {int(stream.query.shape[0])} | {compile_s:.2f} | {run_s:.3f} |")
+        compiled, compile_s = _timed(lambda: program.lower(docs, stream, keys).compile())
+        passes, run_s = _timed(compiled, docs, stream, keys)
+        _, score_s = _timed(lambda: protocol.score_passes(learner, queries, passes, keys))
+        total += run_s + score_s
+        rows.append(f"| {name} | {int(stream.first.shape[0])} | {compile_s:.2f} | {run_s:.3f} | {score_s:.3f} |")
     print("\n## Table 2 row (online protocol, all queries)\n")
-    print(f"| algorithm | instances per permutation | compile s | run s ({permutations} permutations) |\n|---|---|---|---|")
+    print(f"| algorithm | instances per permutation | compile s | passes s ({permutations} permutations) | "
+          "scoring s (incl. its compiles) |\n|---|---|---|---|---|")
     print("\n".join(rows))
-    print(f"\nWhole row: {total:.2f} s after compile.")
+    print(f"\nWhole row: {total:.2f} s after the passes' compiles.")
 
 
-def sklearn_online(batch, permutations: int, key, c: float):
+def _replayed_order(stream, key_pass):
+    """The instance sequence and flips of one pass, from its documented draws (``protocol.run_pass``)."""
+    offsets = np.asarray(stream.offsets)
+    num_queries, num_steps = offsets.size - 1, int(offsets[-1])
+    key_perm, key_steps = jax.random.split(key_pass)
+    order = np.asarray(jax.random.permutation(key_perm, num_queries))
+    blocks = -(-num_steps // protocol.BLOCK)
+    bits = np.asarray(jax.vmap(lambda b: jax.random.bits(jax.random.fold_in(key_steps, b), (protocol.BLOCK, 2),
+                                                         jnp.uint32))(jnp.arange(blocks))).reshape(-1, 2)
+    sequence, step = [], 0
+    for q in order:
+        n = int(offsets[q + 1] - offsets[q])
+        perm = np.arange(n)
+        for m in range(n):
+            r = m + (int(bits[step, 0]) * (n - m)) // 2**32
+            perm[m], perm[r] = perm[r], perm[m]
+            step += 1
+        sequence.append(offsets[q] + perm)
+    sequence = np.concatenate(sequence)
+    flips = np.where(bits[:num_steps, 1] & 1, -1.0, 1.0)
+    return order, sequence, flips
+
+
+def sklearn_online(queries, permutations: int, key, c: float):
     """PA-II from scikit-learn under the same protocol: score each query, then partial_fit its pairs."""
     from sklearn.linear_model import PassiveAggressiveClassifier
 
-    x, labels, mask = (np.asarray(a) for a in batch[:3])
-    stream = protocol.instance_stream(batch, "pairs")
-    query, first, second = (np.asarray(a) for a in stream[:3])
+    x, offsets = queries.features, queries.offsets
+    stream, _ = protocol.instance_stream(queries, "pairs")
+    first, second = np.asarray(stream.first), np.asarray(stream.second)
     weights, seconds = [], 0.0
     for p in range(permutations):
         key_pass, _ = jax.random.split(jax.random.fold_in(key, p))
-        key_perm, key_order, key_flip = jax.random.split(key_pass, 3)  # the draws run_pass makes
-        order = np.asarray(jax.random.permutation(key_perm, x.shape[0]))
-        u = np.asarray(jax.random.uniform(key_order, (len(query),)))
-        flip = np.where(np.asarray(jax.random.bernoulli(key_flip, 0.5, (len(query),))), -1.0, 1.0)
-        position = np.empty(x.shape[0], int)
-        position[order] = np.arange(x.shape[0])
-        seq = np.lexsort((u, position[query]))
-        z = (flip[seq, None] * (x[query[seq], first[seq]] - x[query[seq], second[seq]])).astype(np.float32)
-        y = flip[seq].astype(int)
-        bounds = np.searchsorted(position[query[seq]], np.arange(x.shape[0] + 1))
+        order, seq, flip = _replayed_order(stream, key_pass)
+        z = (flip[:, None] * (x[first[seq]] - x[second[seq]])).astype(np.float32)
+        y = flip.astype(int)
+        counts = np.diff(np.asarray(stream.offsets))[order]
+        bounds = np.r_[0, np.cumsum(counts)]
         start = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # PassiveAggressiveClassifier is deprecated from scikit-learn 1.8
             clf = PassiveAggressiveClassifier(C=c, loss="squared_hinge", fit_intercept=False, shuffle=False)
             clf.partial_fit(z[:1] * 0, [1], classes=[-1, 1])  # a zero instance: no update, sets up coef_
             for k, q in enumerate(order):
-                clf.decision_function(x[q][mask[q]])  # score before learning, as the protocol does
+                clf.decision_function(x[offsets[q]:offsets[q + 1]])  # score before learning, as the protocol does
                 lo, hi = bounds[k], bounds[k + 1]
                 if hi > lo:
                     clf.partial_fit(z[lo:hi], y[lo:hi])
@@ -98,17 +119,20 @@ def main():
 
     c = 1e-5
     learner = solar_first_order(c)
+    docs = protocol.documents(batch)
     stream = protocol.instance_stream(batch, "pairs")
     keys = protocol.permutation_keys(key, args.permutations)
     program = protocol.online_program(learner)
-    compiled = program.lower(batch, stream, keys).compile()
-    _, jax_s = _timed(compiled, batch, stream, keys)
-    fit = jax.jit(jax.vmap(lambda k: protocol.run_pass(learner, batch, stream, jax.random.split(k)[0]).state.w))
-    w_jax = np.asarray(fit(keys))
+    compiled = program.lower(docs, stream, keys).compile()
+    passes, pass_s = _timed(compiled, docs, stream, keys)
+    protocol.score_passes(learner, batch, passes, keys)  # compiles the scoring blocks
+    _, score_s = _timed(lambda: protocol.score_passes(learner, batch, passes, keys))
+    jax_s = pass_s + score_s
+    w_jax = np.asarray(passes.state.w)
     w_sk, sk_s = sklearn_online(batch, args.permutations, key, c)
     print("\n## SOLAR-I online protocol vs scikit-learn PA-II (same pairs, same order)\n")
     print("| implementation | s (10 permutations, 80,925 pairs each) | pairs/s | max abs diff of final w |\n|---|---|---|---|")
-    pairs = args.permutations * int(stream.query.shape[0])
+    pairs = args.permutations * int(stream.first.shape[0])
     diff = float(np.abs(w_jax - w_sk).max())
     print(f"| jaxrank (jit, vmap over permutations; includes scoring + metrics) | {jax_s:.3f} | {pairs / jax_s:,.0f} | {diff:.1e} |")
     print(f"| scikit-learn partial_fit per query (+ decision_function) | {sk_s:.3f} | {pairs / sk_s:,.0f} | |")

@@ -110,7 +110,7 @@ def main():
     trains = [data.load_fold(Path(args.data) / "MQ2008", k)[0] for k in folds]
     names = list(PENALTIES)
     with jax.enable_x64(True):
-        pairs = S.stack_pair_lists(trains, dtype=jnp.float64)
+        pairs = S.stack_pairs(trains, dtype=jnp.float64)  # difference rows (MQ2008 folds are small)
         lip = jax.vmap(S.lipschitz_constant)(pairs)
         lams = S.lambda_grid(jax.vmap(S.lambda_max)(pairs))
         pens = S.stack_penalties([PENALTIES[n] for n in names], jnp.float64)
@@ -134,7 +134,7 @@ def main():
             continue
         t = trains[f]
         with jax.enable_x64(True):
-            diffs = np.asarray(S.make_pair_list(t, dtype=jnp.float64).diffs)
+            diffs = np.asarray(S.make_pairs(t, form="rows", dtype=jnp.float64).diffs)
         start = time.perf_counter()
         objs = _skglm_paths(diffs, lams[f], names, tol=args.tol)
         sk_s += time.perf_counter() - start

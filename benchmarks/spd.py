@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxrank.data import load_fold
+from jaxrank.data import as_ragged, document_query, load_fold, pad_queries
 from jaxrank.learners.pairwise import pair_source, spd, train
 from jaxrank.metrics import average_precision
 
@@ -42,15 +42,18 @@ def import_pysofia():
     return _sofia_ml, sofia_ml
 
 
-def write_sofia_file(path, batch):
+def write_sofia_file(path, queries):
     """SVMlight text that sofia-ml's parser reads safely: fixed-width qids (it copies the qid without
-    a terminator) and a trailing `` #`` (its token loop reads past the last feature otherwise)."""
-    x, y, m = (np.asarray(a) for a in (batch.features, batch.labels, batch.mask))
+    a terminator) and a trailing `` #`` (its token loop reads past the last feature otherwise).
+
+    ``queries``: ``RaggedQueries`` or ``QueryBatch``; query ``q`` (in order) is written as ``qid:q``.
+    """
+    queries = as_ragged(queries)
+    owner = document_query(queries.offsets)
     lines = []
-    for q in range(x.shape[0]):
-        for i in np.nonzero(m[q])[0]:
-            feats = " ".join(f"{j + 1}:{v:.9g}" for j, v in enumerate(x[q, i]))
-            lines.append(f"{y[q, i]:g} qid:{q:08d} {feats} #\n")
+    for q, y, x in zip(owner, queries.labels, queries.features):
+        feats = " ".join(f"{j + 1}:{v:.9g}" for j, v in enumerate(x))
+        lines.append(f"{y:g} qid:{q:08d} {feats} #\n")
     Path(path).write_text("".join(lines))
 
 
@@ -62,15 +65,16 @@ def main():
     parser.add_argument("--skip-sofia", action="store_true")
     args = parser.parse_args()
 
-    train_batch, _, test_batch = load_fold(args.data, 1)
-    num_features = train_batch.features.shape[-1]
+    train_set, _, test_set = load_fold(args.data, 1)  # RaggedQueries: flat documents
+    test_batch = pad_queries(test_set)  # padded [Q, L] for the per-query metric
+    num_features = train_set.num_features
     print(f"machine: {platform.machine()} {platform.system()}, {os.cpu_count()} cores (load average "
           f"{os.getloadavg()[0]:.2f}), Python {platform.python_version()}, jax {jax.__version__} "
           f"({jax.default_backend()})")
-    print(f"MQ2008 Fold1: {int(train_batch.mask.sum())} training docs, {num_features} features; "
+    print(f"MQ2008 Fold1: {train_set.num_documents} training docs, {num_features} features; "
           f"{len(LAMBDAS)} lambdas x {args.seeds} seeds x {args.steps:,} steps\n")
 
-    source = pair_source(train_batch, sampler="sofia_rank")
+    source = pair_source(train_set, sampler="sofia_rank")
     lams = jnp.asarray(LAMBDAS, jnp.float32)
     keys = jax.vmap(lambda s: jax.random.fold_in(jax.random.key(0), s))(jnp.arange(args.seeds))
 
@@ -95,7 +99,7 @@ def main():
         _sofia_ml, sofia_ml = sofia
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "train.svm")
-            write_sofia_file(path, train_batch)
+            write_sofia_file(path, train_set)
 
             def sofia_run(lam, steps):
                 return _sofia_ml.train(path.encode(), num_features + 1, lam, steps, False,

@@ -2,7 +2,12 @@
 
 These single-feature rankers are the arms of the dueling-bandit experiments (Zoghi et al. 2014,
 §6). Each fold is scored on its test split (for LETOR the five test splits partition the data).
-Ties (frequent for single features) are broken by a seeded random permutation (SPEC §5.1).
+Ties (frequent for single features) are broken by seeded noise (SPEC §5.1), one key per query
+(``fold_in(key, q)``), so a query's value does not depend on how the queries are blocked.
+
+The folds load in the ragged layout (``RaggedQueries``) and are scored in buckets of queries of
+similar length (``jaxrank.data.map_queries``), a few features at a time inside a bucket, so memory
+is bounded by the bucket, not by ``Q x L_max x D`` (MSLR-WEB30K: 1,251 documents in its longest query).
 """
 
 import dataclasses
@@ -17,6 +22,12 @@ from experiments import letor_datasets
 from experiments.analysis import feature_rankers as analysis
 from experiments.registry import register
 from jaxrank import data, metrics
+from jaxrank.learners.online.protocol import query_keys
+
+BUCKET_BYTES = 1 << 27  # a bucket's features [B, L, D] f32 on the device: at most ~128 MB (or one query)
+SORT_CELLS = 1 << 22  # features x B x L scored together: each sort temporary is ~16 MB
+MIN_LIST = 32  # the smallest bucket list size: shorter queries share one compiled shape (LETOR means are ~20-120)
+
 
 @dataclasses.dataclass(frozen=True)
 class Config:
@@ -31,20 +42,20 @@ class Config:
 
 
 def _synthetic_fold(config: Config, fold: int):
-    return data.synthetic_queries(
+    return data.as_ragged(data.synthetic_queries(
         jax.random.fold_in(jax.random.key(config.seed), 1000 + fold),
         num_queries=config.synthetic_queries, list_size=32, num_features=config.synthetic_features,
-    )
+    ))
 
 
 def _resolve(config: Config):
-    """Returns (source description, fold -> QueryBatch loader)."""
+    """Returns (source description, fold -> queries loader)."""
     ds = letor_datasets.resolve(config.dataset, "feature_rankers")
     if ds.root is not None:
         splits = dict(zip(data.letor.SPLITS, range(3)))
         if config.split not in splits:
             raise ValueError(f"split must be one of {tuple(splits)}; got {config.split!r}.")
-        return ds.source, lambda fold: data.load_fold(ds.root, fold)[splits[config.split]]
+        return ds.source, lambda fold: data.load_fold(ds.root, fold, layout="ragged")[splits[config.split]]
     source = f"synthetic(queries={config.synthetic_queries}, features={config.synthetic_features}, seed={config.seed})"
     return source, functools.partial(_synthetic_fold, config)
 
@@ -53,25 +64,50 @@ def metric_names(topns) -> list[str]:
     return [f"NDCG@{k}" for k in topns] + ["MAP"]
 
 
-@functools.partial(jax.jit, static_argnames=("topns", "letor_compat"))
-def score_features(batch, key, *, topns, letor_compat):
-    """Metrics of every single-feature ranker.
+@functools.partial(jax.jit, static_argnames=("topns", "letor_compat", "features_per_pass"))
+def _bucket_metrics(batch, key, queries, *, topns, letor_compat, features_per_pass):
+    """``[M, D, B]`` metrics of every single-feature ranker on each query of one bucket.
+
+    Features are scored ``features_per_pass`` at a time (``lax.map`` in batches), so the sorts
+    never hold more than ``features_per_pass x B x L`` cells.
+    """
+    keys = query_keys(key, queries)  # [B]: query q breaks ties with fold_in(key, q)
+    kw = dict(where=batch.mask, key=keys, letor_compat=letor_compat, reduce_fn=None)
+
+    def one_feature(d):
+        s = batch.features[..., d]  # [B, L]
+        values = [metrics.ndcg(s, batch.labels, topn=k, **kw) for k in topns]
+        return jnp.stack(values + [metrics.average_precision(s, batch.labels, **kw)])  # [M, B]
+
+    per_feature = jax.lax.map(one_feature, jnp.arange(batch.features.shape[-1]), batch_size=features_per_pass)
+    return jnp.moveaxis(per_feature, 0, 1)
+
+
+def score_features(queries, key, *, topns, letor_compat) -> np.ndarray:
+    """Metrics of every single-feature ranker, averaged over every query.
 
     Args:
-      batch: ``QueryBatch`` with ``features [Q, L, D]``.
-      key: tie-breaking key (ignored with ``letor_compat``, which keeps file order).
+      queries: ``RaggedQueries`` (or a ``QueryBatch``), ``D`` features.
+      key: tie-breaking key; query ``q`` uses ``fold_in(key, q)`` (ignored with ``letor_compat``,
+        which keeps file order).
+      topns: the NDCG cutoffs.
+      letor_compat: LETOR ``Eval-Score-4.0.pl`` conventions (SPEC §5.3).
 
     Returns:
-      ``[M, D]``: NDCG at each ``topn`` then MAP, averaged over queries.
+      numpy ``[M, D]``: NDCG at each ``topn`` then MAP (``M = len(topns) + 1``), each the mean over
+      the ``Q`` queries of the feature's per-query value.
     """
-    scores = jnp.moveaxis(batch.features, -1, 0)  # [D, Q, L]
-    kw = dict(where=batch.mask, key=key, letor_compat=letor_compat)
+    queries = data.as_ragged(queries)
+    num_features = max(queries.num_features, 1)
+    max_cells = 1 << max(10, (BUCKET_BYTES // (4 * num_features)).bit_length() - 1)  # a power of two >= 1,024
 
-    def one_feature(s):
-        values = [metrics.ndcg(s, batch.labels, topn=k, **kw) for k in topns]
-        return jnp.stack(values + [metrics.average_precision(s, batch.labels, **kw)])
+    def bucket(b):
+        per_pass = max(1, min(num_features, SORT_CELLS // b.docs.size))
+        return _bucket_metrics(b.batch, key, jnp.asarray(b.queries, jnp.int32), topns=tuple(topns),
+                               letor_compat=letor_compat, features_per_pass=per_pass)
 
-    return jnp.moveaxis(jax.vmap(one_feature)(scores), 0, -1)
+    per_query = data.map_queries(bucket, queries, axis=-1, max_cells=max_cells, minimum=MIN_LIST)  # [M, D, Q]
+    return per_query.mean(axis=-1, dtype=np.float64).astype(np.float32)
 
 
 @register("feature_rankers", Config, report=analysis.report)
@@ -82,12 +118,12 @@ def run(config: Config, run_dir) -> dict:
     per_fold = []
     for fold in config.folds:
         start = time.perf_counter()
-        batch = load(fold)
+        queries = load(fold)
         key = jax.random.fold_in(jax.random.key(config.seed), fold)
-        values = np.asarray(score_features(batch, key, topns=topns, letor_compat=config.letor_compat))
+        values = score_features(queries, key, topns=topns, letor_compat=config.letor_compat)
         per_fold.append(values)
         best = int(np.argmax(values[len(topns) - 1]))
-        print(f"[feature_rankers] fold {fold}: {batch.num_queries} queries, {batch.num_features} features, "
+        print(f"[feature_rankers] fold {fold}: {queries.num_queries} queries, {queries.num_features} features, "
               f"best NDCG@{topns[-1]} = {values[len(topns) - 1, best]:.4f} (feature {best + 1}), "
               f"{time.perf_counter() - start:.1f}s", flush=True)
     per_fold = np.stack(per_fold)  # [F, M, D]

@@ -6,10 +6,9 @@ from pathlib import Path
 from typing import Optional
 
 import jax
-import jax.numpy as jnp
 
 from jaxrank import data
-from jaxrank.types import QueryBatch
+from jaxrank.types import RaggedQueries
 
 DEFAULT = "MQ2008"
 
@@ -38,20 +37,20 @@ def resolve(dataset: str, tag: str) -> Dataset:
     return Dataset("synthetic", "synthetic(queries=120 per fold, L=32, D=16, 3 grades)", None)
 
 
-def _synthetic(seed: int, part: int) -> QueryBatch:
-    return data.synthetic_queries(jax.random.fold_in(jax.random.key(seed), part), num_queries=40, list_size=32,
-                                  num_features=16, num_grades=3)
+def _synthetic(seed: int, part: int) -> RaggedQueries:
+    return data.as_ragged(data.synthetic_queries(jax.random.fold_in(jax.random.key(seed), part), num_queries=40,
+                                                 list_size=32, num_features=16, num_grades=3))
 
 
-def fold(ds: Dataset, k: int, seed: int = 0) -> tuple[QueryBatch, QueryBatch, QueryBatch]:
+def fold(ds: Dataset, k: int, seed: int = 0, *, normalize: bool = False) -> tuple[RaggedQueries, RaggedQueries, RaggedQueries]:
     """``(train, vali, test)`` of fold ``k`` (synthetic: five parts of 40 queries, rotated as LETOR does)."""
     if ds.root is not None:
-        return data.load_fold(ds.root, k)
+        return data.load_fold(ds.root, k, normalize=normalize)
     parts = [(k - 1 + i) % 5 for i in range(5)]
-    train = jax.tree.map(lambda *a: jnp.concatenate(a), *[_synthetic(seed, p) for p in parts[:3]])
+    train = data.concat_queries([_synthetic(seed, p) for p in parts[:3]])
     return train, _synthetic(seed, parts[3]), _synthetic(seed, parts[4])
 
 
-def all_queries(ds: Dataset, seed: int = 0) -> QueryBatch:
+def all_queries(ds: Dataset, seed: int = 0, *, normalize: bool = False) -> RaggedQueries:
     """Every query of the dataset once: Fold1's train, vali and test (the five partitions)."""
-    return jax.tree.map(lambda *a: jnp.concatenate(a), *fold(ds, 1, seed))
+    return data.concat_queries(fold(ds, 1, seed, normalize=normalize))

@@ -50,10 +50,11 @@ def _queries(config: Config):
                 raise
             print(f"[preference_matrix] {e}\n[preference_matrix] using synthetic queries instead.", flush=True)
         else:
-            return str(path), data.load_queries(path)
+            return str(path), data.load_queries(path, layout="ragged")
     source = f"synthetic(queries={config.synthetic_queries}, features={config.synthetic_features}, seed={config.seed})"
-    return source, data.synthetic_queries(jax.random.fold_in(jax.random.key(config.seed), 1), num_queries=config.synthetic_queries,
-                                          list_size=32, num_features=config.synthetic_features, num_grades=5)
+    return source, data.as_ragged(data.synthetic_queries(
+        jax.random.fold_in(jax.random.key(config.seed), 1), num_queries=config.synthetic_queries, list_size=32,
+        num_features=config.synthetic_features, num_grades=5))
 
 
 def _reference(config: Config, ids):
@@ -85,21 +86,20 @@ def compare_matrices(est: np.ndarray, ref: np.ndarray) -> dict:
 def run(config: Config, run_dir) -> dict:
     """Estimate P of the paper's first-K feature rankers by interleaving (80,000 comparisons per pair)."""
     source, queries = _queries(config)
-    num_features = queries.features.shape[-1]
+    num_features = queries.num_features
     ids = paper_feature_ids(num_features, config.num_arms)
-    labels = np.asarray(queries.labels)[np.asarray(queries.mask)]
-    top = int(labels.max()) + 1 if labels.size else 2
+    top = int(queries.labels.max()) + 1 if queries.num_documents else 2
     num_grades = min([g for g in CASCADE_GRADES if g >= top], default=top)
     model = cascade_model(config.click_model, num_grades)
-    print(f"[preference_matrix] {source}: {queries.features.shape[0]} queries, features {ids}, "
-          f"{config.method} interleave, {config.click_model} clicks ({num_grades} grades), "
+    print(f"[preference_matrix] {source}: {queries.num_queries} queries ({queries.num_documents} documents), "
+          f"features {ids}, {config.method} interleave, {config.click_model} clicks ({num_grades} grades), "
           f"{config.num_comparisons:,} comparisons per pair", flush=True)
     est = estimate_wins(queries, single_feature_rankers(ids, num_features), model, config.method, config.num_comparisons,
                         jax.random.key(config.seed), list_size=config.list_size, tau=config.tau, chunk_size=config.chunk_size)
     winner = envs.condorcet_winner(est.pref)
     total = int(est.counts.sum() // 2)
     results = {
-        "source": source, "num_queries": int(queries.features.shape[0]), "feature_ids": ids, "method": config.method,
+        "source": source, "num_queries": queries.num_queries, "feature_ids": ids, "method": config.method,
         "click_model": config.click_model, "num_grades": num_grades, "num_comparisons": config.num_comparisons,
         "total_comparisons": total, "seconds": round(est.seconds, 2), "compile_seconds": round(est.compile_seconds, 2),
         "comparisons_per_second": round(total / est.seconds), "tie_fraction": float(est.ties.sum() / max(est.counts.sum(), 1)),

@@ -14,10 +14,10 @@ import numpy as np
 from experiments import letor_datasets
 from experiments.analysis import solar as analysis
 from experiments.registry import register
-from jaxrank import data
 from jaxrank.learners import online
 from jaxrank.learners.online import protocol
-from jaxrank.solvers.pairwise import make_pairs
+from jaxrank.learners.base import LinearReadout, linear_score
+from jaxrank.solvers.pairwise import stack_pairs
 from jaxrank.solvers.ranksvm import check_ranksvm_lambda, ranksvm
 
 
@@ -49,24 +49,15 @@ def _grid(name: str, config: Config):
     return label, values
 
 
-def _ranksvm_program():
-    def one(train, vali, test, lam):
-        w, _ = ranksvm(make_pairs(train), lam)
-        out = []
-        for batch, compat in ((vali, False), (test, False), (test, True)):
-            values = protocol.query_metrics(batch.features @ w, batch.labels, batch.mask, jax.random.key(0),
-                                            letor_compat=compat)
-            real = jnp.any(batch.mask, -1)[:, None]
-            out.append(jnp.sum(values * real, 0) / jnp.maximum(jnp.sum(real), 1))
-        return tuple(out)
-
-    return jax.jit(jax.vmap(jax.vmap(one, in_axes=(None, None, None, 0)), in_axes=(0, 0, 0, None)))
-
-
-def _ranksvm(train, vali, test, lams):
+def _ranksvm(train, vali, test, lams, key):
+    """The primal RankSVM over folds × λ in one program (pair rows or indices per fold), then each
+    fold's validation and test metrics with the same tie-breaking as the online learners."""
     check_ranksvm_lambda(lams)
-    stacked = [data.stack_batches(b) for b in (train, vali, test)]
-    return protocol.BatchResult(*_ranksvm_program()(*stacked, jnp.asarray(lams, jnp.float32)))
+    pairs = stack_pairs(train)  # leaves [F, ...]
+    solve = jax.jit(jax.vmap(jax.vmap(lambda p, lam: ranksvm(p, lam)[0], in_axes=(None, 0)), in_axes=(0, None)))
+    w = solve(pairs, jnp.asarray(lams, jnp.float32))  # [F, H, D]
+    keys = jax.vmap(lambda f: jax.random.fold_in(key, f))(jnp.arange(len(train)))
+    return protocol.evaluate_folds(linear_score, LinearReadout(w), vali, test, keys)
 
 
 @register("solar_batch", Config, report=analysis.report_batch)
@@ -84,7 +75,7 @@ def run(config: Config, run_dir) -> dict:
     for name, (label, values) in grids.items():
         start = time.perf_counter()
         if name == "ranksvm":
-            out = _ranksvm(train, vali, test, values)
+            out = _ranksvm(train, vali, test, values, key)
         else:
             make = online.solar_first_order if name == "solar_i" else online.solar_second_order
             out = protocol.batch_protocol(make, values, train, vali, test, key)

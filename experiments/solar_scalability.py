@@ -9,12 +9,15 @@ import time
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from experiments import letor_datasets
 from experiments.analysis import solar as analysis
 from experiments.registry import register
+from jaxrank import data
 from jaxrank.learners import online
 from jaxrank.learners.online import protocol
+from jaxrank.pairs import pairs_per_query
 from jaxrank.solvers.pairwise import make_pairs
 from jaxrank.solvers.ranksvm import check_ranksvm_lambda, ranksvm
 
@@ -39,16 +42,19 @@ def _time(compiled, *args, repeats: int) -> float:
     return statistics.median(seconds)
 
 
-def training_seconds(batch, *, c: float, gamma: float, lam: float, repeats: int, key) -> dict:
-    """Seconds (after compile) to train SOLAR-I, SOLAR-II and RankSVM on all queries of ``batch``."""
+def training_seconds(queries, *, c: float, gamma: float, lam: float, repeats: int, key) -> dict:
+    """Seconds (after compile) to train SOLAR-I, SOLAR-II and RankSVM on all of ``queries``; the pairs
+    are built once beforehand for every method (not timed)."""
     out = {}
+    docs = protocol.documents(queries)
+    stream = protocol.instance_stream(queries, "pairs")
     for name, learner in (("solar_i", online.solar_first_order(c)), ("solar_ii", online.solar_second_order(gamma))):
-        stream = protocol.instance_stream(batch, "pairs")
-        fit = jax.jit(lambda b, s, k, learner=learner: protocol.run_pass(learner, b, s, k, snapshots=False).state)
-        out[name] = _time(fit.lower(batch, stream, key).compile(), batch, stream, key, repeats=repeats)
-    solve = jax.jit(lambda b, lam: ranksvm(make_pairs(b), lam)[0])
+        fit = jax.jit(lambda d, s, k, learner=learner: protocol.run_pass(learner, d, s, k, snapshots=False).state)
+        out[name] = _time(fit.lower(docs, stream, key).compile(), docs, stream, key, repeats=repeats)
+    pairs = make_pairs(queries)
+    solve = jax.jit(lambda p, lam: ranksvm(p, lam)[0])
     lam = jnp.float32(lam)
-    out["ranksvm"] = _time(solve.lower(batch, lam).compile(), batch, lam, repeats=repeats)
+    out["ranksvm"] = _time(solve.lower(pairs, lam).compile(), pairs, lam, repeats=repeats)
     return out
 
 
@@ -60,16 +66,15 @@ def run(config: Config, run_dir) -> dict:
     online.solar_first_order(config.c), online.solar_second_order(config.gamma)
     check_ranksvm_lambda(config.ranksvm_lambda)
     ds = letor_datasets.resolve(config.dataset, "solar_scalability")
-    batch = letor_datasets.all_queries(ds, config.seed)
+    queries = letor_datasets.all_queries(ds, config.seed)
     key = jax.random.key(config.seed)
-    order = jax.random.permutation(jax.random.fold_in(key, 1), batch.features.shape[0])
-    batch = jax.tree.map(lambda a: a[order], batch)
-    sizes = sorted({min(n, batch.features.shape[0]) for n in config.num_queries})
+    order = np.asarray(jax.random.permutation(jax.random.fold_in(key, 1), queries.num_queries))
+    sizes = sorted({min(n, queries.num_queries) for n in config.num_queries})
     seconds = {"solar_i": [], "solar_ii": [], "ranksvm": []}
     num_pairs = []
     for n in sizes:
-        prefix = jax.tree.map(lambda a: a[:n], batch)
-        num_pairs.append(int(protocol.instance_stream(prefix, "pairs").query.shape[0]))
+        prefix = data.take_queries(queries, order[:n])
+        num_pairs.append(int(pairs_per_query(prefix.labels, prefix.offsets).sum()))
         for name, s in training_seconds(prefix, c=config.c, gamma=config.gamma, lam=config.ranksvm_lambda,
                                         repeats=config.repeats, key=key).items():
             seconds[name].append(round(s, 5))

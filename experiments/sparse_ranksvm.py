@@ -22,7 +22,6 @@ from experiments.analysis import sparse_ranksvm as analysis
 from experiments.registry import register
 from jaxrank import data, metrics
 from jaxrank import solvers as S
-from jaxrank.types import QueryBatch
 
 # SPEC §3.8, Table IV (sparsity ratio), Tables V–VI (best test MAP / NDCG@10), MQ2008 row.
 PAPER_MQ2008 = {
@@ -78,17 +77,21 @@ def parse_penalty(spec: str, *, lp_eps: float = 1e-3) -> S.Penalty:
     return S.scad(value)
 
 
-def _per_query(scores, batch: QueryBatch):
-    """Per-query test metrics ``{name: [..., Q]}`` for scores ``[..., Q, L]`` (F broadcast in front)."""
-    labels = jnp.broadcast_to(batch.labels, scores.shape)
-    where = jnp.broadcast_to(batch.mask, scores.shape)
-    kw = dict(where=where, reduce_fn=None)
-    return {
-        "map": metrics.average_precision(scores, labels, **kw),
-        "map_letor": metrics.average_precision(scores, labels, letor_compat=True, **kw),
-        "ndcg10": metrics.ndcg(scores, labels, topn=10, **kw),
-        "ndcg10_letor": metrics.ndcg(scores, labels, topn=10, letor_compat=True, **kw),
-    }
+def _test_values(scores, labels, mask, rows):
+    """``[K, B, 4]`` MAP, LETOR-script MAP, NDCG@10, LETOR-script NDCG@10 per query (ties: list order)."""
+    del rows
+    kw = dict(where=mask, reduce_fn=None)
+    return jnp.stack([
+        metrics.average_precision(scores, labels, **kw),
+        metrics.average_precision(scores, labels, letor_compat=True, **kw),
+        metrics.ndcg(scores, labels, topn=10, **kw),
+        metrics.ndcg(scores, labels, topn=10, letor_compat=True, **kw),
+    ], axis=-1)
+
+
+def _vali_map(scores, labels, mask, rows):
+    del rows
+    return metrics.average_precision(scores, labels, where=mask, reduce_fn=None)
 
 
 def _paired_p(x, best):
@@ -132,7 +135,7 @@ def run(config: Config, run_dir) -> dict:
     trains, valis, tests = ([s[i] for s in splits] for i in range(3))
     with jax.enable_x64(config.float64):
         dtype = jnp.float64 if config.float64 else jnp.float32
-        pairs = S.stack_pair_lists(trains, dtype=dtype)  # leaves [F, P, ...]
+        pairs = S.stack_pairs(trains, dtype=dtype)  # leaves [F, ...]: difference rows, or pair indices
         lip = jax.vmap(S.lipschitz_constant)(pairs)
         lam_max = jax.vmap(S.lambda_max)(pairs)
         lams = S.lambda_grid(lam_max, num=config.num_lambdas, decades=config.decades)  # [F, A]
@@ -149,13 +152,9 @@ def run(config: Config, run_dir) -> dict:
         lams = np.asarray(lams)
         lip, lam_max = np.asarray(lip), np.asarray(lam_max)
 
-    vali, test = data.stack_batches(valis), data.stack_batches(tests)
-    wj = jnp.asarray(w, jnp.float32)
-    vali_scores = jnp.einsum("fqld,fhad->fhaql", vali.features, wj)
-    real_v = vali.mask.any(-1)[:, None, None, :]
-    ap = metrics.average_precision(vali_scores, jnp.broadcast_to(vali.labels[:, None, None], vali_scores.shape),
-                                   where=jnp.broadcast_to(vali.mask[:, None, None], vali_scores.shape), reduce_fn=None)
-    vali_map = np.asarray(jnp.sum(ap * real_v, -1) / jnp.sum(real_v, -1))  # [F, H, A]
+    num_folds, num_pens, num_lams = w.shape[:3]
+    vali_map = np.stack([data.linear_query_values(_vali_map, v, jnp.asarray(w[f], jnp.float32)).mean(-1)
+                         for f, v in enumerate(valis)])  # [F, H, A]
     certified = info.converged
     choice = np.argmax(np.where(certified, vali_map, -np.inf), axis=-1)  # first max: the larger λ
     none_certified = ~certified.any(-1)
@@ -165,13 +164,11 @@ def run(config: Config, run_dir) -> dict:
     sr_path = np.asarray(S.sparsity_ratio(w, informative[:, None, None, :]))  # [F, H, A]
     sr = np.asarray(S.sparsity_ratio(w_sel, informative[:, None, :]))  # [F, H]
 
-    test_scores = jnp.einsum("fqld,fhd->fhql", test.features, jnp.asarray(w_sel, jnp.float32))
-    per_query = {m: np.asarray(v) for m, v in _per_query(test_scores, QueryBatch(
-        test.features, test.labels[:, None], test.mask[:, None], test.qid)).items()}  # [F, H, Q]
-    real_t = np.asarray(test.mask.any(-1))  # [F, Q]
-    pooled = {s: {m: per_query[m][:, h][real_t] for m in METRICS} for h, s in enumerate(specs)}
-    fold_means = {m: (per_query[m] * real_t[:, None]).sum(-1) / real_t.sum(-1)[:, None] for m in METRICS}  # [F, H]
-
+    per_fold = [data.linear_query_values(_test_values, t, jnp.asarray(w_sel[f], jnp.float32))
+                for f, t in enumerate(tests)]  # [H, Q_f, 4] each
+    pooled = {s: {m: np.concatenate([v[h, :, i] for v in per_fold]) for i, m in enumerate(METRICS)}
+              for h, s in enumerate(specs)}
+    fold_means = {m: np.stack([v[:, :, i].mean(-1) for v in per_fold]) for i, m in enumerate(METRICS)}  # [F, H]
     def lane(h, s):
         return {
             "spec": s,
@@ -203,7 +200,7 @@ def run(config: Config, run_dir) -> dict:
         lipschitz=lip, vali_map=vali_map, sparsity_ratio_path=sr_path, choice=choice, informative=informative,
         objective=info.objective, kkt=info.kkt, converged=info.converged, l1_iterations=info.l1_iterations,
         mm_iterations=info.mm_iterations, outer_iterations=info.outer_iterations, mm_converged=info.mm_converged,
-        **{f"test_{m}": per_query[m] for m in METRICS}, test_real=real_t,
+        **{f"test_{m}_fold{f + 1}": v[:, :, i] for i, m in enumerate(METRICS) for f, v in enumerate(per_fold)},
     )
     return {
         "dataset": str(config.dataset),

@@ -1,7 +1,7 @@
 """jaxrank: pure-JAX learning to rank and online ranker evaluation."""
 
-from jaxrank.types import QueryBatch
+from jaxrank.types import QueryBatch, RaggedQueries
 
 __version__ = "0.1.0"
 
-__all__ = ["QueryBatch", "__version__"]
+__all__ = ["QueryBatch", "RaggedQueries", "__version__"]

@@ -264,7 +264,7 @@ def test_pi_comparison_agrees_with_reference_mslr(shared_data):
     path = shared_data / "MSLR-WEB_Fold1_subset" / "msn1.fold1.train.5k.txt.gz"
     if not path.exists():
         pytest.skip(f"{path} missing")
-    queries = load_queries(path)
+    queries = load_queries(path, layout="dense")
     mask, labels, features = map(np.asarray, (queries.mask, queries.labels, queries.features))
     # First query with 30..90 documents and every grade 0..4 present; rankers: features 10 and 129.
     q = next(i for i in range(len(mask)) if 30 <= mask[i].sum() <= 90

@@ -218,3 +218,38 @@ def test_cache_dir_follows_env(tmp_path, monkeypatch, sample_copy):
     assert jaxrank.data.cache_dir() == folder
     load_svmlight(sample_copy)
     assert len(_entries(folder)) == 1
+
+
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "missing_array"])
+def test_unreadable_entry_is_parsed_again_with_a_warning(cache_dir, parse_calls, damage):
+    path = SAMPLE / "vali.txt"
+    first = load_svmlight(path)
+    (entry,) = cache_dir.glob("*.npz")
+    if damage == "truncated":
+        entry.write_bytes(entry.read_bytes()[: entry.stat().st_size // 2])
+    elif damage == "garbage":
+        entry.write_bytes(b"not a zip file at all")
+    else:
+        np.savez(entry, features=first.features, labels=first.labels)  # no qids
+    with pytest.warns(UserWarning, match="cannot be read"):
+        again = load_svmlight(path)
+    _assert_same(again, first)
+    assert len(parse_calls) == 2
+    _assert_same(load_svmlight(path), first)  # the entry was replaced: a hit now
+    assert len(parse_calls) == 2
+
+
+def test_stale_temporaries_are_removed(cache_dir):
+    cache_dir.mkdir(parents=True)
+    stale = cache_dir / ".vali.txt.abc.npz.k3j2.tmp"
+    stale.write_bytes(b"half a write")
+    load_svmlight(SAMPLE / "vali.txt")
+    assert not stale.exists()
+    assert all(not name.endswith(".tmp") for name in _all_files(cache_dir))
+
+
+def test_entries_store_float32(cache_dir):
+    load_svmlight(SAMPLE / "vali.txt")
+    (entry,) = cache_dir.glob("*.npz")
+    with np.load(entry) as z:
+        assert z["features"].dtype == np.float32 and z["labels"].dtype == np.float32 and z["qids"].dtype == np.int64

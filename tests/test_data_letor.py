@@ -37,8 +37,20 @@ def _check_fold(batches, sizes, num_features):
         assert not features[~mask].any() and not labels[~mask].any()
 
 
+def _check_ragged_equals_dense(ragged, dense):
+    """The ragged layout holds the dense layout's real documents, in order, with the same query ids."""
+    for r, d in zip(ragged, dense):
+        mask = np.asarray(d.mask)
+        np.testing.assert_array_equal(r.lengths, mask.sum(1))
+        np.testing.assert_array_equal(r.features, np.asarray(d.features)[mask])
+        np.testing.assert_array_equal(r.labels, np.asarray(d.labels)[mask])
+        np.testing.assert_array_equal(r.qid, d.qid)
+        assert r.features.dtype == np.float32 and r.offsets[0] == 0 and r.offsets[-1] == r.num_documents
+
+
 def test_load_fold_sample():
-    batches = load_fold(SAMPLE_ROOT, 1)
+    batches = load_fold(SAMPLE_ROOT, 1, layout="dense")
+    _check_ragged_equals_dense(load_fold(SAMPLE_ROOT, 1), batches)
     assert len(batches) == 3
     sizes = {s: _text_query_sizes(SAMPLE / f) for s, f in SAMPLE_FILES.items()}
     # tests/data/README.md: 4 queries / 32 lines, 2 / 23, 2 / 69.
@@ -54,24 +66,26 @@ def test_load_fold_sample():
 
 
 def test_load_fold_sample_options():
-    train, vali, test = load_fold(SAMPLE_ROOT, fold=1, list_size=32, normalize=True, cache=False)
+    train, vali, test = load_fold(SAMPLE_ROOT, fold=1, layout="dense", list_size=32, normalize=True, cache=False)
     assert {b.list_size for b in (train, vali, test)} == {32}
-    np.testing.assert_array_equal(np.asarray(test.mask).sum(1), [8, 32])
+    np.testing.assert_array_equal(np.asarray(test.mask).sum(1), [8, 32])  # the 61-document query is cut to 32
     for b in (train, vali, test):
         f = np.asarray(b.features)
         assert f.min() >= 0.0 and f.max() <= 1.0
-        # per-query min-max: every varying feature reaches 0 and 1 among the real documents
-        m = np.asarray(b.mask)
-        for i in range(b.num_queries):
-            x = f[i, m[i]]
+    # per-query min-max over all of a query's documents: every varying feature reaches 0 and 1
+    for q in load_fold(SAMPLE_ROOT, fold=1, normalize=True, cache=False):
+        for start, end in zip(q.offsets[:-1], q.offsets[1:]):
+            x = q.features[start:end]
             varying = x.max(0) > x.min(0)
             np.testing.assert_allclose(x[:, varying].max(0), 1.0, atol=1e-6)
             np.testing.assert_allclose(x[:, varying].min(0), 0.0, atol=1e-6)
+            assert not x[:, ~varying].any()
 
 
 def test_load_fold_mq2008_fold1(shared_data):
     root = shared_data / "MQ2008"
-    batches = load_fold(root, 1)
+    batches = load_fold(root, 1, layout="dense")
+    _check_ragged_equals_dense(load_fold(root, 1), batches)
     folder = root / "Fold1"
     sizes = {s: _text_query_sizes(folder / f"{s}.txt.gz") for s in ("train", "vali", "test")}
     # Data README: train 471 queries / 9630 docs, vali 157 / 2707, test 156 / 2874.
@@ -98,7 +112,9 @@ def test_load_fold_by_name_via_env_sample(monkeypatch):
         for x, y in zip(a, b):
             np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
     vali = load_queries("MQ2008-mini/Fold1/vali.txt")
-    assert vali.num_queries == 2 and int(np.asarray(vali.mask).sum()) == 23
+    assert vali.num_queries == 2 and vali.num_documents == 23
+    dense = load_queries("MQ2008-mini/Fold1/vali.txt", layout="dense")
+    assert dense.features.shape == (2, 16, 46) and int(np.asarray(dense.mask).sum()) == 23
 
 
 def test_load_fold_by_name_via_env_shared(shared_data, monkeypatch):
@@ -106,10 +122,10 @@ def test_load_fold_by_name_via_env_shared(shared_data, monkeypatch):
     train, vali, test = load_fold("MQ2008", fold=1)
     assert [b.num_queries for b in (train, vali, test)] == [471, 157, 156]
     batch = load_queries("MQ2008/Fold1/vali.txt.gz")
-    assert batch.num_queries == 157 and int(np.asarray(batch.mask).sum()) == 2707
+    assert batch.num_queries == 157 and batch.num_documents == 2707
     lgb = load_queries("LightGBM_lambdarank/rank.test.gz")
     sizes = [int(s) for s in (shared_data / "LightGBM_lambdarank" / "rank.test.query").read_text().split()]
-    np.testing.assert_array_equal(np.asarray(lgb.mask).sum(1), sizes)
+    np.testing.assert_array_equal(lgb.lengths, sizes)
 
 
 def test_missing_dataset_mentions_env(tmp_path, monkeypatch):
@@ -164,7 +180,8 @@ def test_fold_with_different_max_feature_index(tmp_path):
     (folder / "vali.txt").write_text("0 qid:2 3:1\n1 qid:3 1:4\n")
     with gzip.open(folder / "test.txt.gz", "wt") as f:
         f.write("2 qid:4 4:0.25\n")
-    train, vali, test = load_fold(tmp_path / "set", 3)
+    assert {b.num_features for b in load_fold(tmp_path / "set", 3)} == {5}
+    train, vali, test = load_fold(tmp_path / "set", 3, layout="dense")
     assert {b.num_features for b in (train, vali, test)} == {5}
     assert {b.list_size for b in (train, vali, test)} == {8}
     np.testing.assert_array_equal(np.asarray(vali.features)[:, 0, :], [[0, 0, 1, 0, 0], [4, 0, 0, 0, 0]])
@@ -181,3 +198,8 @@ def test_load_fold_bad_split_names_the_file(tmp_path):
     (folder / "test.txt").write_text("0 qid:3 1:0.5\n")
     with pytest.raises(ValueError, match=r"vali\.txt, line 2"):
         load_fold(tmp_path / "set", 1)
+
+
+def test_bad_layout_is_rejected():
+    with pytest.raises(ValueError, match="layout must be 'ragged'.*got 'padded'"):
+        load_fold(SAMPLE_ROOT, 1, layout="padded")

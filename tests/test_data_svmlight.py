@@ -18,6 +18,7 @@ import pytest
 from sklearn.datasets import load_svmlight_file
 
 from jaxrank.data import parse_svmlight
+from jaxrank.data import svmlight
 
 SAMPLE = Path(__file__).resolve().parent / "data" / "MQ2008-mini" / "Fold1"
 SAMPLE_FILES = {"train": "train.txt.gz", "vali": "vali.txt", "test": "test.txt.gz"}
@@ -43,11 +44,11 @@ def _runs(values):
 def _assert_sklearn_parity(path):
     ours = parse_svmlight(path)
     X, y, qid = load_svmlight_file(str(path), query_id=True)
-    assert ours.features.dtype == np.float64 and ours.labels.dtype == np.float64
+    assert ours.features.dtype == np.float32 and ours.labels.dtype == np.float32
     assert ours.qids.dtype == np.int64
     assert ours.features.shape == X.shape
-    np.testing.assert_array_equal(ours.features, X.toarray())
-    np.testing.assert_array_equal(ours.labels, y)
+    np.testing.assert_array_equal(ours.features, X.toarray().astype(np.float32))  # the float64 value, rounded once
+    np.testing.assert_array_equal(ours.labels, y.astype(np.float32))
     np.testing.assert_array_equal(ours.qids, qid)
     assert ours.docids is None
     return ours
@@ -95,8 +96,8 @@ def test_lightgbm_parity_with_sklearn_and_query_file(shared_data, split, num_que
     ours = parse_svmlight(path)  # default group file: rank.<split>.query
     X, y = load_svmlight_file(str(path))
     assert ours.features.shape == X.shape == (num_docs, 300)
-    np.testing.assert_array_equal(ours.features, X.toarray())
-    np.testing.assert_array_equal(ours.labels, y)
+    np.testing.assert_array_equal(ours.features, X.toarray().astype(np.float32))
+    np.testing.assert_array_equal(ours.labels, y.astype(np.float32))
     sizes = [int(s) for s in (folder / f"rank.{split}.query").read_text().split()]
     assert len(sizes) == num_queries and sum(sizes) == num_docs
     assert _runs(ours.qids) == sizes
@@ -408,3 +409,71 @@ def test_comment_text_is_ignored_whatever_its_characters(tmp_path, sep):
     path = _write(tmp_path / "c.txt", f"0 qid:1 1:0.5 #docid = a{sep}b 2\n1 qid:1 1:0.25\n")
     ours = parse_svmlight(path)
     np.testing.assert_array_equal(ours.labels, [0.0, 1.0])
+
+
+# --------------------------------------------------------------------------------------------
+# Streaming, widths and ids (large files)
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("chunk", [64, 997])
+def test_chunked_reading_equals_one_chunk(monkeypatch, chunk):
+    """Chunks of a few lines (and line-aligned chunk boundaries) give the same arrays."""
+    whole = parse_svmlight(SAMPLE / "test.txt.gz", keep_docids=True)
+    monkeypatch.setattr(svmlight, "CHUNK_BYTES", chunk)
+    parts = parse_svmlight(SAMPLE / "test.txt.gz", keep_docids=True)
+    for name in ("features", "labels", "qids", "docids"):
+        np.testing.assert_array_equal(getattr(parts, name), getattr(whole, name), err_msg=name)
+
+
+def test_errors_name_the_file_line_across_chunks(monkeypatch, tmp_path):
+    monkeypatch.setattr(svmlight, "CHUNK_BYTES", 40)
+    lines = [f"0 qid:1 1:{i}.5 2:0.25" for i in range(30)]
+    lines[23] = "0 qid:1 1:0.5 2:x"
+    path = _write(tmp_path / "bad.txt", "\n".join(lines) + "\n")
+    _assert_bad(path, 24, "non-numeric value", "'x'")
+
+
+def test_stray_huge_index_is_rejected_naming_its_line(tmp_path):
+    lines = [f"{i % 3} qid:{i // 10} " + " ".join(f"{j}:{(i * j) % 7}" for j in range(1, 137)) for i in range(200)]
+    lines[57] += " 1000000000:1"
+    path = _write(tmp_path / "stray.txt", "\n".join(lines) + "\n")
+    message = _assert_bad(path, 58, "feature index 1000000000", "num_features=1000000000")
+    assert "largest 136" in message
+    lines[57] = lines[57].replace("1000000000:1", "5000:1")
+    path = _write(tmp_path / "stray.txt", "\n".join(lines) + "\n")
+    _assert_bad(path, 58, "feature index 5000", "1 of 200 documents")
+    data = parse_svmlight(path, num_features=5000)  # kept when asked for
+    assert data.features.shape == (200, 5000) and data.features[57, 4999] == 1.0
+
+
+def test_huge_num_features_is_refused_before_allocating(tmp_path):
+    path = _write(tmp_path / "ok.txt", "0 qid:1 1:0.5\n1 qid:1 2:1\n")
+    with pytest.raises(ValueError, match=r"float32 feature array needs .* GiB"):
+        parse_svmlight(path, num_features=10**12)
+    with pytest.raises(ValueError, match="num_features must be a positive int"):
+        parse_svmlight(path, num_features=0)
+
+
+def test_high_index_used_by_many_documents_widens_the_file(tmp_path):
+    """A sparse file whose last ids appear only in later chunks (Yahoo! LTR style) is not a typo."""
+    lines = [f"{i % 2} qid:{i // 4} 1:0.5 3:{i}" + (" 700:0.25" if i >= 50 else "") for i in range(100)]
+    path = _write(tmp_path / "sparse.txt", "\n".join(lines) + "\n")
+    data = parse_svmlight(path)
+    assert data.features.shape == (100, 700)
+    np.testing.assert_array_equal(data.features[50:, 699], 0.25)
+    assert not data.features[:50, 3:].any()
+
+
+def test_query_ids_beyond_int32_keep_their_value(tmp_path):
+    big = [2**31 + 5, 2**40 + 1, 2**53 + 3]  # the last one is above float64's exact integers
+    text = "".join(f"{i % 2} qid:{q} 1:{i}\n" for i, q in enumerate(big) for _ in range(2))
+    path = _write(tmp_path / "ids.txt", text)
+    data = parse_svmlight(path)
+    np.testing.assert_array_equal(np.unique(data.qids), big)
+    from jaxrank.data import load_queries, pad_queries
+
+    queries = load_queries(path)
+    np.testing.assert_array_equal(queries.qid, big)
+    np.testing.assert_array_equal(pad_queries(queries).qid, big)
+    np.testing.assert_array_equal(load_queries(path).qid, big)  # from the cache

@@ -1,4 +1,8 @@
-"""Preference-matrix estimation: rank-space interleaving equals jaxrank.clicks, and P's invariants."""
+"""Preference-matrix estimation: flat rankings equal a per-query argsort, rank-space interleaving equals
+jaxrank.clicks, the estimate equals the padded implementation it replaced, and P's invariants."""
+
+import subprocess
+import types
 
 import jax
 import jax.numpy as jnp
@@ -7,25 +11,124 @@ import pytest
 
 from jaxrank import data
 from jaxrank.clicks import cascade_model, probabilistic_interleave, team_draft_interleave
+from jaxrank.envs import estimate as estimate_module
 from jaxrank.envs.estimate import (
     estimate_preference_matrix,
     estimate_wins,
     probabilistic_list,
+    rank_dtype,
     rank_weights_table,
     rankings,
     sample_rank,
     team_draft_list,
 )
-from jaxrank.envs.ranker_duel import ranker_duel_env, single_feature_rankers
-from jaxrank.types import QueryBatch
+from jaxrank.envs.ranker_duel import paper_feature_ids, ranker_duel_env, single_feature_rankers
+from jaxrank.types import QueryBatch, RaggedQueries
+from tests.conftest import REPO
 
 TAU = 3.0
+# The commit whose padded [K, Q, L_max] implementation the flat one must reproduce exactly.
+PADDED_COMMIT = "6ab4910575d63140a0f7b6e90dc613bcc3dedc71"
+MSLR_SUBSET = "MSLR-WEB_Fold1_subset/msn1.fold1.train.5k.txt.gz"
 
 
 @pytest.fixture(scope="module")
-def queries():
+def dense():
     return data.synthetic_queries(jax.random.key(0), num_queries=8, list_size=8, num_features=5,
                                   num_informative=2, num_grades=5, noise=0.1)
+
+
+@pytest.fixture(scope="module")
+def queries(dense):
+    return data.as_ragged(dense)
+
+
+@pytest.fixture(scope="module")
+def padded_estimate():
+    """``jaxrank/envs/estimate.py`` of ``PADDED_COMMIT`` as a module (it reads ``QueryBatch``)."""
+    shown = subprocess.run(["git", "show", f"{PADDED_COMMIT}:jaxrank/envs/estimate.py"], cwd=REPO,
+                           capture_output=True, text=True)
+    if shown.returncode != 0:
+        pytest.skip(f"commit {PADDED_COMMIT[:10]} is not in this checkout (shallow clone?): {shown.stderr.strip()}")
+    module = types.ModuleType("padded_estimate")
+    exec(compile(shown.stdout, f"{PADDED_COMMIT[:10]}:jaxrank/envs/estimate.py", "exec"), module.__dict__)
+    return module
+
+
+def _tied_queries(seed, lengths, num_features=4):
+    """Ragged queries with small integer features (many ties), a NaN, a -0.0 and a -inf."""
+    rng = np.random.default_rng(seed)
+    lengths = np.asarray(lengths)
+    features = rng.integers(0, 3, size=(lengths.sum(), num_features)).astype(np.float32)
+    features[1, 0], features[2, 0], features[3, 1] = np.nan, -0.0, -np.inf
+    labels = rng.integers(0, 5, size=lengths.sum()).astype(np.float32)
+    offsets = np.concatenate([[0], np.cumsum(lengths)])
+    return RaggedQueries(features, labels, offsets, np.arange(lengths.size))
+
+
+def _argsort_reference(queries: RaggedQueries, rankers):
+    """``(ranks, order)`` ``[K, N]`` by a per-query NumPy argsort: descending score, NaN last, ties by index."""
+    rankers = np.asarray(rankers, np.float32)
+    ranks = np.zeros((rankers.shape[0], queries.num_documents), np.int64)
+    order = np.zeros_like(ranks)
+    for k, w in enumerate(rankers):
+        for q in range(queries.num_queries):
+            lo, hi = queries.offsets[q], queries.offsets[q + 1]
+            with np.errstate(invalid="ignore"):
+                scores = (queries.features[lo:hi].astype(np.float64) @ w.astype(np.float64)).astype(np.float32)
+            ranked = sorted(range(hi - lo), key=lambda m: (np.isnan(scores[m]), -np.nan_to_num(scores[m]), m))
+            order[k, lo:hi] = ranked
+            ranks[k, lo + np.asarray(ranked)] = np.arange(1, hi - lo + 1)
+    return ranks, order
+
+
+@pytest.mark.parametrize("settings", [dict(), dict(rankers_per_pass=2, docs_per_block=7),
+                                      dict(rankers_per_pass=1, docs_per_block=1), "per-row sort"])
+def test_rankings_equal_a_per_query_argsort(settings, monkeypatch):
+    queries = _tied_queries(0, [5, 1, 9, 3, 12, 2, 7])
+    rankers = np.concatenate([np.eye(4, dtype=np.float32), [[1.0, 0.5, 0.0, -2.0], [0.0, 0.0, 0.0, 0.0]]])
+    if settings == "per-row sort":  # no room for the ranker in the key: one sort per ranker row
+        monkeypatch.setattr(estimate_module, "_FLAT_KEY_BITS", 0)
+        settings = dict(docs_per_block=16)
+    tables = rankings(queries, rankers, **settings)
+    ranks, order = _argsort_reference(queries, rankers)
+    assert tables.ranks.dtype == jnp.int16 and tables.order.dtype == jnp.int16
+    np.testing.assert_array_equal(np.asarray(tables.ranks), ranks)
+    np.testing.assert_array_equal(np.asarray(tables.order), order)
+    np.testing.assert_array_equal(np.asarray(tables.offsets), queries.offsets[:-1])
+    np.testing.assert_array_equal(np.asarray(tables.num_docs), queries.lengths)
+    np.testing.assert_array_equal(np.asarray(tables.labels), queries.labels)
+
+
+def test_rankings_tie_signed_zeros_and_put_nan_last():
+    features = np.array([[0.0], [-0.0], [np.nan], [1.0], [0.0], [-np.inf]], np.float32)
+    queries = RaggedQueries(features, np.zeros(6, np.float32), np.array([0, 6]), np.arange(1))
+    tables = rankings(queries, np.array([[1.0], [-1.0]], np.float32))
+    # 1 first; the zeros (either sign) tie and keep file order; NaN after -inf.
+    np.testing.assert_array_equal(np.asarray(tables.order), [[3, 0, 1, 4, 5, 2], [5, 0, 1, 4, 3, 2]])
+    np.testing.assert_array_equal(np.asarray(tables.ranks), [[2, 3, 6, 1, 4, 5], [2, 3, 6, 5, 4, 1]])
+
+
+def test_rankings_of_a_query_of_32768_documents_are_int32():
+    assert rank_dtype(32767) == np.int16 and rank_dtype(32768) == np.int32
+    n = 40_000
+    scores = np.random.default_rng(1).integers(0, 50, size=n).astype(np.float32)
+    queries = RaggedQueries(scores[:, None], np.zeros(n, np.float32), np.array([0, 3, n]), np.arange(2))
+    tables = rankings(queries, np.ones((1, 1), np.float32))
+    assert tables.order.dtype == jnp.int32
+    expected = np.lexsort((np.arange(n - 3), -scores[3:]))  # lexsort: the last key is the primary one
+    np.testing.assert_array_equal(np.asarray(tables.order[0, 3:]), expected)
+    np.testing.assert_array_equal(np.asarray(tables.ranks[0, 3 + expected]), np.arange(1, n - 2))
+
+
+def test_rankings_accept_a_query_batch(dense, queries):
+    rankers = np.eye(5, dtype=np.float32)
+    for a, b in zip(rankings(dense, rankers), rankings(queries, rankers)):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    with pytest.raises(ValueError, match=r"rankers must be \[K, D\] with D = 5"):
+        rankings(queries, np.eye(4, dtype=np.float32))
+    with pytest.raises(ValueError, match="docs_per_block must be an int in"):
+        rankings(queries, rankers, docs_per_block=1 << 17)
 
 
 def _brute_force_rank(u, shown, n):
@@ -53,7 +156,7 @@ def test_sample_rank_matches_brute_force():
 
 
 def _one_query(seed, num_docs=6, size=8):
-    """Scores of two rankers on one query with ties (integer-valued scores) and padding."""
+    """Scores of two rankers on one padded query with ties (integer-valued scores), and their rankings."""
     key_1, key_2 = jax.random.split(jax.random.key(seed))
     where = jnp.arange(size) < num_docs
     s1 = jax.random.randint(key_1, (size,), 0, 4).astype(jnp.float32)
@@ -64,7 +167,7 @@ def _one_query(seed, num_docs=6, size=8):
 
 
 def _rank_space_args(tables):
-    return (tables.ranks[0, 0], tables.order[0, 0], tables.ranks[1, 0], tables.order[1, 0], tables.num_docs[0])
+    return (tables.query(0, 0), tables.query(1, 0), tables.num_docs[0])
 
 
 @jax.jit
@@ -92,7 +195,7 @@ def test_probabilistic_list_has_the_distribution_of_clicks_probabilistic_interle
     s1, s2, where, tables = _one_query(3)
     keys = jax.random.split(jax.random.key(5), 20_000)
     ref = jax.jit(jax.vmap(lambda k: probabilistic_interleave(k, s1, s2, where, list_size=3, tau=TAU)))(keys)
-    table = rank_weights_table(8, TAU)
+    table = rank_weights_table(6, TAU)  # the longest query's length
     got = jax.jit(jax.vmap(lambda k: probabilistic_list(k, *_rank_space_args(tables), table, 3)))(keys)
     for (docs_a, shown_a, prob_a), (docs_b, shown_b, prob_b) in [(ref, got)]:
         assert bool(shown_a.all()) and bool(shown_b.all())
@@ -132,6 +235,37 @@ def test_estimate_invariants_and_chunking(queries):
     assert not np.array_equal(_estimate(queries, chunk_size=64, seed=1).wins, est.wins)
 
 
+def test_estimate_of_a_query_batch_is_the_estimate_of_its_ragged_queries(dense, queries):
+    np.testing.assert_array_equal(_estimate(dense, chunk_size=64).wins, _estimate(queries, chunk_size=64).wins)
+
+
+def _assert_same_as_padded(padded_estimate, dense, ids, method, num, chunk_size):
+    """The flat estimator on ``as_ragged(dense)`` reproduces the padded one on ``dense``, count for count."""
+    args = (single_feature_rankers(ids, dense.features.shape[-1]), cascade_model("perfect", 5), method, num,
+            jax.random.key(11))
+    kw = dict(chunk_size=chunk_size, verbose=False)
+    expected = padded_estimate.estimate_wins(dense, *args, **kw)
+    got = estimate_wins(data.as_ragged(dense), *args, **kw)
+    assert expected.ties.sum() > 0 and 0 < expected.wins.sum() < expected.counts.sum()
+    np.testing.assert_array_equal(got.wins, expected.wins)
+    np.testing.assert_array_equal(got.ties, expected.ties)
+    np.testing.assert_array_equal(got.counts, expected.counts)
+
+
+@pytest.mark.parametrize("method", ["probabilistic", "team_draft"])
+def test_estimate_equals_the_padded_implementation(padded_estimate, method):
+    """Queries of 1..13 documents with many ties, padded to 16 for the old code, flat for the new."""
+    dense = data.pad_queries(_tied_queries(2, [5, 1, 9, 3, 13, 2, 7, 11]))
+    _assert_same_as_padded(padded_estimate, dense, [1, 2, 3, 4], method, num=150, chunk_size=128)
+
+
+@pytest.mark.parametrize("method", ["probabilistic", "team_draft"])
+def test_estimate_equals_the_padded_implementation_on_the_mslr_subset(padded_estimate, shared_data, method):
+    """43 MSLR queries of up to 308 documents (padded to 512), the RCS paper's first 5 feature rankers."""
+    dense = data.load_queries(shared_data / MSLR_SUBSET, layout="dense")
+    _assert_same_as_padded(padded_estimate, dense, paper_feature_ids(136, 5), method, num=200, chunk_size=512)
+
+
 @pytest.mark.parametrize("method", ["probabilistic", pytest.param("team_draft", marks=pytest.mark.slow)])
 def test_estimate_agrees_with_direct_simulation_by_the_env(queries, method):
     """The rank-space estimator and env.duel (jaxrank.clicks on raw scores) estimate the same P."""
@@ -156,3 +290,8 @@ def test_estimate_validation(queries):
         estimate_preference_matrix(queries, rankers[:1], model, "probabilistic", 10, jax.random.key(0))
     with pytest.raises(ValueError, match="list_size must be an int >= 1; got -1"):
         estimate_preference_matrix(queries, rankers, model, "probabilistic", 10, jax.random.key(0), list_size=-1)
+    with pytest.raises(ValueError, match=r"the queries have grade 3 but the click model has only 2 grades"):
+        estimate_preference_matrix(queries, rankers, cascade_model("perfect", 2), "probabilistic", 10,
+                                   jax.random.key(0))
+    with pytest.raises(ValueError, match=r"rankers must be \[K, D\] with D = 5"):
+        estimate_preference_matrix(queries, np.eye(4), model, "probabilistic", 10, jax.random.key(0))

@@ -5,9 +5,15 @@ import json
 import numpy as np
 import pytest
 
+import gzip
+
+import jax
+
 from experiments import registry
-from tests.conftest import launch_experiment as _launch
-from jaxrank import envs
+from tests.conftest import SAMPLE_DATA, launch_experiment as _launch
+from jaxrank import data, envs
+from jaxrank.clicks import cascade_model
+from jaxrank.envs.estimate import estimate_wins
 
 
 def test_preference_matrix_falls_back_to_synthetic_queries_and_saves_a_loadable_matrix(tmp_path, no_data, capsys):
@@ -24,6 +30,24 @@ def test_preference_matrix_falls_back_to_synthetic_queries_and_saves_a_loadable_
     assert "reference" not in results
     for name in ("table.md", "preference_matrix.png", "config.json"):
         assert (run_dir / name).is_file()
+
+
+def test_preference_matrix_reads_a_letor_file_in_the_ragged_layout(tmp_path, no_data):
+    """A real file (4 MQ2008 queries, 32 documents, grades 0-2): the experiment's counts are the
+    estimate on the file's padded layout, with the paper's rankers, 3-grade perfect clicks and its seed."""
+    path = SAMPLE_DATA / "MQ2008-mini" / "Fold1" / "train.txt.gz"
+    with gzip.open(path, "rt") as f:
+        qids = {line.split()[1] for line in f}
+    run_dir, results = _launch(tmp_path, "preference_matrix", f"dataset={path}", "num_arms=3", "num_comparisons=200",
+                               "chunk_size=256", "seed=4")
+    assert results["num_queries"] == len(qids) == 4 and results["num_grades"] == 3
+    assert results["feature_ids"] == [1, 10, 11]
+    dense = data.load_queries(path, layout="dense")
+    expected = estimate_wins(dense, envs.single_feature_rankers([1, 10, 11], 46), cascade_model("perfect", 3),
+                             "probabilistic", 200, jax.random.key(4), chunk_size=256, verbose=False)
+    with np.load(run_dir / "arrays.npz") as arrays:
+        np.testing.assert_array_equal(arrays["wins"], expected.wins)
+        np.testing.assert_array_equal(arrays["ties"], expected.ties)
 
 
 def test_preference_matrix_compares_with_a_reference(tmp_path, no_data):

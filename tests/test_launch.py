@@ -105,6 +105,42 @@ def test_feature_rankers_seed_changes_tie_breaking_only(tmp_path):
     np.testing.assert_array_equal(c, d)
 
 
+def test_score_features_over_buckets_equals_the_metrics_of_the_padded_batch(monkeypatch):
+    """160 queries of 2..8 documents in five buckets of 32 x 32 slots, all features at once or one per pass.
+
+    With the LETOR conventions (ties keep file order) the per-feature means over all queries equal
+    the metrics' own mean on the padded batch; the features are continuous (no ties), so with a
+    tie-breaking key they do too.
+    """
+    import functools
+
+    import jax
+    import jax.numpy as jnp
+
+    from experiments import feature_rankers
+    from jaxrank import data, metrics
+
+    @functools.partial(jax.jit, static_argnames="letor_compat")
+    def padded_metrics(features, labels, mask, letor_compat):
+        kw = dict(where=mask, letor_compat=letor_compat)
+        scores = jnp.moveaxis(features, -1, 0)  # [D, Q, L]
+        ndcg = [jax.vmap(lambda s: metrics.ndcg(s, labels, topn=k, **kw))(scores) for k in (1, 5)]
+        return jnp.stack(ndcg + [jax.vmap(lambda s: metrics.average_precision(s, labels, **kw))(scores)])
+
+    monkeypatch.setattr(feature_rankers, "BUCKET_BYTES", 1)  # the smallest buckets: 1,024 slots
+    dense = data.synthetic_queries(jax.random.key(3), num_queries=160, list_size=8, num_features=3, num_grades=3)
+    queries = data.as_ragged(dense)
+    blocks = data.buckets(queries, features=False, max_cells=1 << 10, minimum=feature_rankers.MIN_LIST)
+    assert [b.docs.shape for b in blocks] == [(32, 32)] * 5
+    for letor_compat, sort_cells in [(True, None), (False, None), (False, 1)]:
+        if sort_cells is not None:
+            monkeypatch.setattr(feature_rankers, "SORT_CELLS", sort_cells)
+        got = feature_rankers.score_features(queries, jax.random.key(0), topns=(1, 5), letor_compat=letor_compat)
+        assert got.shape == (3, 3) and 0.0 < got.min() and got.max() < 1.0
+        expected = padded_metrics(dense.features, dense.labels, dense.mask, letor_compat)
+        np.testing.assert_allclose(got, expected, rtol=1e-6)
+
+
 def test_feature_rankers_falls_back_to_synthetic_without_data(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("JAXRANK_DATA", str(tmp_path / "empty"))
     run_dir = registry.launch(

@@ -40,7 +40,7 @@ def _synthetic(seed=0, num_queries=6, list_size=8):
 
 @pytest.fixture(scope="module")
 def mq2008():
-    train, _, _ = load_fold(str(SAMPLE_DATA / "MQ2008-mini"), 1)
+    train, _, _ = load_fold(str(SAMPLE_DATA / "MQ2008-mini"), 1, layout="dense")
     return train
 
 

@@ -1,19 +1,24 @@
-"""SPD / SPD-MV / LCRA (SPEC §2): the pair samplers against the rejection sampler's exact law (χ²),
-one step and short runs against NumPy transcriptions (``tests/reference/lcra.py``), the
-semi-supervised protocol's splits, bad input, compilation hygiene, the experiment end to end, and
-(slow, needs pysofia) test-MAP parity with sofia-ml on MQ2008 Fold1."""
+"""SPD / SPD-MV / LCRA (SPEC §2): the pair samplers against the rejection sampler's exact law (χ²)
+and against the former padded ``[Q, L, L]`` sampler (same draws for the same key), the ragged
+layout against its padded view, partner counts against brute force, one step and short runs
+against NumPy transcriptions (``tests/reference/lcra.py``), the semi-supervised protocol's splits,
+bad input, compilation hygiene, the experiment end to end, and (slow, needs pysofia) test-MAP
+parity with sofia-ml on MQ2008 Fold1."""
 
+import importlib.util
 import json
+import subprocess
 
 import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from jax.extend.core import ClosedJaxpr, Jaxpr
 from scipy import stats
 
 from experiments import lcra_table, registry
-from jaxrank.data import load_fold
+from jaxrank.data import as_ragged, document_query, load_fold, pad_queries, synthetic_queries
 from jaxrank.learners.pairwise import (
     LCRAState,
     PairBatch,
@@ -22,43 +27,95 @@ from jaxrank.learners.pairwise import (
     lcra,
     num_ordered_pairs,
     pair_source,
+    partner_counts,
     random_views,
     sample_pair_indices,
     sample_pairs,
     score,
     spd,
     train,
+    unlabeled_counts,
 )
+from jaxrank.learners.pairwise import pairs as flat_pairs
 from jaxrank.learners.pairwise import protocol
 from jaxrank.metrics import average_precision
-from jaxrank.types import QueryBatch
+from jaxrank.pairs import pairs_per_query
+from jaxrank.types import QueryBatch, RaggedQueries
 from benchmarks.spd import import_pysofia, write_sofia_file
-from tests.conftest import SAMPLE_DATA
+from tests.conftest import REPO, SAMPLE_DATA
 from tests.reference import lcra as ref
 
 D = 5
 NUM_DRAWS = 200_000
+# the padded [Q, L, L] sampler that the flat one replaced (last commit that changed pairs.py)
+PADDED_SAMPLER_COMMIT = "49ecd54a159de7ebde7af36a95d5c8a6004fd088"
 
 
 @pytest.fixture(scope="module")
 def mini():
-    """4 real MQ2008 queries (32 docs, 46 features): 56 valid ordered pairs."""
-    train_batch, _, _ = load_fold(str(SAMPLE_DATA / "MQ2008-mini"), 1)
+    """4 real MQ2008 queries (32 docs, 46 features): 56 valid ordered pairs (padded QueryBatch)."""
+    train_batch, _, _ = load_fold(str(SAMPLE_DATA / "MQ2008-mini"), 1, layout="dense")
     return train_batch
 
 
+@pytest.fixture(scope="module")
+def padded_sampler(tmp_path_factory):
+    """The former ``jaxrank/learners/pairwise/pairs.py`` (padded ``[Q, L, L]`` partner masks), loaded
+    from git at a pinned commit as a separate module, so the comparison cannot drift."""
+    try:
+        text = subprocess.run(["git", "show", f"{PADDED_SAMPLER_COMMIT}:jaxrank/learners/pairwise/pairs.py"],
+                              cwd=REPO, capture_output=True, text=True, check=True).stdout
+    except (OSError, subprocess.CalledProcessError) as err:
+        pytest.skip(f"the padded sampler needs git history with commit {PADDED_SAMPLER_COMMIT[:8]}: {err}")
+    path = tmp_path_factory.mktemp("padded_sampler") / "padded_pairs.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location("padded_pairs", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _ragged(lengths, num_features=3, num_grades=3, seed=0) -> RaggedQueries:
+    """Random queries of the given lengths with graded labels (ties within queries)."""
+    rng = np.random.default_rng(seed)
+    lengths = np.asarray(lengths)
+    n = int(lengths.sum())
+    return RaggedQueries(features=rng.normal(size=(n, num_features)).astype(np.float32),
+                         labels=rng.integers(0, num_grades, n).astype(np.float32),
+                         offsets=np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64),
+                         qid=np.arange(lengths.size, dtype=np.int64) + 100)
+
+
+# unequal lengths, the longest (W = 12) in the middle and short queries at the end, whose window
+# would run past the last document (N = 36)
+LENGTHS = (3, 1, 12, 5, 2, 9, 4)
+
+
+def _dense_flat_index(queries: RaggedQueries, list_size: int) -> np.ndarray:
+    """``[N]``: the flat index ``q·L + position`` of each document in the padded view."""
+    owner = document_query(queries.offsets)
+    return owner * list_size + np.arange(queries.num_documents) - queries.offsets[owner]
+
+
+def _to_dense(flat_mask, queries: RaggedQueries, list_size: int) -> np.ndarray:
+    out = np.zeros(queries.num_queries * list_size, bool)
+    out[_dense_flat_index(queries, list_size)] = flat_mask
+    return out.reshape(queries.num_queries, list_size)
+
+
 def _flat(batch, keep):
-    """Flat (qid, labels, usable) of the real docs, in padded row-major order."""
+    """Flat (qid, labels, usable, padded flat index) of the real docs, in padded row-major order."""
     q, l = np.nonzero(np.asarray(batch.mask))
     return q, np.asarray(batch.labels)[q, l], np.asarray(keep)[q, l], q * batch.mask.shape[1] + l
 
 
-def _fast_counts(draws, flat_index, law, list_size):
-    """χ² goodness of fit of the draws (padded ``q, a, b``) against ``law`` over doc numbers."""
-    q, a, b, valid = (np.asarray(x) for x in draws)
+def _fast_counts(draws, flat_index, law):
+    """χ² goodness of fit of the draws (flat ``a, b`` of the source) against ``law`` over doc numbers
+    (document ``i`` of the law is source document ``flat_index[i]``)."""
+    a, b, valid = (np.asarray(x) for x in draws)
     pos = np.full(int(flat_index.max()) + 1, -1)
     pos[flat_index] = np.arange(len(flat_index))
-    da, db = pos[q[valid] * list_size + a[valid]], pos[q[valid] * list_size + b[valid]]
+    da, db = pos[a[valid]], pos[b[valid]]
     cells = sorted(law)
     index = {pair: i for i, pair in enumerate(cells)}
     keys = [index.get((int(x), int(y)), -1) for x, y in zip(da, db)]
@@ -78,13 +135,15 @@ def test_exact_sampler_matches_the_rejection_law_chi_square(mini):
     qid, labels, usable, flat = _flat(mini, mini.mask)
     law = ref.rejection_law(qid, labels, usable)
     assert len(law) == 56 == int(num_ordered_pairs(mini).sum())
-    draws = _draw(jax.random.key(0), pair_source(mini), NUM_DRAWS)
-    assert bool(np.all(np.asarray(draws[3])))
-    result, counts = _fast_counts(draws, flat, law, mini.mask.shape[1])
+    source = pair_source(mini)
+    draws = _draw(jax.random.key(0), source, NUM_DRAWS)
+    assert bool(np.all(np.asarray(draws.valid)))
+    result, counts = _fast_counts(draws, flat, law)
     print(f"exact sampler chi2 = {result.statistic:.2f} on {len(law) - 1} df, p = {result.pvalue:.3f}")
     assert result.pvalue > 1e-3
     # query marginal is proportional to its number of ordered pairs (26 and 30 here)
-    q = np.asarray(draws[0])
+    q = np.asarray(source.query)[np.asarray(draws.a)]
+    np.testing.assert_array_equal(q, np.asarray(draws.b) // mini.mask.shape[1])  # b in a's query
     np.testing.assert_allclose(np.bincount(q, minlength=4) / NUM_DRAWS, [0, 26 / 56, 0, 30 / 56], atol=5e-3)
 
 
@@ -94,7 +153,7 @@ def test_unlabeled_sampler_matches_the_rejection_law_chi_square(mini):
     qid, labels, usable, flat = _flat(mini, keep)
     law = ref.rejection_law(qid, labels, usable, need_different_labels=False)
     draws = _draw(jax.random.key(1), source, NUM_DRAWS, unlabeled=True)
-    result, _ = _fast_counts(draws, flat, law, mini.mask.shape[1])
+    result, _ = _fast_counts(draws, flat, law)
     print(f"unlabeled sampler chi2 = {result.statistic:.2f} on {len(law) - 1} df, p = {result.pvalue:.3f}")
     assert result.pvalue > 1e-3
 
@@ -104,28 +163,175 @@ def test_sofia_rank_sampler_matches_sofia_ml_law_including_skips(mini):
     law, skip = ref.sofia_rank_law(qid, labels, usable)
     assert skip == pytest.approx(16 / 32)
     draws = _draw(jax.random.key(2), pair_source(mini, sampler="sofia_rank"), NUM_DRAWS)
-    valid = np.asarray(draws[3])
+    valid = np.asarray(draws.valid)
     assert abs(1 - valid.mean() - skip) < 4 * np.sqrt(skip * (1 - skip) / NUM_DRAWS)
-    result, _ = _fast_counts(draws, flat, {k: v / (1 - skip) for k, v in law.items()}, mini.mask.shape[1])
+    result, _ = _fast_counts(draws, flat, {k: v / (1 - skip) for k, v in law.items()})
     print(f"sofia_rank sampler chi2 = {result.statistic:.2f} on {len(law) - 1} df, p = {result.pvalue:.3f}, "
           f"skipped {1 - valid.mean():.4f} (law {skip})")
     assert result.pvalue > 1e-3
 
 
+@pytest.mark.parametrize("unlabeled", [False, True])
+def test_ragged_sampler_matches_the_rejection_law_chi_square(unlabeled):
+    """Unequal query lengths, a partial labeled mask, windows clamped at the end of the documents."""
+    queries = _ragged(LENGTHS, seed=1)
+    rng = np.random.default_rng(2)
+    labeled = rng.random(queries.num_documents) < 0.7
+    unl = ~labeled & (rng.random(queries.num_documents) < 0.8)
+    source = pair_source(queries, labeled, unl)
+    usable = unl if unlabeled else labeled
+    law = ref.rejection_law(document_query(queries.offsets), queries.labels, usable,
+                            need_different_labels=not unlabeled)
+    draws = _draw(jax.random.key(5), source, NUM_DRAWS // 2, unlabeled=unlabeled)
+    assert bool(np.all(np.asarray(draws.valid)))
+    result, _ = _fast_counts(draws, np.arange(queries.num_documents), law)
+    print(f"ragged {'unlabeled' if unlabeled else 'labeled'} sampler chi2 = {result.statistic:.2f} on "
+          f"{len(law) - 1} df, p = {result.pvalue:.3f}")
+    assert result.pvalue > 1e-3
+
+
+def _random_masks(key, mask, num):
+    """``num`` random (labeled, unlabeled) pairs of disjoint ``[Q, L]`` masks inside ``mask``."""
+    key_l, key_u = jax.random.split(key)
+    labeled = jax.random.bernoulli(key_l, 0.5, (num,) + mask.shape) & mask
+    unlabeled = jax.random.bernoulli(key_u, 0.7, (num,) + mask.shape) & mask & ~labeled
+    return labeled, unlabeled
+
+
+@pytest.mark.parametrize("sampler", ["exact", "sofia_rank"])
+@pytest.mark.parametrize("data", ["mini", "synthetic"])
+def test_flat_sampler_draws_what_the_padded_sampler_drew(padded_sampler, mini, sampler, data):
+    """Same key, same pairs as the former ``[Q, L, L]`` implementation: tables and indices per mask,
+    PairBatch under jit + vmap over random masks (as the LCRA protocol calls it)."""
+    batch = mini if data == "mini" else synthetic_queries(jax.random.key(7), num_queries=12, list_size=16,
+                                                          num_features=4, min_docs=1)
+    list_size = batch.mask.shape[1]
+    labeled, unlabeled = _random_masks(jax.random.key(8), batch.mask, 3)
+    padded_draw = jax.jit(padded_sampler.sample_pair_indices, static_argnums=2, static_argnames="unlabeled")
+    build_old, build_new = (jax.jit(lambda lab, unl, m=m: m.pair_source(batch, lab, unl, sampler=sampler))
+                            for m in (padded_sampler, flat_pairs))
+    for i in range(2):
+        old, new = build_old(labeled[i], unlabeled[i]), build_new(labeled[i], unlabeled[i])
+        np.testing.assert_array_equal(new.labeled_cdf, old.labeled_cdf)
+        np.testing.assert_array_equal(new.unlabeled_cdf, old.unlabeled_cdf)
+        for unl in (False, True):  # the draw programs do not depend on the sampler: compiled once per data set
+            q, a, b, valid = padded_draw(jax.random.key(i), old, 3000, unlabeled=unl)
+            draws = _draw(jax.random.key(i), new, 3000, unlabeled=unl)
+            np.testing.assert_array_equal(draws.a, q * list_size + a)
+            np.testing.assert_array_equal(draws.b, q * list_size + b)
+            np.testing.assert_array_equal(draws.valid, valid)
+            assert np.asarray(valid).mean() > 0.3
+
+    def batches(module):
+        def one(lab, unl):
+            return module.sample_pairs(jax.random.key(11), module.pair_source(batch, lab, unl, sampler=sampler), 64, 64)
+        return jax.jit(jax.vmap(one))(labeled, unlabeled)
+
+    chex.assert_trees_all_equal(tuple(batches(padded_sampler)), tuple(batches(flat_pairs)))
+
+
+@pytest.mark.parametrize("sampler", ["exact", "sofia_rank"])
+def test_ragged_source_draws_what_its_padded_view_draws(sampler):
+    """The ``N`` flat documents and the ``Q × L`` padded view (L = 16 > W = 12) give the same
+    documents for the same key, so SPD trains to the same weights."""
+    queries = _ragged(LENGTHS, seed=3)
+    batch = pad_queries(queries)
+    list_size = batch.mask.shape[1]
+    assert list_size == 16 and queries.list_size == 12
+    to_dense = _dense_flat_index(queries, list_size)
+    rng = np.random.default_rng(4)
+    labeled = rng.random(queries.num_documents) < 0.6
+    unlabeled = ~labeled & (rng.random(queries.num_documents) < 0.8)
+    ragged = pair_source(queries, labeled, unlabeled, sampler=sampler)
+    dense = pair_source(batch, _to_dense(labeled, queries, list_size), _to_dense(unlabeled, queries, list_size),
+                        sampler=sampler)
+    assert ragged.features.shape == (36, 3) and ragged.window == 12 and dense.window == 16
+    for unl in (False, True):
+        r = _draw(jax.random.key(6), ragged, 4000, unlabeled=unl)
+        d = _draw(jax.random.key(6), dense, 4000, unlabeled=unl)
+        valid = np.asarray(r.valid)
+        np.testing.assert_array_equal(valid, d.valid)
+        np.testing.assert_array_equal(to_dense[np.asarray(r.a)], d.a)
+        np.testing.assert_array_equal(to_dense[np.asarray(r.b)[valid]], np.asarray(d.b)[valid])
+        assert valid.mean() > 0.3
+    learner = spd(0.05)
+    w_ragged, w_dense = (jax.jit(lambda s: train(learner, learner.init(None, 3), jax.random.key(1), s,
+                                                 num_steps=200).w)(s) for s in (ragged, dense))
+    np.testing.assert_array_equal(w_ragged, w_dense)
+
+
+def test_partner_counts_match_brute_force_and_pairs_per_query():
+    queries = _ragged((6, 1, 9, 4, 7), num_grades=4, seed=5)
+    owner = document_query(queries.offsets)
+    rng = np.random.default_rng(6)
+    labeled = rng.random(queries.num_documents) < 0.7
+    unlabeled = ~labeled
+    lab = queries.labels
+    same_query = owner[:, None] == owner[None, :]
+    expected = (same_query & labeled[:, None] & labeled[None, :] & (lab[:, None] != lab[None, :])).sum(1)
+    got = jax.jit(partner_counts, static_argnums=3)(jnp.asarray(lab), jnp.asarray(labeled), jnp.asarray(owner), 5)
+    np.testing.assert_array_equal(got, expected)
+    expected_unl = (same_query & unlabeled[:, None] & unlabeled[None, :] & ~np.eye(len(owner), dtype=bool)).sum(1)
+    np.testing.assert_array_equal(unlabeled_counts(jnp.asarray(unlabeled), jnp.asarray(owner), 5), expected_unl)
+    # every document labeled: twice the preference pairs of each query (grade-histogram formula)
+    np.testing.assert_array_equal(num_ordered_pairs(queries), 2 * pairs_per_query(queries.labels, queries.offsets))
+    np.testing.assert_array_equal(num_ordered_pairs(pad_queries(queries)),
+                                  2 * pairs_per_query(queries.labels, queries.offsets))
+    source = pair_source(queries, labeled)
+    assert int(source.num_pairs) == int(expected.sum())
+
+
+def _largest_intermediate(jaxpr) -> int:
+    """Elements of the largest value any equation (sub-jaxprs included) produces."""
+    largest = 0
+    for eqn in jaxpr.eqns:
+        for var in eqn.outvars:
+            largest = max(largest, int(np.prod(getattr(var.aval, "shape", ()), dtype=np.int64)))
+        for param in eqn.params.values():
+            for sub in param if isinstance(param, (tuple, list)) else (param,):
+                if isinstance(sub, ClosedJaxpr):
+                    largest = max(largest, _largest_intermediate(sub.jaxpr))
+                elif isinstance(sub, Jaxpr):
+                    largest = max(largest, _largest_intermediate(sub))
+    return largest
+
+
+def test_ragged_tables_and_draws_grow_with_documents_not_queries_times_longest():
+    """One 1,024-document query among 265 short ones: building the tables (labeled and unlabeled,
+    both samplers) and drawing make nothing the size of ``Q × W`` (272,384) or ``W²``, only ``[N]``,
+    ``[N, D]`` and ``[draws, W]`` values (N = 1,799). The padded ``[Q, L, L]`` tables were 279M."""
+    lengths = np.r_[np.full(255, 3), 1024, np.full(10, 1)]
+    queries = _ragged(lengths, seed=7)
+    num_docs, num_queries, width = queries.num_documents, queries.num_queries, queries.list_size
+    everything = np.ones(num_docs, bool)
+    for sampler in ("exact", "sofia_rank"):
+        build = jax.make_jaxpr(lambda: pair_source(queries, everything, everything, sampler=sampler))()
+        assert _largest_intermediate(build.jaxpr) <= num_docs
+    source = pair_source(queries, everything, everything)
+    draws = jax.make_jaxpr(lambda s: sample_pairs(jax.random.key(0), s, 4, 4))(source)
+    bound = max(num_docs * queries.num_features, 8 * width)  # [N, D] features, [4 + 4 draws, W] windows
+    assert _largest_intermediate(draws.jaxpr) <= bound < num_queries * width // 20
+    pairs = sample_pairs(jax.random.key(0), source, 4, 4)
+    assert bool(np.all(np.asarray(pairs.valid))) and bool(np.all(np.asarray(pairs.valid_hat)))
+
+
 def test_pair_batch_holds_differences_and_graded_labels(mini):
-    pairs = sample_pairs(jax.random.key(4), pair_source(mini), 3, 0)
-    q, a, b, _ = sample_pair_indices(jax.random.split(jax.random.key(4))[0], pair_source(mini), 3)
-    x, lab = np.asarray(mini.features), np.asarray(mini.labels)
-    np.testing.assert_allclose(pairs.p, x[q, a] - x[q, b], rtol=0, atol=0)
-    np.testing.assert_allclose(pairs.y, lab[q, a] - lab[q, b])
+    source = pair_source(mini)
+    pairs = sample_pairs(jax.random.key(4), source, 3, 0)
+    a, b, _ = sample_pair_indices(jax.random.split(jax.random.key(4))[0], source, 3)
+    x = np.asarray(mini.features).reshape(-1, mini.features.shape[-1])
+    lab = np.asarray(mini.labels).reshape(-1)
+    np.testing.assert_allclose(pairs.p, x[a] - x[b], rtol=0, atol=0)
+    np.testing.assert_allclose(pairs.y, lab[a] - lab[b])
     assert np.all(np.asarray(pairs.y) != 0) and pairs.p_hat.shape == (0, mini.features.shape[-1])
 
 
 def test_masked_padding_is_never_drawn():
     batch = QueryBatch(features=jnp.ones((2, 4, D)), labels=jnp.asarray([[0, 1, 2, 2], [1, 0, 5, 5]], jnp.float32),
-                       mask=jnp.asarray([[1, 1, 0, 0], [1, 1, 0, 0]], bool), qid=jnp.arange(2))
-    q, a, b, valid = _draw(jax.random.key(0), pair_source(batch), 2000)
-    assert np.all(np.asarray(valid)) and np.asarray(a).max() <= 1 and np.asarray(b).max() <= 1
+                       mask=jnp.asarray([[1, 1, 0, 0], [1, 1, 0, 0]], bool), qid=np.arange(2))
+    a, b, valid = _draw(jax.random.key(0), pair_source(batch), 2000)
+    assert np.all(np.asarray(valid)) and np.asarray(a % 4).max() <= 1 and np.asarray(b % 4).max() <= 1
+    assert np.all(np.asarray(a) // 4 == np.asarray(b) // 4)
 
 
 # ---------------------------------------------------------------- one step vs NumPy
@@ -278,8 +484,22 @@ def test_bad_batch_sizes_and_options_are_rejected():
     with pytest.raises(ValueError, match="num_views must be an int >= 1"):
         lcra(0.1, num_views=0)
     with pytest.raises(ValueError, match="sampler must be one of"):
-        pair_source(QueryBatch(jnp.zeros((1, 2, D)), jnp.zeros((1, 2)), jnp.ones((1, 2), bool), jnp.zeros(1)),
+        pair_source(QueryBatch(jnp.zeros((1, 2, D)), jnp.zeros((1, 2)), jnp.ones((1, 2), bool), np.zeros(1)),
                     sampler="uniform")
+
+
+def test_masks_of_the_wrong_layout_are_rejected(mini):
+    queries = as_ragged(mini)
+    num_queries, list_size = mini.mask.shape
+    with pytest.raises(ValueError, match=rf"labeled must be a bool mask of shape \(32,\) .* got shape "
+                                         rf"\({num_queries}, {list_size}\); ragged masks are \[N\]"):
+        pair_source(queries, np.asarray(mini.mask))
+    with pytest.raises(ValueError, match=rf"unlabeled must be a bool mask of shape \({num_queries}, {list_size}\) "
+                                         r".* got shape \(32,\)"):
+        pair_source(mini, None, np.ones(32, bool))
+    with pytest.raises(ValueError, match="the training set is empty"):
+        pair_source(RaggedQueries(np.zeros((0, D), np.float32), np.zeros(0, np.float32), np.zeros(1, np.int64),
+                                  np.zeros(0, np.int64)))
 
 
 def test_training_set_without_a_valid_pair_is_rejected(mini):
@@ -309,6 +529,27 @@ def test_semi_supervised_split_sizes_and_masks():
         fold = np.asarray(splits.fold[s])
         assert np.all(fold[~train_q] == -1) and sorted(np.bincount(fold[train_q])) == [5, 5, 6, 6, 6]
     assert not np.array_equal(splits.train_query[0], splits.train_query[1])
+
+
+def test_protocol_fit_is_unchanged_by_the_flat_sampler(padded_sampler, monkeypatch):
+    """``fit_grid`` (LCRA-1-5, per-fold masks traced inside jit) trains to bit-identical weights with
+    the former padded sampler swapped in."""
+    batch = synthetic_queries(jax.random.key(3), num_queries=10, list_size=8, num_features=4)
+    split = protocol.semi_supervised_split(jax.random.key(4), batch.mask, label_fraction=0.4)
+    method = protocol.METHODS["lcra_1_5"]
+    grid = protocol.make_grid(method, (0.1,), (0.1,))
+
+    def fit():  # a new jit each call: the monkeypatched globals are traced afresh
+        return jax.jit(lambda lab, unl: protocol.fit_grid(method, protocol.Options(), jax.random.key(1),
+                                                          jax.random.key(2), batch, lab, unl, grid,
+                                                          num_steps=20))(split.labeled, split.unlabeled)
+
+    new = np.asarray(fit())
+    monkeypatch.setattr(protocol, "pair_source", padded_sampler.pair_source)
+    monkeypatch.setattr(protocol, "sample_pairs", padded_sampler.sample_pairs)
+    old = np.asarray(fit())
+    assert np.abs(new).max() > 0
+    np.testing.assert_array_equal(new, old)
 
 
 def test_make_grid_unties_view_lambdas_and_ignores_mu_for_supervised_methods():
@@ -368,18 +609,19 @@ def _import_pysofia():
 @pytest.mark.slow
 def test_spd_matches_sofia_ml_test_map_on_mq2008_fold1(shared_data, tmp_path):
     _sofia_ml, sofia_ml = _import_pysofia()
-    train_batch, _, test_batch = load_fold(shared_data / "MQ2008", 1)
+    train_set, _, test_set = load_fold(shared_data / "MQ2008", 1)
+    test_batch = pad_queries(test_set)
     lam, num_steps, num_seeds = 0.1, 100_000, 10
     path = tmp_path / "train.svm"
-    write_sofia_file(path, train_batch)
-    num_features = train_batch.features.shape[-1]
+    write_sofia_file(path, train_set)
+    num_features = train_set.num_features
     sofia_maps = []
     for _ in range(num_seeds):  # sofia-ml's rand() stream continues from call to call: 10 different runs
         coef = _sofia_ml.train(str(path).encode(), num_features + 1, lam, num_steps, False,
                                sofia_ml.learner_type.pegasos.value, "rank", sofia_ml.eta_type.pegasos_eta.value, 0.5)
         sofia_maps.append(float(average_precision(test_batch.features @ jnp.asarray(coef[1:], jnp.float32),
                                                   test_batch.labels, where=test_batch.mask)))
-    source = pair_source(train_batch, sampler="sofia_rank")
+    source = pair_source(train_set, sampler="sofia_rank")
 
     def one(key):
         learner = spd(lam)

@@ -1,5 +1,6 @@
 """SOLAR's online and batch protocols: a replayed NumPy pass, snapshots before learning, queries
-without pairs, NaN-free metrics, determinism, vmapped grids, and padded folds."""
+without pairs, NaN-free metrics, determinism, vmapped grids, padded folds, and the same numbers
+from the ragged and the dense layout."""
 
 import functools
 
@@ -9,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxrank.data import load_fold, synthetic_queries
+from jaxrank.data import as_ragged, concat_queries, load_fold, pad_queries, synthetic_queries
 from jaxrank.learners.online import prank_pointwise, solar_first_order
 from jaxrank.learners.online import protocol
 from jaxrank.types import QueryBatch
@@ -25,13 +26,12 @@ SOLAR1 = solar_first_order(0.1)  # one instance, so its compiled programs are sh
 def _synthetic(seed=0, num_queries=6, list_size=8):
     make = functools.partial(synthetic_queries, num_queries=num_queries, list_size=list_size, num_features=D,
                              num_grades=3)
-    return jax.jit(make)(jax.random.PRNGKey(seed))
+    return make(jax.random.PRNGKey(seed))
 
 
 @functools.lru_cache(maxsize=None)
 def _mini():
-    train, vali, test = load_fold(str(SAMPLE_DATA / "MQ2008-mini"), 1)
-    return jax.tree.map(lambda *a: jnp.concatenate(a), train, vali, test)
+    return pad_queries(concat_queries(load_fold(str(SAMPLE_DATA / "MQ2008-mini"), 1)))
 
 
 @functools.lru_cache(maxsize=None)
@@ -40,32 +40,61 @@ def _with_empty_queries():
     b = _synthetic()
     x = jax.random.uniform(jax.random.PRNGKey(5), (2, 8, D))
     extra = QueryBatch(x, jnp.array([[2.0] + [0.0] * 7, [1.0] * 8]), jnp.array([[True] + [False] * 7, [True] * 5 + [False] * 3]),
-                       jnp.array([100, 101], jnp.int32))
-    return jax.tree.map(lambda a, e: jnp.concatenate([a, e]), b, extra)
+                       np.array([100, 101]))
+    return QueryBatch(*(jnp.concatenate([a, e]) for a, e in zip(b[:3], extra[:3])), np.r_[b.qid, extra.qid])
 
 
 def _replayed_draws(key, num_queries, num_instances):
-    key_perm, key_order, key_flip = jax.random.split(key, 3)
+    """The documented draws of a pass (``protocol.run_pass``): the permutation, a shuffle key per
+    query and a flip word per step."""
+    key_perm, key_order, key_steps = jax.random.split(key, 3)
     order = np.asarray(jax.random.permutation(key_perm, num_queries))
-    uniforms = np.asarray(jax.random.uniform(key_order, (num_instances,)))
-    flips = np.asarray(jax.random.bernoulli(key_flip, 0.5, (num_instances,)))
-    return order, uniforms, flips
+    keys = np.asarray(jax.random.bits(key_order, (num_queries,), jnp.uint32))
+    blocks = -(-num_instances // protocol.BLOCK)
+    flips = np.concatenate([np.asarray(jax.random.bits(jax.random.fold_in(key_steps, b), (protocol.BLOCK,), jnp.uint32))
+                            for b in range(blocks)])
+    return order, keys, flips
+
+
+def _run(batch, key, learner=SOLAR1):
+    stream = protocol.instance_stream(batch, learner.instances)
+    run = jax.jit(functools.partial(protocol.run_pass, learner))(protocol.documents(batch), stream, key)
+    return run, stream
 
 
 @pytest.mark.parametrize("which", ["mini", "empty"])
 def test_pass_matches_numpy_replay(which):
     batch = _mini() if which == "mini" else _with_empty_queries()
     c, key = 0.1, jax.random.key(3)  # SOLAR1's C
-    stream = protocol.instance_stream(batch, "pairs")
+    run, stream = _run(batch, key)
     feats, labels, mask = (np.asarray(a, np.float64) for a in batch[:3])
-    assert stream.query.shape[0] == len(ref.canonical_pairs(labels, mask.astype(bool)))
-    order, uniforms, flips = _replayed_draws(key, batch.features.shape[0], stream.query.shape[0])
-    w_final, w_before = ref.online_pa2(feats, labels, mask.astype(bool), order, uniforms, flips, c)
-    run = jax.jit(functools.partial(protocol.run_pass, SOLAR1))(batch, stream, key)
+    assert stream.first.shape[0] == len(ref.canonical_pairs(labels, mask.astype(bool)))
+    order, keys, flips = _replayed_draws(key, batch.features.shape[0], stream.first.shape[0])
+    w_final, w_before = ref.online_pa2(feats, labels, mask.astype(bool), order, keys, flips, c)
     np.testing.assert_array_equal(np.asarray(run.order), order)
     np.testing.assert_allclose(np.asarray(run.state.w), w_final, rtol=0, atol=1e-4)
     np.testing.assert_allclose(np.asarray(run.readouts.w), w_before, rtol=0, atol=1e-4)
     assert np.abs(w_final).max() > 1e-2  # the pass learned something
+
+
+def test_shuffle_is_the_reference_permutation_and_close_to_uniform():
+    """``shuffle_index`` equals the swap-or-not written out in NumPy, is a permutation for every size,
+    and draws the 4! orders of a 4-instance query equally often over keys."""
+    sizes = np.array([1, 2, 3, 7, 64, 1000, 250_001], np.uint32)
+    keys = np.array([0, 1, 2**31, 12345, 2**32 - 1, 99, 7], np.uint32)
+    for n, key in zip(sizes, keys):
+        positions = np.arange(min(int(n), 1000), dtype=np.uint32)
+        got = np.asarray(protocol.shuffle_index(jnp.asarray(positions), jnp.uint32(n), jnp.uint32(key)))
+        assert got.tolist() == [ref.swap_or_not(int(x), int(n), int(key)) for x in positions]
+        if n <= 1000:
+            assert sorted(got.tolist()) == list(range(int(n)))
+    draws = 4800
+    keys = jax.random.bits(jax.random.key(0), (draws,), jnp.uint32)
+    perms = np.asarray(jax.vmap(lambda k: protocol.shuffle_index(jnp.arange(4, dtype=jnp.uint32), jnp.uint32(4), k))(keys))
+    _, counts = np.unique(perms, axis=0, return_counts=True)
+    assert counts.size == 24
+    expected = draws / 24
+    assert np.sum((counts - expected) ** 2 / expected) < 49.7  # 23 degrees of freedom, p = 0.001
 
 
 def test_online_metrics_match_reference_on_tie_free_queries():
@@ -73,13 +102,13 @@ def test_online_metrics_match_reference_on_tie_free_queries():
     result = protocol.online_protocol(solar_first_order(c), batch, jax.random.key(1), num_permutations=2)
     feats, labels, mask = (np.asarray(a, np.float64) for a in batch[:3])
     mask = mask.astype(bool)
-    stream = protocol.instance_stream(batch, "pairs")
+    num_instances = len(ref.canonical_pairs(labels, mask))
     compared = 0
     for p in range(2):
         key_pass, _ = jax.random.split(jax.random.fold_in(jax.random.key(1), p))
-        order, uniforms, flips = _replayed_draws(key_pass, batch.features.shape[0], stream.query.shape[0])
+        order, keys, flips = _replayed_draws(key_pass, batch.features.shape[0], num_instances)
         np.testing.assert_array_equal(np.asarray(result.order[p]), order)
-        _, w_before = ref.online_pa2(feats, labels, mask, order, uniforms, flips, c)
+        _, w_before = ref.online_pa2(feats, labels, mask, order, keys, flips, c)
         for k, q in enumerate(order):
             s, lab = feats[q][mask[q]] @ w_before[k], labels[q][mask[q]]
             if len(np.unique(s)) < len(s):
@@ -90,6 +119,16 @@ def test_online_metrics_match_reference_on_tie_free_queries():
     assert compared >= 8  # the first query of each permutation meets w = 0 (all tied)
     expected_cum = np.cumsum(np.asarray(result.per_query), axis=1) / np.arange(1, batch.features.shape[0] + 1)[None, :, None]
     np.testing.assert_allclose(np.asarray(result.cumulative), expected_cum, rtol=1e-5)
+
+
+def test_ragged_and_dense_layouts_give_the_same_protocol_outputs():
+    """The same queries as RaggedQueries and as a QueryBatch padded wider: identical passes and metrics
+    (ties too: each query breaks ties with its own key, whatever block it is scored in)."""
+    ragged = as_ragged(_mini())
+    dense = pad_queries(ragged, list_size=128)
+    a = protocol.online_protocol(SOLAR1, ragged, jax.random.key(7), num_permutations=2)
+    b = protocol.online_protocol(SOLAR1, dense, jax.random.key(7), num_permutations=2)
+    chex.assert_trees_all_close(a, b, atol=1e-6)
 
 
 @pytest.mark.parametrize("learner", [SOLAR1, prank_pointwise(3, "rank")], ids=["pairs", "documents"])
@@ -107,10 +146,10 @@ def test_queries_without_pairs_are_scored_and_metrics_finite(learner):
 
 def test_empty_query_scored_by_next_model():
     batch = _with_empty_queries()
-    stream = protocol.instance_stream(batch, "pairs")
-    run = jax.jit(functools.partial(protocol.run_pass, SOLAR1))(batch, stream, jax.random.key(4))
+    run, stream = _run(batch, jax.random.key(4))
     order = np.asarray(run.order)
-    has_pairs = np.isin(order, np.unique(np.asarray(stream.query)))
+    counts = np.diff(np.asarray(stream.offsets))
+    has_pairs = counts[order] > 0
     w = np.asarray(run.readouts.w)
     for k in np.nonzero(~has_pairs)[0]:
         later = [j for j in range(k + 1, len(order)) if has_pairs[j]]
@@ -132,9 +171,10 @@ def test_stream_errors():
         protocol.instance_stream(one_grade, "pairs")
     with pytest.raises(ValueError, match="instances must be"):
         protocol.instance_stream(batch, "triples")
-    with pytest.raises(ValueError, match="shorter"):
-        protocol.instance_stream(batch, "pairs", length=3)
-    assert protocol.instance_stream(one_grade, "documents").query.shape[0] == int(batch.mask.sum())
+    with pytest.raises(ValueError, match="num_permutations must be >= 1"):
+        protocol.online_protocol(SOLAR1, batch, jax.random.key(0), num_permutations=0)
+    stream = protocol.instance_stream(one_grade, "documents")
+    assert stream.first.shape[0] == int(batch.mask.sum())
 
 
 def test_batch_protocol_matches_separate_runs_on_padded_folds():
@@ -142,12 +182,12 @@ def test_batch_protocol_matches_separate_runs_on_padded_folds():
     folds[1] = jax.tree.map(lambda a: a[:4], folds[1])  # folds of different sizes get padded
     cs = [1e-3, 1.0]
     result = protocol.batch_protocol(solar_first_order, cs, folds, folds[::-1], folds, jax.random.key(2))
-    fit = jax.jit(lambda fold, stream, key, c: protocol.run_pass(solar_first_order(c), fold, stream, key, snapshots=False).state)
     assert result.vali.shape == result.test.shape == result.test_letor.shape == (2, 2, 4)
     for f, fold in enumerate(folds):
         stream = protocol.instance_stream(fold, "pairs")
+        fit = jax.jit(lambda d, s, k, c: protocol.run_pass(solar_first_order(c), d, s, k, snapshots=False).state)
         for h, c in enumerate(cs):
-            state = fit(fold, stream, jax.random.fold_in(jax.random.key(2), f), c)
+            state = fit(protocol.documents(fold), stream, jax.random.fold_in(jax.random.key(2), f), c)
             scores = fold.features @ state.w
             labels, mask = np.asarray(fold.labels), np.asarray(fold.mask)
             expected = np.mean([ref_metrics.letor_average_precision(np.asarray(scores[q])[mask[q]], labels[q][mask[q]])

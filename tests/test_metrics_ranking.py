@@ -634,6 +634,25 @@ def test_different_keys_break_ties_differently():
         assert min(abs(v - p) for p in possible) < ATOL, v
 
 
+def test_one_key_per_list_breaks_each_list_by_its_own_key():
+    """With keys [B], list b's value equals the list scored alone with keys[b] (and a wider padding
+    of the same list gives the same value): what lets per-query results ignore how lists are blocked."""
+    scores, labels, mask = _random_batch(3, ties=True)
+    keys = jax.vmap(jax.random.fold_in, in_axes=(None, 0))(jax.random.key(1), jnp.arange(scores.shape[0]))
+    together = np.asarray(metrics.ndcg(scores, labels, where=mask, topn=5, key=keys, reduce_fn=None))
+    wide = np.concatenate([scores, np.zeros_like(scores)], axis=-1)
+    for b in range(scores.shape[0]):
+        alone = float(metrics.ndcg(scores[b], labels[b], where=mask[b], topn=5, key=keys[b], reduce_fn=None))
+        padded = float(metrics.ndcg(wide[b], np.r_[labels[b], np.zeros_like(labels[b])],
+                                    where=np.r_[mask[b], np.zeros_like(mask[b])], topn=5, key=keys[b], reduce_fn=None))
+        assert together[b] == pytest.approx(alone, abs=1e-7) and padded == pytest.approx(alone, abs=1e-7), b
+    # keys broadcast against leading axes: [K, B, L] scores with keys [B] share each list's noise
+    stacked = np.asarray(metrics.ndcg(np.stack([scores, scores]), np.stack([labels, labels]),
+                                      where=np.stack([mask, mask]), topn=5, key=keys, reduce_fn=None))
+    np.testing.assert_array_equal(stacked[0], together)
+    np.testing.assert_array_equal(stacked[1], together)
+
+
 class JitParityTest(chex.TestCase):
     """jit and no-jit give the reference values (ties broken by position)."""
 

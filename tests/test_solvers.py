@@ -31,12 +31,12 @@ def _synthetic(seed=0, q=5, l=8, d=6) -> QueryBatch:
     mask[2, 6:] = False
     features[~mask] = 0.0
     labels[~mask] = 0.0
-    return QueryBatch(jnp.asarray(features, jnp.float32), jnp.asarray(labels), jnp.asarray(mask), jnp.arange(q))
+    return QueryBatch(jnp.asarray(features, jnp.float32), jnp.asarray(labels), jnp.asarray(mask), np.arange(q))
 
 
 @pytest.fixture(scope="module")
 def mini():
-    train, _, _ = load_fold(SAMPLE_DATA / "MQ2008-mini", 1)
+    train, _, _ = load_fold(SAMPLE_DATA / "MQ2008-mini", 1, layout="dense")
     return train
 
 
@@ -47,21 +47,26 @@ def problem(request, mini):
     return batch, X
 
 
-def test_pairs_count_and_loss_match_explicit_pairs(problem):
+@pytest.mark.parametrize("form", ["rows", "index"])
+def test_pairs_count_and_loss_match_explicit_pairs(problem, form):
     batch, X = problem
-    pairs = S.make_pairs(batch)
+    pairs = S.make_pairs(batch, form=form)
     assert int(pairs.num_pairs) == X.shape[0]
     w = np.random.default_rng(1).normal(size=X.shape[1]) * 0.1
     np.testing.assert_allclose(S.squared_hinge_loss(jnp.asarray(w, jnp.float32), pairs), ref.loss(X, w), rtol=1e-5)
     with jax.enable_x64(True):
-        p64 = S.make_pairs(batch, dtype=jnp.float64)
+        p64 = S.make_pairs(batch, form=form, dtype=jnp.float64)
         np.testing.assert_allclose(S.squared_hinge_loss(jnp.asarray(w), p64), ref.loss(X, w), rtol=1e-12)
         np.testing.assert_allclose(S.squared_hinge_grad(jnp.asarray(w), p64), ref.grad(X, w), rtol=1e-10, atol=1e-14)
+        np.testing.assert_allclose(S.pair_gram(p64), X.T @ X, rtol=1e-10, atol=1e-12)
+        active = np.asarray(S.pair_margins(jnp.asarray(w), p64)) < 1.0
+        np.testing.assert_allclose(S.pair_gram(p64, jnp.asarray(active)), X[active].T @ X[active], rtol=1e-10, atol=1e-12)
 
 
-def test_gradient_matches_autodiff_and_finite_differences():
+@pytest.mark.parametrize("form", ["rows", "index"])
+def test_gradient_matches_autodiff_and_finite_differences(form):
     with jax.enable_x64(True):
-        pairs = S.make_pairs(_synthetic(3), dtype=jnp.float64)
+        pairs = S.make_pairs(_synthetic(3), form=form, dtype=jnp.float64)
         w = jnp.asarray(np.random.default_rng(2).normal(size=6) * 0.3)
         np.testing.assert_allclose(S.squared_hinge_grad(w, pairs), jax.grad(S.squared_hinge_loss)(w, pairs), rtol=1e-10)
         jax.test_util.check_grads(lambda v: S.squared_hinge_loss(v, pairs), (w,), order=1, modes=["rev"])

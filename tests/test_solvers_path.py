@@ -20,24 +20,41 @@ PENALTIES = [("l1", S.l1(), {}), ("log", S.log(0.01), {"eps": 0.01}), ("mcp", S.
 @pytest.fixture(scope="module")
 def folds():
     """Two 'folds' with the same D: the sample's train and test splits."""
-    train, _, test = load_fold(SAMPLE_DATA / "MQ2008-mini", 1)
+    train, _, test = load_fold(SAMPLE_DATA / "MQ2008-mini", 1, layout="dense")
     return train, test
 
 
-def test_pair_list_equals_masked_pairs_and_explicit_matrix(folds):
+def test_both_pair_forms_equal_the_explicit_matrix_with_padding(folds):
     batch = folds[0]
     X = ref.pair_matrix(batch.features, batch.labels, batch.mask)
     with jax.enable_x64(True):
-        dense, listed = S.make_pairs(batch, dtype=jnp.float64), S.make_pair_list(batch, num_pairs=X.shape[0] + 7,
-                                                                                dtype=jnp.float64)
-        assert int(listed.num_pairs) == X.shape[0] and int(listed.valid.sum()) == X.shape[0]
         w = jnp.asarray(np.random.default_rng(0).normal(size=X.shape[1]) * 0.2)
-        np.testing.assert_allclose(S.squared_hinge_loss(w, listed), ref.loss(X, w), rtol=1e-12)
-        np.testing.assert_allclose(S.squared_hinge_grad(w, listed), ref.grad(X, w), rtol=1e-10, atol=1e-14)
-        np.testing.assert_allclose(S.pair_gram(listed), X.T @ X, rtol=1e-10, atol=1e-12)
-        np.testing.assert_allclose(S.lambda_max(listed), S.lambda_max(dense), rtol=1e-12)
+        for form in ("rows", "index"):
+            padded = S.make_pairs(batch, form=form, num_pairs=X.shape[0] + 7, dtype=jnp.float64)
+            assert int(padded.num_pairs) == X.shape[0] and int(padded.valid.sum()) == X.shape[0], form
+            np.testing.assert_allclose(S.squared_hinge_loss(w, padded), ref.loss(X, w), rtol=1e-12)
+            np.testing.assert_allclose(S.squared_hinge_grad(w, padded), ref.grad(X, w), rtol=1e-10, atol=1e-14)
+            np.testing.assert_allclose(S.pair_gram(padded), X.T @ X, rtol=1e-10, atol=1e-12)
+            np.testing.assert_allclose(S.lambda_max(padded), np.abs(ref.grad(X, np.zeros(X.shape[1]))).max(), rtol=1e-12)
     with pytest.raises(ValueError, match="num_pairs=3"):
-        S.make_pair_list(batch, num_pairs=3)
+        S.make_pairs(batch, num_pairs=3)
+    with pytest.raises(ValueError, match="form must be"):
+        S.make_pairs(batch, form="dense")
+
+
+def test_index_form_paths_equal_row_form_paths(folds):
+    """The path solver reads pair indices (the large-data form) to the same solutions as rows."""
+    with jax.enable_x64(True):
+        pens = S.stack_penalties([S.l1(), S.log(0.01)], jnp.float64)
+        out = {}
+        for form in ("rows", "index"):
+            pairs = S.stack_pairs(folds, form=form, dtype=jnp.float64)
+            lip = jax.vmap(S.lipschitz_constant)(pairs)
+            lams = S.lambda_grid(jax.vmap(S.lambda_max)(pairs), num=3, decades=1.5)
+            out[form] = jax.jit(lambda p, l, h, c: S.solve_paths(p, l, h, c, tol=1e-9, max_iter=20_000))(
+                pairs, lams, pens, lip)
+        np.testing.assert_allclose(out["index"][0], out["rows"][0], rtol=1e-7, atol=1e-9)
+        np.testing.assert_allclose(out["index"][2].objective, out["rows"][2].objective, rtol=1e-10)
 
 
 def test_lambda_grid_follows_spec():
@@ -61,7 +78,7 @@ def test_paths_over_folds_and_penalties_match_numpy(folds):
     """vmap(folds) x vmap(penalties) x scan(λ): each final objective equals the NumPy FISTA / MM
     solved one problem at a time from zero, to 1e-6 relative (float64), in one compile."""
     with jax.enable_x64(True):
-        pairs = S.stack_pair_lists(folds, dtype=jnp.float64)
+        pairs = S.stack_pairs(folds, dtype=jnp.float64)
         lip = jax.vmap(S.lipschitz_constant)(pairs)
         lams = S.lambda_grid(jax.vmap(S.lambda_max)(pairs), num=3, decades=1.5)  # [2, 3]
         pens = S.stack_penalties([p for _, p, _ in PENALTIES], jnp.float64)
@@ -98,7 +115,7 @@ def test_sparsity_ratio_excludes_constant_features():
     features[..., 1] = 0.7  # constant: excluded
     features[..., 2] = [[1.0, 0.0, 0.5], [0.0, 0.0, 0.0]]  # feature 3 is identically zero: excluded
     mask = np.ones((2, 3), bool)
-    batch = QueryBatch(jnp.asarray(features), jnp.zeros((2, 3)), jnp.asarray(mask), jnp.arange(2))
+    batch = QueryBatch(jnp.asarray(features), jnp.zeros((2, 3)), jnp.asarray(mask), np.arange(2))
     informative = S.informative_features(batch)
     np.testing.assert_array_equal(informative, [True, False, True, False])
     w = jnp.array([[0.3, 0.0, 0.0, 0.0], [0.3, 0.0, -1.0, 0.0], [0.0, 5.0, 0.0, 2.0]])
@@ -106,7 +123,7 @@ def test_sparsity_ratio_excludes_constant_features():
 
 
 def test_negative_lambda_on_a_path_raises(folds):
-    pairs = S.make_pair_list(folds[0])
+    pairs = S.make_pairs(folds[0])
     with pytest.raises(ValueError, match=r"lam must be >= 0; got .*-0\.1.*lambda_grid"):
         S.solve_path(pairs, jnp.array([0.1, -0.1]), S.path_penalty(S.l1()))
 
@@ -115,7 +132,7 @@ def test_chunked_paths_equal_one_program_and_report_progress(folds):
     """Chunks over all folds or one fold at a time (finished folds leave the batch) give the
     one-program result and log progress."""
     with jax.enable_x64(True):
-        pairs = S.stack_pair_lists(folds, dtype=jnp.float64)
+        pairs = S.stack_pairs(folds, dtype=jnp.float64)
         lip = jax.vmap(S.lipschitz_constant)(pairs)
         lams = S.lambda_grid(jax.vmap(S.lambda_max)(pairs), num=3, decades=1.5)
         pens = S.stack_penalties([S.l1(), S.log(0.01)], jnp.float64)

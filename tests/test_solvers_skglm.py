@@ -29,7 +29,7 @@ from tests.reference.skglm_datafit import SquaredHingePairs  # noqa: E402
 
 @pytest.fixture(scope="module")
 def mini_problem():
-    train, _, _ = load_fold(SAMPLE_DATA / "MQ2008-mini", 1)
+    train, _, _ = load_fold(SAMPLE_DATA / "MQ2008-mini", 1, layout="dense")
     X = ref.pair_matrix(train.features, train.labels, train.mask)
     keep = np.any(X != 0, axis=0)  # all-zero columns give CD a zero Lipschitz constant
     return train, X, keep
@@ -43,7 +43,7 @@ def _solver():
 def test_l1_objective_matches_skglm(mini_problem, frac):
     batch, X, keep = mini_problem
     with jax.enable_x64(True):
-        pairs = S.make_pair_list(batch, dtype=jnp.float64)
+        pairs = S.make_pairs(batch, dtype=jnp.float64)
         lam = float(S.lambda_max(pairs)) * frac
         w, info = jax.jit(lambda p, l: S.fista(p, l, tol=1e-11, max_iter=100_000))(pairs, lam)
     est = GeneralizedLinearEstimator(datafit=SquaredHingePairs(), penalty=L1(lam), solver=_solver())
@@ -64,7 +64,7 @@ def test_l05_reweighted_objective_matches_skglm(mini_problem, frac):
     batch, X, keep = mini_problem
     n_reweights = 15
     with jax.enable_x64(True):
-        pairs = S.make_pair_list(batch, dtype=jnp.float64)
+        pairs = S.make_pairs(batch, dtype=jnp.float64)
         lam = float(S.lambda_max(pairs)) * frac
         pen = S.lp(0.5, eps=1e-24)
         w, info = jax.jit(lambda p, l: S.reweighted_l1(p, l, pen, num_outer=n_reweights - 1, outer_tol=0.0,

@@ -1,4 +1,4 @@
-"""LETOR folder layout: ``<root>/FoldK/{train,vali,test}.txt[.gz]`` to padded query batches."""
+"""LETOR folder layout: ``<root>/FoldK/{train,vali,test}.txt[.gz]`` to query collections."""
 
 from pathlib import Path
 from typing import Optional
@@ -7,10 +7,12 @@ import numpy as np
 
 from jaxrank.data import locations
 from jaxrank.data.cache import load_svmlight
-from jaxrank.data.padding import bucket_size, group_queries, query_lengths
-from jaxrank.types import QueryBatch
+from jaxrank.data.ragged import bucket_size, pad_queries, query_lengths, ragged_queries
+from jaxrank.data.svmlight import SVMLightData
+from jaxrank.types import QueryBatch, RaggedQueries
 
 SPLITS = ("train", "vali", "test")
+LAYOUTS = ("ragged", "dense")
 
 
 def split_file(folder, split: str) -> Path:
@@ -22,46 +24,75 @@ def split_file(folder, split: str) -> Path:
     raise FileNotFoundError(f"no {split!r} file in {folder} (looked for {split}.txt and {split}.txt.gz).")
 
 
+def _check_layout(layout: str) -> None:
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be 'ragged' (flat documents, any size) or 'dense' (padded QueryBatch, "
+                         f"small data); got {layout!r}.")
+
+
+def _widen(data: SVMLightData, width: int) -> SVMLightData:
+    """Zero columns up to ``width`` (a trailing all-zero feature may be absent from one split's text)."""
+    if data.features.shape[1] == width:
+        return data
+    features = np.zeros((data.features.shape[0], width), np.float32)
+    features[:, : data.features.shape[1]] = data.features
+    return data._replace(features=features)
+
+
 def load_queries(
     path,
     *,
-    list_size: Optional[int] = None,
+    layout: str = "ragged",
     normalize: bool = False,
     num_features: Optional[int] = None,
+    list_size: Optional[int] = None,
     cache: bool = True,
-) -> QueryBatch:
-    """One SVMlight/LETOR/LightGBM file (a path or a name under ``JAXRANK_DATA``) as a ``QueryBatch``."""
-    data = load_svmlight(locations.resolve(path), num_features=num_features, cache=cache)
-    return group_queries(data, list_size=list_size, normalize=normalize)
+):
+    """One SVMlight/LETOR/LightGBM file (a path or a name under ``JAXRANK_DATA``).
+
+    Args:
+      path: the file, or its path under ``JAXRANK_DATA``.
+      layout: ``"ragged"`` (``RaggedQueries``: flat documents, memory proportional to the data) or
+        ``"dense"`` (``QueryBatch`` padded to ``list_size``; small data only).
+      normalize: per-query min-max normalisation of every feature (LETOR's QueryLevelNorm). Raw
+        MSLR and Yahoo features span many orders of magnitude; the linear learners need it.
+      num_features: ``D`` (default the largest feature index).
+      list_size: ``L`` of the dense layout (default the power of two above the longest query).
+    """
+    _check_layout(layout)
+    queries = ragged_queries(load_svmlight(locations.resolve(path), num_features=num_features, cache=cache),
+                             normalize=normalize)
+    return queries if layout == "ragged" else pad_queries(queries, list_size)
 
 
 def load_fold(
     root,
     fold: int = 1,
     *,
-    list_size: Optional[int] = None,
+    layout: str = "ragged",
     normalize: bool = False,
+    list_size: Optional[int] = None,
     cache: bool = True,
-) -> tuple[QueryBatch, QueryBatch, QueryBatch]:
-    """Loads ``(train, vali, test)`` of one LETOR fold.
+) -> tuple[RaggedQueries, RaggedQueries, RaggedQueries] | tuple[QueryBatch, QueryBatch, QueryBatch]:
+    """Loads ``(train, vali, test)`` of one LETOR fold with one feature count ``D``.
 
     Args:
       root: the dataset folder or its name under ``JAXRANK_DATA`` (e.g. ``"MQ2008"``).
       fold: ``K`` in ``FoldK``.
-      list_size: ``L`` shared by the three splits; default the bucket of the longest query in
-        any of them, so one compiled program serves all three.
+      layout: ``"ragged"`` or ``"dense"`` (see ``load_queries``).
       normalize: per-query min-max normalisation (the QueryLevelNorm sets already are).
-
-    Returns:
-      Three ``QueryBatch`` with the same ``L`` and ``D``.
+      list_size: ``L`` of the dense layout, shared by the three splits; default the bucket of the
+        longest query in any of them, so one compiled program serves all three.
     """
+    _check_layout(layout)
     folder = locations.resolve(root) / f"Fold{fold}"
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder} does not exist: expected the LETOR layout <root>/Fold{fold}/train.txt.")
     parsed = [load_svmlight(split_file(folder, s), cache=cache) for s in SPLITS]
-    dims = {p.features.shape[1] for p in parsed}
-    if len(dims) > 1:  # a trailing all-zero feature can be absent from one split's text
-        parsed = [load_svmlight(split_file(folder, s), num_features=max(dims), cache=cache) for s in SPLITS]
+    width = max(p.features.shape[1] for p in parsed)
+    splits = [ragged_queries(_widen(p, width), normalize=normalize) for p in parsed]
+    if layout == "ragged":
+        return tuple(splits)
     if list_size is None:
         list_size = bucket_size(int(max(np.max(query_lengths(p.qids)) for p in parsed)))
-    return tuple(group_queries(p, list_size=list_size, normalize=normalize) for p in parsed)
+    return tuple(pad_queries(s, list_size) for s in splits)

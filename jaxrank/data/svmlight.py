@@ -1,33 +1,56 @@
-"""SVMlight / LETOR text files to dense per-document numpy arrays (no jax here).
+"""SVMlight / LETOR text files to dense per-document float32 numpy arrays (no jax here).
 
 Two layouts are read:
   * LETOR: ``label qid:Q i:v i:v ... #comment`` (``#docid = X`` comment kept optionally);
   * LightGBM: ``label i:v ...`` without ``qid``, plus a ``<name>.query`` file of group sizes.
 ``.gz`` files are decompressed transparently. Feature indices are 1-based; absent features are 0.
 
-The fast path converts all ``index:value`` tokens of a file in one numpy call; when that path
-sees anything odd, a line-by-line pass finds the first bad line and raises a ``ValueError``
-naming the file, the line and the problem.
+The file is streamed in chunks of whole lines (``CHUNK_BYTES`` of text), and each chunk's rows are
+written straight into one growing float32 ``[N, D]`` array, so the peak memory is that array plus
+one chunk's scratch (a few hundred MB), whatever the file's size; a sparse file (Yahoo! LTR: ids up
+to 700) is densified once, row by row. A chunk goes through a vectorised path (token structure
+checked on the character array, every number read by one ``np.fromstring``); when that path sees
+anything odd, the chunk is read line by line in Python, which either parses it or raises a
+``ValueError`` naming the file, the line and the problem.
+
+Width ``D``. Without ``num_features``, ``D`` is the largest feature index, except that an index far
+above all others (more than twice the next one plus 64) that few documents use (< 1%) is taken for
+a typo and rejected, naming its line: a stray ``1000000000:1`` must not make every document (and
+every split of a fold) a billion features wide. Pass ``num_features`` to keep such an index.
 """
 
 import gzip
+import os
 import re
 import warnings
+import zlib
 from pathlib import Path
 from typing import NamedTuple, Optional
 
 import numpy as np
 
+CHUNK_BYTES = 1 << 24  # text per chunk: bounds the parser's scratch memory
+_STRAY_SHARE = 0.01  # an index far above the rest is a typo when fewer documents than this share use it
+
 _DOCID = re.compile(r"docid\s*=\s*(\S+)")
 _INTEGER = re.compile(r"[+-]?\d+")
+_COMMENT = re.compile(rb"#[^\n]*")
+_BLANKS = bytes.maketrans(b"\t\r\x0b\x0c", b"    ")  # str.split() whitespace inside a line
+_COLONS = bytes.maketrans(b":", b" ")
+_BLANK = np.zeros(256, bool)  # after _BLANKS, the characters that separate tokens
+_BLANK[[10, 32]] = True
+_IN_TOKEN = ~_BLANK  # what may sit right before or after a colon
+_IN_TOKEN[[0, 58]] = False
+_DIGIT = np.zeros(256, bool)
+_DIGIT[48:58] = True
 
 
 class SVMLightData(NamedTuple):
     """One file's documents in file order; ``N`` documents, ``D`` features."""
 
-    features: np.ndarray  # [N, D] f64, dense
-    labels: np.ndarray  # [N] f64 graded relevance
-    qids: np.ndarray  # [N] i64, contiguous runs (one run per query)
+    features: np.ndarray  # [N, D] f32, dense
+    labels: np.ndarray  # [N] f32 graded relevance
+    qids: np.ndarray  # [N] i64, contiguous runs (one run per query); ids >= 2^31 keep their value
     docids: Optional[np.ndarray]  # [N] str, the comment's docid (whole comment if none), or None
 
 
@@ -35,68 +58,162 @@ def _error(path, lineno: int, problem: str) -> ValueError:
     return ValueError(f"{path}, line {lineno}: {problem}")
 
 
-def _read_text(path: Path) -> str:
-    opener = gzip.open if path.suffix == ".gz" else open
-    try:
-        with opener(path, "rt", encoding="utf-8") as f:
-            return f.read()
-    except (UnicodeDecodeError, OSError, EOFError) as e:
-        if isinstance(e, FileNotFoundError):
-            raise
-        raise ValueError(f"{path}: cannot be read as UTF-8 text ({e}).") from None
-
-
 def _default_query_file(path: Path) -> Path:
     stem = path.with_suffix("") if path.suffix == ".gz" else path
     return stem.with_name(stem.name + ".query")
 
 
-def _split_tokens(text: str):
-    """``(index [M] i64, value [M] f64)`` of all ``index:value`` tokens, or None if any is odd.
+class _Rows(NamedTuple):
+    """One chunk's documents: ``n`` rows, ``nnz`` feature tokens."""
 
-    Works on the characters with numpy: a token must be ``digits:value`` with one colon, so the
-    integer indices are read straight from their digits and only the values go through
-    ``np.fromstring``. Anything else (an empty side of a colon, two colons in a token, a bare
-    number, a non-digit index, an unparsable value) returns None for the line-by-line check.
-    """
-    chars = np.frombuffer(text.encode(), np.uint8)
-    space = np.isin(chars, np.frombuffer(b" \t\n\r\v\f", np.uint8))
-    colon = np.flatnonzero(chars == ord(":"))
-    starts = np.flatnonzero(~space & np.r_[True, space[:-1]])
-    if colon.size != starts.size:
+    labels: np.ndarray  # [n] f64
+    qids: Optional[np.ndarray]  # [n] i64, None for files without qid
+    linenos: np.ndarray  # [n] i64, 1-based line of each document
+    rows: np.ndarray  # [nnz] i64, document of each token (0..n-1)
+    index: np.ndarray  # [nnz] i64, 1-based feature index
+    value: np.ndarray  # [nnz] f64
+    docids: Optional[list]
+
+
+def _chunks(path: Path):
+    """``(first line number, bytes, share of the source read)`` of consecutive whole-line chunks."""
+    size = max(path.stat().st_size, 1)
+    try:
+        with (gzip.open(path, "rb") if path.suffix == ".gz" else open(path, "rb")) as f:
+            source = f.fileobj if path.suffix == ".gz" else f  # compressed position of a .gz
+            tail, line = b"", 1
+            while True:
+                block = f.read(CHUNK_BYTES)
+                if not block:
+                    break
+                block = tail + block
+                cut = block.rfind(b"\n") + 1
+                if cut == 0:
+                    tail = block
+                    continue
+                chunk, tail = block[:cut], block[cut:]
+                yield line, chunk, min(source.tell() / size, 1.0)
+                line += chunk.count(b"\n")
+            if tail:
+                yield line, tail, 1.0
+    except (OSError, EOFError, zlib.error) as e:
+        if isinstance(e, FileNotFoundError):
+            raise
+        raise ValueError(f"{path}: cannot be read ({e}).") from None
+
+
+def _fast_rows(chunk: bytes, line0: int, has_qid: bool, keep_docids: bool) -> Optional[_Rows]:
+    """The vectorised reading of one chunk, or None when anything is not plainly well formed."""
+    body = _COMMENT.sub(b"", chunk) if b"#" in chunk else chunk
+    if not body.isascii():
         return None
-    if colon.size == 0:
-        return np.zeros(0, np.int64), np.zeros(0)
-    # each token's colon lies inside it and is followed by a value character
-    if (np.any(colon <= starts) or np.any(colon[:-1] >= starts[1:]) or colon[-1] == chars.size - 1
-            or np.any(space[np.minimum(colon + 1, chars.size - 1)])):
-        return None
-    span = np.zeros(chars.size + 1, np.int64)
-    span[starts] = 1  # starts and colons are distinct positions
-    span[colon] = -1
-    in_index = np.cumsum(span[:-1]) > 0
-    digit = chars[in_index].astype(np.int64) - ord("0")
-    if np.any((digit < 0) | (digit > 9)):
-        return None
-    position = np.flatnonzero(in_index)
-    token = np.searchsorted(colon, position)
-    power = colon[token] - 1 - position
-    if power.max() > 15:
-        return None  # more than 16 digits: leave it to the exact Python check
-    index = np.bincount(token, weights=digit * 10.0**power, minlength=colon.size).astype(np.int64)
-    blanked = np.where(in_index | (chars == ord(":")), ord(" "), chars).astype(np.uint8)
+    body = body.translate(_BLANKS)
+    if not body.endswith(b"\n"):
+        body += b"\n"
+    size = len(body)
+    c = np.frombuffer(body + b"\0" * 20, np.uint8)  # NULs: out-of-line sentinels for look-ahead
+    blank = _BLANK[c]
+    start = ~blank
+    start[1:] &= blank[:-1]
+    start[size:] = False
+    starts = np.flatnonzero(start)  # first character of each token
+    line_of = (c[:size] == 10).astype(np.int32)
+    line_of = np.cumsum(line_of, out=line_of)  # 0-based line of each character (a newline ends its line)
+    num_lines = int(line_of[-1])
+    per_line = np.bincount(line_of[starts], minlength=num_lines)
+    data_lines = np.flatnonzero(per_line)
+    if data_lines.size == 0:
+        return _empty_rows(has_qid, keep_docids)
+    colons = np.flatnonzero(c[:size] == 58)
+    if colons.size and (colons[0] == 0 or not _IN_TOKEN[c[colons - 1]].all() or not _IN_TOKEN[c[colons + 1]].all()):
+        return None  # a colon needs a token character on both sides
+    colon_line = line_of[colons]
+    colons_per_line = np.bincount(colon_line, minlength=num_lines)
+    if np.any(colons_per_line[data_lines] != per_line[data_lines] - 1):
+        return None  # every token but the label holds one colon ...
+    first_token = np.concatenate([[0], np.cumsum(per_line)[:-1]])  # of each line
+    first_colon = np.concatenate([[0], np.cumsum(colons_per_line)[:-1]])
+    token = first_token[colon_line] + 1 + np.arange(colons.size) - first_colon[colon_line]
+    bounds = np.append(starts, size)
+    if np.any(bounds[token] >= colons) or np.any(bounds[token + 1] <= colons):
+        return None  # ... the j-th colon of a line inside its (j+1)-th token
+    ntok = per_line[data_lines]
+    first = first_token[data_lines]  # token number of each line's label
+    is_feature = np.ones(colons.size, bool)
+    if has_qid:
+        if np.any(ntok < 2):
+            return None
+        s = starts[first + 1]
+        if not (np.all(c[s] == 113) & np.all(c[s + 1] == 105) & np.all(c[s + 2] == 100) & np.all(c[s + 3] == 58)):
+            return None
+        is_feature[first_colon[data_lines]] = False
+        if not _digit_run_ends_token(c, s + 4, 15):
+            return None  # qid:<at most 15 digits> (exact as a float64)
+    feature_starts = starts[token[is_feature]]
+    length = colons[is_feature] - feature_starts
+    if length.size and (length.max() > 15 or not all(_DIGIT[c[feature_starts[length > k] + k]].all()
+                                                      for k in range(int(length.max())))):
+        return None  # an index that is not plain digits (or too long to read exactly)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # numpy warns (not raises) when text stops parsing early
         try:
-            value = np.fromstring(blanked.tobytes().decode(), sep=" ")
+            numbers = np.fromstring(body.replace(b"qid:", b"    ").translate(_COLONS), sep=" ")
         except (DeprecationWarning, ValueError):
             return None
-    return (index, value) if value.size == colon.size else None
+    nfeat = ntok - 1 - int(has_qid)
+    width = 1 + int(has_qid) + 2 * nfeat
+    if numbers.size != width.sum():
+        return None
+    head = np.concatenate([[0], np.cumsum(width)[:-1]])
+    labels = numbers[head]
+    keep = np.ones(numbers.size, bool)
+    keep[head] = False
+    qids = None
+    if has_qid:
+        keep[head + 1] = False
+        qids = numbers[head + 1].astype(np.int64)
+    pairs = numbers[keep].reshape(-1, 2)
+    index, value = pairs[:, 0].astype(np.int64), pairs[:, 1]
+    rows = np.repeat(np.arange(data_lines.size), nfeat)
+    if not (np.all(np.isfinite(labels)) and np.all(labels >= 0) and np.all(np.isfinite(value)) and np.all(index >= 1)):
+        return None
+    same_row = rows[1:] == rows[:-1]
+    if np.any(same_row & (index[1:] <= index[:-1])):  # out of order: check for duplicates
+        order = np.lexsort((index, rows))
+        if np.any((np.diff(rows[order]) == 0) & (np.diff(index[order]) == 0)):
+            return None
+    docids = None
+    if keep_docids:
+        lines = chunk.decode().split("\n")
+        docids = [_docid(lines[i].partition("#")[2]) for i in data_lines]
+    return _Rows(labels, qids, line0 + data_lines, rows, index, value, docids)
 
 
-def _check_features_slowly(path, lineno: int, rest: str, num_features: Optional[int]) -> None:
-    """Raises a ValueError describing the first bad ``index:value`` token of one line."""
-    seen = set()
+def _digit_run_ends_token(c: np.ndarray, at: np.ndarray, most: int) -> bool:
+    """Whether 1 to ``most`` digits start at each of ``at`` and are followed by a blank."""
+    alive = np.ones(at.size, bool)
+    length = np.zeros(at.size, np.int64)
+    for k in range(most + 1):
+        alive &= _DIGIT[c[at + k]]
+        length += alive
+        if not alive.any():
+            break
+    return bool(np.all(length >= 1) & np.all(length <= most) & np.all(_BLANK[c[at + length]]))
+
+
+def _empty_rows(has_qid: bool, keep_docids: bool) -> _Rows:
+    empty = np.zeros(0, np.int64)
+    return _Rows(np.zeros(0), empty if has_qid else None, empty, empty, empty, np.zeros(0), [] if keep_docids else None)
+
+
+def _docid(comment: str) -> str:
+    match = _DOCID.search(comment)
+    return match.group(1) if match else comment.strip()
+
+
+def _check_features_slowly(path, lineno: int, rest: str, num_features: Optional[int]):
+    """``(index, value)`` lists of one line's ``index:value`` tokens; raises on the first bad one."""
+    seen, indices, values = set(), [], []
     for token in rest.split():
         if token.count(":") != 1:
             raise _error(path, lineno, f"malformed feature token {token!r} (expected index:value)")
@@ -117,6 +234,9 @@ def _check_features_slowly(path, lineno: int, rest: str, num_features: Optional[
             raise _error(path, lineno, f"non-numeric value {value!r} for feature {i}") from None
         if not np.isfinite(v):
             raise _error(path, lineno, f"non-finite value {value!r} for feature {i}")
+        indices.append(i)
+        values.append(v)
+    return indices, values
 
 
 def _parse_label(path, lineno: int, token: str) -> float:
@@ -131,9 +251,222 @@ def _parse_label(path, lineno: int, token: str) -> float:
 
 def _parse_qid(path, lineno: int, token: str) -> int:
     try:
-        return int(token[4:])
+        qid = int(token[4:])
     except ValueError:
         raise _error(path, lineno, f"bad qid field {token!r} (expected qid:<integer>)") from None
+    if not -(2**63) <= qid < 2**63:
+        raise _error(path, lineno, f"qid {qid} does not fit in 64 bits")
+    return qid
+
+
+def _slow_rows(path, chunk: bytes, line0: int, has_qid: Optional[bool], keep_docids: bool,
+               num_features: Optional[int]) -> tuple[_Rows, Optional[bool]]:
+    """Line-by-line reading of one chunk: its rows and the file's qid mode, or the first error."""
+    try:
+        text = chunk.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"{path}: cannot be read as UTF-8 text ({e}).") from None
+    labels, qids, linenos, rows, index, value, docids = [], [], [], [], [], [], []
+    for lineno, line in enumerate(text.split("\n"), start=line0):  # not splitlines: \f etc. are not line ends
+        body, _, comment = line.partition("#")
+        parts = body.split(None, 2)
+        if not parts:
+            continue  # blank or comment-only line
+        label = _parse_label(path, lineno, parts[0])
+        line_has_qid = len(parts) > 1 and parts[1].startswith("qid:")
+        if body.count("qid:") > int(line_has_qid):
+            problem = "duplicate qid field" if line_has_qid else "qid field must come right after the label"
+            raise _error(path, lineno, problem)
+        if has_qid is None:
+            has_qid = line_has_qid
+        elif line_has_qid != has_qid:
+            raise _error(path, lineno, "missing qid field" if has_qid else "qid field in a file without qids")
+        if line_has_qid:
+            qids.append(_parse_qid(path, lineno, parts[1]))
+            rest = parts[2] if len(parts) > 2 else ""
+        else:
+            rest = body.split(None, 1)[1] if len(parts) > 1 else ""
+        i, v = _check_features_slowly(path, lineno, rest, num_features)
+        rows.extend([len(labels)] * len(i))
+        index.extend(i)
+        value.extend(v)
+        labels.append(label)
+        linenos.append(lineno)
+        if keep_docids:
+            docids.append(_docid(comment))
+    out = _Rows(np.asarray(labels, np.float64), np.asarray(qids, np.int64) if has_qid else None,
+                np.asarray(linenos, np.int64), np.asarray(rows, np.int64), np.asarray(index, np.int64),
+                np.asarray(value, np.float64), docids if keep_docids else None)
+    return out, has_qid
+
+
+def _first_line_has_qid(chunk: bytes) -> Optional[bool]:
+    """Whether the first data line of ``chunk`` has a qid field (None: no data line in it)."""
+    for line in chunk.split(b"\n"):
+        parts = line.partition(b"#")[0].split(None, 2)
+        if parts:
+            return len(parts) > 1 and parts[1].startswith(b"qid:")
+    return None
+
+
+def _memory_bytes() -> int:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return 1 << 62
+
+
+class _DenseBuffer:
+    """A ``[capacity, width]`` float32 array filled block of rows by block of rows, widened on demand.
+
+    ``np.zeros`` maps its pages lazily, so an over-estimated capacity costs address space, not memory.
+    """
+
+    def __init__(self, path, num_features: Optional[int]):
+        self.path = path
+        self.rows = 0
+        self.array = np.zeros((0, 0 if num_features is None else int(num_features)), np.float32)
+
+    @property
+    def width(self) -> int:
+        return self.array.shape[1]
+
+    def reserve(self, rows: int, width: int, capacity_hint: int) -> None:
+        """Room for ``rows`` more rows of ``width`` columns (reallocating, at most once per growth)."""
+        need_rows = self.rows + rows
+        if width <= self.width and need_rows <= self.array.shape[0]:
+            return
+        width = max(width, self.width)
+        memory = _memory_bytes()
+        if need_rows * width * 4 > 0.9 * memory:
+            raise ValueError(
+                f"{self.path}: a dense [{need_rows}, {width}] float32 feature array needs "
+                f"{need_rows * width * 4 / 2**30:.1f} GiB, more than this machine's memory; check the largest "
+                f"feature index, or pass a smaller num_features."
+            )
+        capacity = need_rows if need_rows > self.array.shape[0] else self.array.shape[0]
+        capacity = max(capacity, min(capacity_hint, int(0.9 * memory) // (4 * width)))
+        grown = np.zeros((capacity, width), np.float32)
+        grown[: self.rows, : self.array.shape[1]] = self.array[: self.rows]
+        self.array = grown
+
+    def fill(self, first_row: int, rows: np.ndarray, index: np.ndarray, value: np.ndarray) -> None:
+        self.array[first_row + rows, index - 1] = value
+
+
+def _distinct(index: np.ndarray) -> np.ndarray:
+    """Sorted distinct values of positive ``index`` (a count table when they are small, else a sort)."""
+    small = index <= 1 << 20
+    found = np.flatnonzero(np.bincount(index[small]))
+    return np.concatenate([found, np.unique(index[~small])])
+
+
+def _reachable_width(width: int, new_indices: np.ndarray) -> int:
+    """The largest of ``new_indices`` reachable from ``width`` by steps to at most ``2x + 64``."""
+    for i in _distinct(new_indices):
+        if i > 2 * width + 64:
+            break
+        width = int(i)
+    return width
+
+
+def parse_svmlight(
+    path,
+    *,
+    num_features: Optional[int] = None,
+    keep_docids: bool = False,
+    query_file=None,
+) -> SVMLightData:
+    """Parses one SVMlight/LETOR file (optionally ``.gz``) into dense float32 arrays, streaming.
+
+    Args:
+      path: the text file.
+      num_features: ``D``; default the largest feature index in the file (a stray index far above
+        the others is rejected, naming its line; see the module docstring).
+      keep_docids: keep each line's ``#docid = X`` (or its whole comment) in ``docids``.
+      query_file: LightGBM group-size file for files without ``qid``; default
+        ``<path without .gz>.query`` when it exists.
+
+    Returns:
+      ``SVMLightData`` with ``features [N, D]`` f32, ``labels [N]`` f32, ``qids [N]`` i64.
+
+    Raises:
+      ValueError: naming the file, line and problem, for any malformed input.
+    """
+    path = Path(path)
+    if num_features is not None and (isinstance(num_features, bool) or not isinstance(num_features, (int, np.integer))
+                                     or num_features < 1):
+        raise ValueError(f"num_features must be a positive int or None; got {num_features!r}.")
+    buffer = _DenseBuffer(path, num_features)
+    labels, qids, linenos, docids, far = [], [], [], [], []
+    has_qid = None
+    for line0, chunk, share in _chunks(path):
+        if not chunk.isascii():
+            try:
+                chunk.decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise ValueError(f"{path}: cannot be read as UTF-8 text ({e}).") from None
+        if has_qid is None:
+            has_qid = _first_line_has_qid(chunk)
+        rows = _fast_rows(chunk, line0, has_qid, keep_docids) if has_qid is not None else None
+        if rows is None or (num_features is not None and rows.index.size and rows.index.max() > num_features):
+            rows, has_qid = _slow_rows(path, chunk, line0, has_qid, keep_docids, num_features)
+        width = buffer.width
+        if num_features is None and rows.index.size and rows.index.max() > width:
+            width = _reachable_width(width, rows.index[rows.index > width])
+            beyond = rows.index > width
+            if beyond.any():  # set aside: a typo, or (when many documents use it) a real, higher feature
+                far.append((buffer.rows + rows.rows[beyond], rows.index[beyond], rows.value[beyond],
+                            rows.linenos[rows.rows[beyond]]))
+                rows = rows._replace(rows=rows.rows[~beyond], index=rows.index[~beyond], value=rows.value[~beyond])
+        count = rows.labels.size
+        buffer.reserve(count, width, int(1.1 * (buffer.rows + count) / max(share, 1e-6)) + 1)
+        buffer.fill(buffer.rows, rows.rows, rows.index, rows.value)
+        buffer.rows += count
+        labels.append(rows.labels)
+        linenos.append(rows.linenos)
+        if has_qid:
+            qids.append(rows.qids)
+        if keep_docids:
+            docids.extend(rows.docids)
+    num_docs = buffer.rows
+    if num_docs == 0:
+        raise ValueError(f"{path}: file is empty (no data lines).")
+    linenos = np.concatenate(linenos)
+    if far:
+        _place_far_indices(path, buffer, far)
+    if has_qid:
+        qid_array = np.concatenate(qids)
+    else:
+        query_file = Path(query_file) if query_file is not None else _default_query_file(path)
+        if not query_file.exists():
+            raise _error(path, int(linenos[0]), f"missing qid field (and no group-size file {query_file.name})")
+        qid_array = _read_query_sizes(query_file, num_docs)
+    _check_contiguous(path, qid_array, linenos)
+    return SVMLightData(
+        features=buffer.array[:num_docs],
+        labels=np.concatenate(labels).astype(np.float32),
+        qids=qid_array,
+        docids=np.asarray(docids, dtype=str) if keep_docids else None,
+    )
+
+
+def _place_far_indices(path, buffer: _DenseBuffer, far) -> None:
+    """Keeps the set-aside high indices when at least 1% of documents use them, else names a line."""
+    rows, index, value, lines = (np.concatenate(parts) for parts in zip(*far))
+    users = np.unique(rows).size
+    if users >= _STRAY_SHARE * buffer.rows:
+        buffer.reserve(0, int(index.max()), buffer.array.shape[0])
+        buffer.fill(0, rows, index, value)
+        return
+    worst = int(np.argmax(index))
+    raise _error(
+        path, int(lines[worst]),
+        f"feature index {int(index[worst])} is far above the file's other feature indices (largest "
+        f"{buffer.width}), and only {users} of {buffer.rows} documents use such indices: it would make every "
+        f"document {int(index.max())} features wide. Fix the line, or pass num_features={int(index.max())} "
+        "if the index is real",
+    )
 
 
 def _read_query_sizes(query_file: Path, num_docs: int) -> np.ndarray:
@@ -163,90 +496,3 @@ def _check_contiguous(path, qids: np.ndarray, linenos: np.ndarray) -> None:
             f"qid {q} appears again after other queries (first seen at line {first_line}); "
             "the documents of a query must be contiguous",
         )
-
-
-def parse_svmlight(
-    path,
-    *,
-    num_features: Optional[int] = None,
-    keep_docids: bool = False,
-    query_file=None,
-) -> SVMLightData:
-    """Parses one SVMlight/LETOR file (optionally ``.gz``) into dense arrays.
-
-    Args:
-      path: the text file.
-      num_features: ``D``; default the largest feature index in the file.
-      keep_docids: keep each line's ``#docid = X`` (or its whole comment) in ``docids``.
-      query_file: LightGBM group-size file for files without ``qid``; default
-        ``<path without .gz>.query`` when it exists.
-
-    Returns:
-      ``SVMLightData`` with ``features [N, D]``, ``labels [N]``, ``qids [N]``.
-
-    Raises:
-      ValueError: naming the file, line and problem, for any malformed input.
-    """
-    path = Path(path)
-    text = _read_text(path)
-    labels, qids, rests, linenos, comments = [], [], [], [], []
-    has_qid = None
-    for lineno, line in enumerate(text.split("\n"), start=1):  # not splitlines: \f etc. are not line ends
-        body, _, comment = line.partition("#")
-        parts = body.split(None, 2)
-        if not parts:
-            continue  # blank or comment-only line
-        labels.append(_parse_label(path, lineno, parts[0]))
-        line_has_qid = len(parts) > 1 and parts[1].startswith("qid:")
-        if body.count("qid:") > int(line_has_qid):
-            problem = "duplicate qid field" if line_has_qid else "qid field must come right after the label"
-            raise _error(path, lineno, problem)
-        if has_qid is None:
-            has_qid = line_has_qid
-        elif line_has_qid != has_qid:
-            raise _error(path, lineno, "missing qid field" if has_qid else "qid field in a file without qids")
-        if line_has_qid:
-            qids.append(_parse_qid(path, lineno, parts[1]))
-            rests.append(parts[2] if len(parts) > 2 else "")
-        else:
-            rests.append(body.split(None, 1)[1] if len(parts) > 1 else "")
-        linenos.append(lineno)
-        if keep_docids:
-            match = _DOCID.search(comment)
-            comments.append(match.group(1) if match else comment.strip())
-    if not labels:
-        raise ValueError(f"{path}: file is empty (no data lines).")
-    num_docs = len(labels)
-    linenos = np.asarray(linenos)
-
-    if has_qid:
-        qid_array = np.asarray(qids, dtype=np.int64)
-    else:
-        query_file = Path(query_file) if query_file is not None else _default_query_file(path)
-        if not query_file.exists():
-            raise _error(path, int(linenos[0]), f"missing qid field (and no group-size file {query_file.name})")
-        qid_array = _read_query_sizes(query_file, num_docs)
-    _check_contiguous(path, qid_array, linenos)
-
-    counts = np.fromiter((r.count(":") for r in rests), dtype=np.int64, count=num_docs)
-    tokens = _split_tokens(" \n ".join(rests))
-    rows = np.repeat(np.arange(num_docs), counts)
-    ok = tokens is not None
-    if ok:
-        index, value = tokens
-        ok = bool(np.all(index >= 1) and np.all(np.isfinite(value))
-                  and (num_features is None or np.all(index <= num_features)))
-    if ok and index.size:
-        order = np.lexsort((index, rows))
-        ok = not np.any((np.diff(rows[order]) == 0) & (np.diff(index[order]) == 0))
-    if not ok:
-        for lineno, rest in zip(linenos, rests):
-            _check_features_slowly(path, int(lineno), rest, num_features)
-        raise ValueError(f"{path}: malformed feature tokens.")  # unreachable unless numpy and Python disagree
-
-    index = index.astype(np.int64)
-    dim = num_features if num_features is not None else int(index.max(initial=0))
-    features = np.zeros((num_docs, dim), dtype=np.float64)
-    features[rows, index - 1] = value
-    docids = np.asarray(comments, dtype=str) if keep_docids else None
-    return SVMLightData(features, np.asarray(labels, dtype=np.float64), qid_array, docids)

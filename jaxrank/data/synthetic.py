@@ -2,6 +2,7 @@
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxrank.types import PRNGKey, QueryBatch
 
@@ -50,5 +51,5 @@ def synthetic_queries(
         features=jnp.where(mask[..., None], features, 0.0),
         labels=jnp.where(mask, labels, 0.0),
         mask=mask,
-        qid=jnp.arange(num_queries, dtype=jnp.int32),
+        qid=np.arange(num_queries, dtype=np.int64),
     )

@@ -8,13 +8,18 @@ list (SPEC §4.6 / §4.7), cascade clicks (§4.8), the outcome, and a fair coin 
 ranker 1) won, ``P[j, i] = 1 - P[i, j]`` and the diagonal is 1/2.
 
 Speed. The rankers are fixed, so each ranker's ranking of each query is computed once (on the
-host: ``lexsort``, ties by document index as in ``jaxrank.clicks``). A comparison then works in
-rank space and never sorts or scans the ``N`` documents: ranker ``a`` samples a rank among its
-ranks not yet shown with weights ``r^-τ`` by inverting the cumulative table ``C[r] = Σ_{s<=r}
-s^-τ`` after skipping the at most ``L - 1`` shown ranks (an ``O(L^2)`` correction), which is the
-same distribution as ``jaxrank.clicks.probabilistic_interleave``. Team-draft's "highest-ranked
-document not yet shown" is the first rank not in that small set. Cost per comparison is
-``O(L^2)`` whatever ``N`` is.
+host, ties by document index as in ``jaxrank.clicks``) and stored flat like ``RaggedQueries``:
+``ranks [K, N]`` and ``order [K, N]`` (int16 while the longest query has fewer than 32,768
+documents), so memory grows with the ``N`` documents, never with ``Q x L_max``. A comparison then
+works in rank space, reading single entries through its query's offset, and never sorts or scans
+a list: ranker ``a`` samples a rank among its ranks not yet shown with weights ``r^-τ`` by
+inverting the cumulative table ``C[r] = Σ_{s<=r} s^-τ`` after skipping the at most ``L - 1`` shown
+ranks (an ``O(L^2)`` correction), which is the same distribution as
+``jaxrank.clicks.probabilistic_interleave`` (Hofmann et al., CIKM 2011). Team-draft's
+(Radlinski et al., CIKM 2008) "highest-ranked document not yet shown" is the first rank not in that
+small set. Cost per comparison is ``O(L^2)`` whatever the query's length.
+Memory: the ``2 K N`` table entries (the 136 MSLR feature rankers on MSLR-WEB30K's 3.77M
+documents: 2 GB) plus bounded host scratch while they are built (see ``rankings``).
 
 Determinism: comparison ``c`` of pair ``(i, j)`` uses ``fold_in(fold_in(fold_in(key, i), j), c)``,
 so results do not depend on the chunk size or on the other arms. All pairs x comparisons form one
@@ -24,24 +29,55 @@ progress printed between chunks.
 
 import functools
 import time
-from typing import NamedTuple, Optional
+from typing import Iterator, NamedTuple, Union
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jaxrank.clicks import CascadeModel, cascade_clicks, probabilistic_outcome, team_draft_outcome
+from jaxrank.data.ragged import as_ragged
 from jaxrank.envs.ranker_duel import check_duel_inputs, first_wins
-from jaxrank.types import Array, QueryBatch
+from jaxrank.types import Array, QueryBatch, RaggedQueries
+
+Queries = Union[RaggedQueries, QueryBatch]
+MAX_DOCS_PER_BLOCK = 1 << 16  # keeps (query index, within-query position) within 32 bits of a sort key
+_FLAT_KEY_BITS = 32  # (ranker, query, position) bits that fit beside the 32 score bits: one flat sort per block
 
 
 class Rankings(NamedTuple):
-    """Each ranker's fixed ranking of each query (ties by document index, padding last)."""
+    """Each ranker's fixed ranking of each query, flat over the ``N`` documents (ties by document index).
 
-    ranks: Array  # [K, Q, N] i32, 1-based rank of each document (padding gets ranks after the real docs)
-    order: Array  # [K, Q, N] i32, order[k, q, r - 1] = the document at rank r
-    num_docs: Array  # [Q] i32, real documents per query
-    labels: Array  # [Q, N] f32
+    Row ``offsets[q] + m`` is document ``m`` of query ``q`` (file order, as in ``RaggedQueries``).
+    Integer tables are int16 while the longest query has fewer than 32,768 documents, else int32.
+    """
+
+    ranks: Array  # [K, N] i16/i32, ranks[k, offsets[q] + m] = 1-based rank of document m of query q under ranker k
+    order: Array  # [K, N] i16/i32, order[k, offsets[q] + r - 1] = the (within-query) document at rank r
+    offsets: Array  # [Q] i32, first row of each query
+    num_docs: Array  # [Q] i32, documents per query
+    labels: Array  # [N] f32
+
+    def query(self, ranker: Array, q: Array) -> "QueryRanking":
+        """Ranker ``ranker``'s ranking of query ``q``, read lazily (no ``[L]`` copy)."""
+        return QueryRanking(self.ranks, self.order, ranker, self.offsets[q])
+
+
+class QueryRanking(NamedTuple):
+    """One ranker's ranking of one query: scalar reads through the query's offset into ``Rankings``."""
+
+    ranks: Array  # [K, N] Rankings.ranks
+    order: Array  # [K, N] Rankings.order
+    ranker: Array  # [] i32 k
+    offset: Array  # [] i32 the query's first row
+
+    def rank_of(self, doc: Array) -> Array:
+        """``[]`` i32 1-based rank of within-query document ``doc``."""
+        return self.ranks[self.ranker, self.offset + doc].astype(jnp.int32)
+
+    def doc_at(self, rank: Array) -> Array:
+        """``[]`` i32 within-query document at 1-based ``rank``."""
+        return self.order[self.ranker, self.offset + rank - 1].astype(jnp.int32)
 
 
 class Estimate(NamedTuple):
@@ -55,32 +91,136 @@ class Estimate(NamedTuple):
     compile_seconds: float
 
 
-def rankings(queries: QueryBatch, rankers) -> Rankings:
-    """Computes every ranker's ranking of every query once (host numpy, float32 scores).
+def rank_dtype(list_size: int):
+    """int16 when every rank and position of a ``list_size``-document query fits, else int32."""
+    if list_size >= 2**31:
+        raise ValueError(f"a query has {list_size} documents; at most 2^31 - 1 are supported.")
+    return np.int16 if list_size < 2**15 else np.int32
 
-    Ties are broken by document index (the earlier document first), masked documents go last:
-    the convention of ``jaxrank.clicks``' interleaving functions.
+
+def _query_blocks(offsets: np.ndarray, max_docs: int) -> Iterator[tuple[int, int]]:
+    """``(q0, q1)``: runs of whole contiguous queries of at most ``max_docs`` documents (a longer query alone)."""
+    q, num_queries = 0, offsets.shape[0] - 1
+    while q < num_queries:
+        end = int(np.searchsorted(offsets, offsets[q] + max_docs, side="right")) - 1
+        end = min(max(end, q + 1), num_queries)
+        yield q, end
+        q = end
+
+
+def _descending_key(scores: np.ndarray) -> np.ndarray:
+    """``uint32`` keys that sort ``scores`` descending: NaN last, ``-0.0`` equal to ``0.0``.
+
+    The order of ``np.lexsort((-scores, ...))``: IEEE bits mapped to a monotone integer, inverted.
     """
-    features = np.asarray(queries.features, np.float32)
-    mask = np.asarray(queries.mask, bool)
-    scores = np.einsum("qnd,kd->kqn", features, np.asarray(rankers, np.float32))  # [K, Q, N]
-    # lexsort sorts by the last key first and is stable: real docs first, then descending score, then index.
-    order = np.lexsort((-scores, np.broadcast_to(~mask, scores.shape)), axis=-1).astype(np.int32)
-    ranks = np.empty_like(order)
-    np.put_along_axis(ranks, order, np.arange(1, order.shape[-1] + 1, dtype=np.int32)[None, None], axis=-1)
-    return Rankings(jnp.asarray(ranks), jnp.asarray(order), jnp.asarray(mask.sum(-1).astype(np.int32)),
+    s = scores + np.float32(0.0)  # -0.0 + 0.0 = +0.0: the two zeros tie, as in a float comparison
+    u = s.view(np.uint32)
+    key = np.where(u >> np.uint32(31), u, ~u & np.uint32(0x7FFFFFFF))
+    key[np.isnan(s)] = np.uint32(0xFFFFFFFF)
+    return key
+
+
+def _rank_block(features: np.ndarray, weights: np.ndarray, lengths: np.ndarray, ranks: np.ndarray,
+                order: np.ndarray) -> None:
+    """Ranks the contiguous queries of one block under ``weights``; fills ``ranks`` and ``order`` in place.
+
+    Args:
+      features: ``[n, D]`` f32, the block's documents (whole queries, file order).
+      weights: ``[k, D]`` f32 rankers.
+      lengths: ``[B]`` documents of each of the block's queries (sum ``n``).
+      ranks, order: ``[k, n]`` views of ``Rankings.ranks`` / ``.order`` for these rankers and rows.
+
+    One ``uint64`` key per (ranker, document): ``(group, descending score, position)`` bit-packed,
+    with ``group`` the query (and, when the bits allow, the ranker: one flat sort for all of them).
+    Keys are unique, so an unstable sort gives the stable order: ties by document position.
+    """
+    num_rankers, n = weights.shape[0], features.shape[0]
+    num_queries = lengths.shape[0]
+    starts = np.repeat(np.cumsum(lengths) - lengths, lengths)  # [n] first row of each row's query
+    position = np.arange(n) - starts  # [n] within-query index
+    pbits = int(lengths.max() - 1).bit_length()
+    qbits = (num_queries - 1).bit_length()
+    flat = (num_rankers - 1).bit_length() + qbits + pbits <= _FLAT_KEY_BITS
+    group = np.repeat(np.arange(num_queries, dtype=np.uint64), lengths)[None]  # [1, n]
+    if flat:
+        group = group + (np.arange(num_rankers, dtype=np.uint64) * np.uint64(num_queries))[:, None]
+    scores = np.einsum("nd,kd->kn", features, weights)  # [k, n] f32
+    keys = (group << np.uint64(32 + pbits)) | (_descending_key(scores).astype(np.uint64) << np.uint64(pbits))
+    keys |= position.astype(np.uint64)
+    keys = np.sort(keys.reshape(-1)).reshape(keys.shape) if flat else np.sort(keys, axis=-1)
+    ranked = (keys & np.uint64((1 << pbits) - 1)).astype(np.int64)  # [k, n] document at each rank position
+    order[:] = ranked
+    np.put_along_axis(ranks, starts[None] + ranked, (position + 1)[None].astype(ranks.dtype), axis=-1)
+
+
+@functools.partial(jax.jit, donate_argnums=0)
+def _put_rows(table: Array, rows: Array, start: Array) -> Array:
+    """``table`` with rows ``start ..`` replaced by ``rows`` (in place: the old table is donated)."""
+    return jax.lax.dynamic_update_slice_in_dim(table, rows, start, axis=0)
+
+
+def rankings(queries: Queries, rankers, *, rankers_per_pass: int = 16,
+             docs_per_block: int = MAX_DOCS_PER_BLOCK) -> Rankings:
+    """Computes every ranker's ranking of every query once (float32 scores, sorted on the host).
+
+    Ties are broken by document index (the earlier document first): the convention of
+    ``jaxrank.clicks``' interleaving functions. Memory: the result (``2 K N`` int16 on the device)
+    plus host scratch of ``rankers_per_pass`` rows of ``N`` (staged, then copied to the device) and
+    ``O(rankers_per_pass x docs_per_block)`` for scoring and sorting one block of queries.
+
+    Args:
+      queries: ``RaggedQueries`` (or a ``QueryBatch``, converted with ``as_ragged``).
+      rankers: ``[K, D]`` linear rankers, score = ``features @ rankers[k]``.
+      rankers_per_pass: rankers scored and sorted together.
+      docs_per_block: documents of contiguous whole queries sorted together (a longer query alone);
+        at most 65,536. Neither setting changes the result.
+
+    Returns:
+      ``Rankings`` on the default device.
+    """
+    queries = as_ragged(queries)
+    weights = np.asarray(rankers, np.float32)
+    if weights.ndim != 2 or weights.shape[1] != queries.num_features:
+        raise ValueError(f"rankers must be [K, D] with D = {queries.num_features} (the queries' features); "
+                         f"got shape {weights.shape}.")
+    if isinstance(rankers_per_pass, bool) or not isinstance(rankers_per_pass, (int, np.integer)) \
+            or rankers_per_pass < 1:
+        raise ValueError(f"rankers_per_pass must be an int >= 1; got {rankers_per_pass!r}.")
+    if not isinstance(docs_per_block, (int, np.integer)) or not 1 <= docs_per_block <= MAX_DOCS_PER_BLOCK:
+        raise ValueError(f"docs_per_block must be an int in [1, {MAX_DOCS_PER_BLOCK}]; got {docs_per_block!r}.")
+    num_rankers, num_docs = weights.shape[0], queries.num_documents
+    if num_docs >= 2**31:
+        raise ValueError(f"{num_docs} documents: row indices must fit int32 (split the collection).")
+    offsets = np.asarray(queries.offsets, np.int64)
+    dtype = rank_dtype(queries.list_size)
+    ranks = jnp.zeros((num_rankers, num_docs), dtype)
+    order = jnp.zeros((num_rankers, num_docs), dtype)
+    blocks = list(_query_blocks(offsets, int(docs_per_block)))
+    for k0 in range(0, num_rankers, int(rankers_per_pass)):
+        w = weights[k0:k0 + rankers_per_pass]
+        host_ranks = np.empty((w.shape[0], num_docs), dtype)
+        host_order = np.empty((w.shape[0], num_docs), dtype)
+        for q0, q1 in blocks:
+            lo, hi = int(offsets[q0]), int(offsets[q1])
+            _rank_block(queries.features[lo:hi], w, np.diff(offsets[q0:q1 + 1]), host_ranks[:, lo:hi],
+                        host_order[:, lo:hi])
+        start = jnp.asarray(k0, jnp.int32)
+        ranks = _put_rows(ranks, host_ranks, start)
+        order = _put_rows(order, host_order, start)
+        del host_ranks, host_order
+    return Rankings(ranks, order, jnp.asarray(offsets[:-1], jnp.int32), jnp.asarray(np.diff(offsets), jnp.int32),
                     jnp.asarray(queries.labels, jnp.float32))
 
 
 class RankWeights(NamedTuple):
     """Probabilistic interleave's rank weights, tabulated once (gathers, not ``pow``, per comparison)."""
 
-    weight: Array  # [N + 1] f32, weight[r] = r^-τ, weight[0] = 0
-    cumulative: Array  # [N + 1] f32, C[r] = Σ_{s=1..r} s^-τ, C[0] = 0 (summed in f64)
+    weight: Array  # [L + 1] f32, weight[r] = r^-τ, weight[0] = 0
+    cumulative: Array  # [L + 1] f32, C[r] = Σ_{s=1..r} s^-τ, C[0] = 0 (summed in f64)
 
 
 def rank_weights_table(num_docs: int, tau: float) -> RankWeights:
-    """``RankWeights`` for ranks ``0..N`` and exponent ``τ``."""
+    """``RankWeights`` for ranks ``0..L`` (``L`` = ``num_docs``, the longest query) and exponent ``τ``."""
     r = np.arange(1, num_docs + 1, dtype=np.float64)
     w = r ** -float(tau)
     return RankWeights(jnp.asarray(np.concatenate([[0.0], w]), jnp.float32),
@@ -127,15 +267,17 @@ def sample_rank(u: Array, shown_ranks: Array, valid: Array, table: RankWeights, 
     return rank, total
 
 
-def probabilistic_list(key, ranks_first, order_first, ranks_second, order_second, num_docs, table: RankWeights,
+def probabilistic_list(key, first: QueryRanking, second: QueryRanking, num_docs, table: RankWeights,
                        list_size: int):
-    """Rank-space probabilistic interleave of one query (same distribution as ``jaxrank.clicks``).
+    """Rank-space probabilistic interleave (Hofmann et al., CIKM 2011) of one query.
+
+    The same distribution as ``jaxrank.clicks.probabilistic_interleave``.
 
     Args:
       key: PRNG key.
-      ranks_first, order_first, ranks_second, order_second: ``[N]`` i32 rankings of the two rankers.
-      num_docs: ``[]`` i32 real documents ``n``.
-      table: ``RankWeights`` for the query's ``N`` and ``τ``.
+      first, second: the two rankers' ``QueryRanking`` of the query.
+      num_docs: ``[]`` i32 documents ``n`` of the query.
+      table: ``RankWeights`` covering ranks up to ``n`` (``rank_weights_table(longest query, τ)``).
       list_size: ``L`` (static).
 
     Returns:
@@ -153,12 +295,12 @@ def probabilistic_list(key, ranks_first, order_first, ranks_second, order_second
         # Only the ranker that won the coin samples; the other one's remaining weight is still needed.
         chosen = jnp.where(from_second, shown_second, shown_first)
         rank, total_chosen = sample_rank(u[1], chosen, valid, table, num_docs)
-        doc = jnp.where(from_second, order_second[rank - 1], order_first[rank - 1])
+        doc = jnp.where(from_second, second.doc_at(rank), first.doc_at(rank))
         other = jnp.where(from_second, shown_first, shown_second)
         total_other = table.cumulative[num_docs] - jnp.sum(jnp.where(valid, table.weight[other], 0.0))
         total_1 = jnp.where(from_second, total_other, total_chosen)
         total_2 = jnp.where(from_second, total_chosen, total_other)
-        r1, r2 = ranks_first[doc], ranks_second[doc]
+        r1, r2 = first.rank_of(doc), second.rank_of(doc)
         p1 = table.weight[r1] / jnp.maximum(total_1, jnp.finfo(jnp.float32).tiny)
         p2 = table.weight[r2] / jnp.maximum(total_2, jnp.finfo(jnp.float32).tiny)
         carry = (shown_first.at[slot].set(r1), shown_second.at[slot].set(r2))
@@ -169,8 +311,11 @@ def probabilistic_list(key, ranks_first, order_first, ranks_second, order_second
     return docs, shown, prob_second
 
 
-def team_draft_list(key, ranks_first, order_first, ranks_second, order_second, num_docs, list_size: int):
-    """Rank-space team-draft interleave of one query (same distribution as ``jaxrank.clicks``).
+def team_draft_list(key, first: QueryRanking, second: QueryRanking, num_docs, list_size: int):
+    """Rank-space team-draft interleave (Radlinski et al., CIKM 2008) of one query.
+
+    The same lists as ``jaxrank.clicks.team_draft_interleave`` for the same key. Arguments as
+    ``probabilistic_list``.
 
     Returns:
       ``(docs [L] i32 (-1 unshown), shown [L] bool, team [L] i32 in {0, 1, 2})``.
@@ -186,9 +331,9 @@ def team_draft_list(key, ranks_first, order_first, ranks_second, order_second, n
         second_picks = jnp.where(size_first == size_second, u < 0.5, size_second < size_first)
         top_1 = _skip_shown(jnp.ones((), jnp.int32), shown_first, valid, 1)
         top_2 = _skip_shown(jnp.ones((), jnp.int32), shown_second, valid, 1)
-        doc = jnp.where(second_picks, order_second[top_2 - 1], order_first[top_1 - 1])
+        doc = jnp.where(second_picks, second.doc_at(top_2), first.doc_at(top_1))
         team = jnp.where(shown, jnp.where(second_picks, 2, 1), 0).astype(jnp.int32)
-        carry = (shown_first.at[slot].set(ranks_first[doc]), shown_second.at[slot].set(ranks_second[doc]),
+        carry = (shown_first.at[slot].set(first.rank_of(doc)), shown_second.at[slot].set(second.rank_of(doc)),
                  size_first + (team == 1), size_second + (team == 2))
         return carry, (jnp.where(shown, doc, -1), shown, team)
 
@@ -207,12 +352,12 @@ def compare(key, i, j, tables: Rankings, click_model: CascadeModel, weights: Ran
     """
     key_query, key_list, key_clicks, key_tie = jax.random.split(key, 4)
     q = jax.random.randint(key_query, (), 0, tables.num_docs.shape[0])
-    args = (tables.ranks[i, q], tables.order[i, q], tables.ranks[j, q], tables.order[j, q], tables.num_docs[q])
+    args = (tables.query(i, q), tables.query(j, q), tables.num_docs[q])
     if method == "probabilistic":
         docs, shown, prob_second = probabilistic_list(key_list, *args, weights, list_size)
     else:
         docs, shown, team = team_draft_list(key_list, *args, list_size)
-    labels = jnp.where(shown, tables.labels[q, jnp.maximum(docs, 0)], 0.0)
+    labels = jnp.where(shown, tables.labels[tables.offsets[q] + jnp.maximum(docs, 0)], 0.0)
     clicks = cascade_clicks(key_clicks, labels, shown, click_model)
     if method == "probabilistic":
         outcome = probabilistic_outcome(prob_second, clicks, shown)
@@ -241,11 +386,14 @@ def _chunk(key, start, num_comparisons, pairs, tables, click_model, weights, *, 
     return wins, ties
 
 
-def estimate_wins(queries: QueryBatch, rankers, click_model: CascadeModel, method: str, num_comparisons: int,
+def estimate_wins(queries: Queries, rankers, click_model: CascadeModel, method: str, num_comparisons: int,
                   key, *, list_size: int = 10, tau: float = 3.0, chunk_size: int = 1 << 16,
                   verbose: bool = True, progress_seconds: float = 10.0) -> Estimate:
     """``estimate_preference_matrix`` with the raw counts (wins, ties) and timings."""
     weights = check_duel_inputs(queries, rankers, click_model, method=method, list_size=list_size, tau=tau)
+    queries = as_ragged(queries)
+    if queries.num_queries == 0:
+        raise ValueError("the collection has no query with a document: nothing to compare on.")
     num_arms = weights.shape[0]
     if num_arms < 2:
         raise ValueError(f"need at least 2 rankers; got {num_arms}.")
@@ -253,15 +401,20 @@ def estimate_wins(queries: QueryBatch, rankers, click_model: CascadeModel, metho
         raise ValueError(f"num_comparisons must be an int >= 1; got {num_comparisons!r}.")
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
         raise ValueError(f"chunk_size must be an int >= 1; got {chunk_size!r}.")
-    pairs = np.array([(i, j) for i in range(num_arms) for j in range(i + 1, num_arms)], np.int32)
+    pairs = np.stack(np.triu_indices(num_arms, 1), axis=-1).astype(np.int32)  # (0, 1), (0, 2), ..., row-major
     total = len(pairs) * int(num_comparisons)
     if total + chunk_size >= 2**31:
         raise ValueError(f"{len(pairs)} pairs x {num_comparisons} comparisons is too many for int32 indices.")
     chunk_size = int(min(chunk_size, total))
-    tables = rankings(queries, weights)
+    start = time.perf_counter()
+    tables = jax.block_until_ready(rankings(queries, weights))
+    if verbose:
+        print(f"[estimate] rankings of {num_arms} rankers x {queries.num_documents:,} documents "
+              f"({queries.num_queries:,} queries, longest {queries.list_size}) in {time.perf_counter() - start:.1f} s",
+              flush=True)
     args = (key, jnp.zeros((), jnp.int32), jnp.asarray(num_comparisons, jnp.int32), jnp.asarray(pairs), tables,
             CascadeModel(jnp.asarray(click_model.click_prob, jnp.float32), jnp.asarray(click_model.stop_prob, jnp.float32)),
-            rank_weights_table(queries.features.shape[-2], tau))
+            rank_weights_table(queries.list_size, tau))
     static = dict(chunk_size=chunk_size, method=method, list_size=int(list_size))
 
     wins = np.zeros(len(pairs), np.int64)
@@ -300,13 +453,14 @@ def estimate_wins(queries: QueryBatch, rankers, click_model: CascadeModel, metho
     return Estimate(pref, counts, w, t, seconds, compile_seconds)
 
 
-def estimate_preference_matrix(queries: QueryBatch, rankers, click_model: CascadeModel, method: str,
+def estimate_preference_matrix(queries: Queries, rankers, click_model: CascadeModel, method: str,
                                num_comparisons: int, key, *, list_size: int = 10, tau: float = 3.0,
                                chunk_size: int = 1 << 16, verbose: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Estimates ``P`` for the rankers by ``num_comparisons`` interleaved comparisons per pair.
 
     Args:
-      queries: ``QueryBatch`` (``features [Q, N, D]``), sampled uniformly per comparison.
+      queries: ``RaggedQueries`` (or a ``QueryBatch``, converted with ``as_ragged``: its empty
+        queries are dropped); each comparison samples one of the ``Q`` queries uniformly.
       rankers: ``[K, D]`` linear rankers (e.g. ``single_feature_rankers``).
       click_model: ``CascadeModel`` (``cascade_model("perfect", 5)`` for MSLR, as the paper).
       method: ``"probabilistic"`` or ``"team_draft"``.

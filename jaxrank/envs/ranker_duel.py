@@ -15,7 +15,7 @@ bandit's ``step(state, key, env)`` (``jaxrank.bandits.base.duel`` calls ``env.du
 Build it with ``ranker_duel_env``, which validates the inputs before anything is traced.
 """
 
-from typing import NamedTuple, Sequence
+from typing import NamedTuple, Sequence, Union
 
 import jax
 import jax.numpy as jnp
@@ -30,7 +30,8 @@ from jaxrank.clicks import (
     team_draft_interleave,
     team_draft_outcome,
 )
-from jaxrank.types import Array, PRNGKey, QueryBatch
+from jaxrank.data.ragged import pad_queries
+from jaxrank.types import Array, PRNGKey, QueryBatch, RaggedQueries
 
 METHODS = ("probabilistic", "team_draft")
 
@@ -153,9 +154,12 @@ def check_method(method: str) -> None:
         raise ValueError(f"unknown interleaving method {method!r}; known: {', '.join(METHODS)}.")
 
 
-def check_duel_inputs(queries: QueryBatch, rankers, click_model: CascadeModel, *, method: str,
-                      list_size: int, tau) -> np.ndarray:
+def check_duel_inputs(queries: Union[RaggedQueries, QueryBatch], rankers, click_model: CascadeModel, *,
+                      method: str, list_size: int, tau) -> np.ndarray:
     """Python-level validation shared by the env and the estimator; returns ``rankers`` as ``[K, D]`` f32.
+
+    ``queries`` is a ``RaggedQueries`` (flat labels ``[N]``) or a ``QueryBatch`` (labels ``[Q, L]``
+    under ``mask``); only real documents' labels are checked.
 
     Raises:
       ValueError: naming the bad value: unknown method, ``list_size < 1``, ``tau <= 0``, rankers
@@ -177,19 +181,23 @@ def check_duel_inputs(queries: QueryBatch, rankers, click_model: CascadeModel, *
         raise ValueError(f"ranker {k} has a non-finite weight.")
     check_click_model(click_model)
     num_grades = np.shape(click_model.click_prob)[-1]
-    labels = np.asarray(queries.labels)[np.asarray(queries.mask)]
+    labels = np.asarray(queries.labels)
+    if isinstance(queries, QueryBatch):
+        labels = labels[np.asarray(queries.mask)]
     if labels.size and labels.max() > num_grades - 1:
         raise ValueError(f"the queries have grade {labels.max():g} but the click model has only {num_grades} "
                          f"grades (0..{num_grades - 1}); use cascade_model(name, num_grades={int(labels.max()) + 1}).")
     return weights
 
 
-def ranker_duel_env(queries: QueryBatch, rankers, click_model: CascadeModel, *, method: str = "probabilistic",
-                    list_size: int = 10, tau: float = 3.0) -> InterleavedDuelEnv:
+def ranker_duel_env(queries: Union[RaggedQueries, QueryBatch], rankers, click_model: CascadeModel, *,
+                    method: str = "probabilistic", list_size: int = 10, tau: float = 3.0) -> InterleavedDuelEnv:
     """A validated interleaving duel env over ``queries``.
 
     Args:
-      queries: ``QueryBatch`` (``features [Q, N, D]``).
+      queries: ``QueryBatch`` (``features [Q, N, D]``); ``RaggedQueries`` are padded with
+        ``jaxrank.data.pad_queries`` (small data: the env keeps every query on the device; for a
+        large collection estimate ``P`` with ``jaxrank.envs.estimate`` and duel on the matrix).
       rankers: ``[K, D]`` linear rankers, e.g. ``single_feature_rankers(ids, D)``.
       click_model: ``CascadeModel`` with at least as many grades as the labels need.
       method: ``"probabilistic"`` (the RCS paper's oracle) or ``"team_draft"``.
@@ -200,6 +208,8 @@ def ranker_duel_env(queries: QueryBatch, rankers, click_model: CascadeModel, *, 
       ``ProbabilisticDuelEnv`` or ``TeamDraftDuelEnv``.
     """
     weights = check_duel_inputs(queries, rankers, click_model, method=method, list_size=list_size, tau=tau)
+    if isinstance(queries, RaggedQueries):
+        queries = pad_queries(queries)
     return _ENV_TYPES[method](
         queries=queries,
         rankers=jnp.asarray(weights),

@@ -6,8 +6,11 @@ axes are batch; ``where`` marks real documents, masked ones sort last and add no
 are fully masked are left out of the reduction; ``reduce_fn=None`` returns per-list values ``[...]``.
 
 Score ties are broken by position (the earlier document ranks first) unless a PRNG ``key`` is
-given, in which case they are broken by a seeded random permutation (SPEC §5.1). Reported
-numbers should pass a key: single-feature rankers tie a lot.
+given, in which case they are broken by seeded uniform noise (SPEC §5.1): one key draws
+``uniform(key, scores.shape)``; an array of keys, one per list (shape ``scores.shape[:-1]``, or a
+shape that broadcasts to it), draws ``uniform(key_q, (L,))`` for list ``q``, so a list's tie-breaks do
+not depend on the other lists in the call. Reported numbers should pass a key: single-feature
+rankers tie a lot.
 
 Conventions (SPEC §5.1, Järvelin & Kekäläinen 2002; Chapelle et al. 2009 for ERR):
   DCG@k = sum_{r<=k} (2^l - 1) / log2(1 + r); NDCG = DCG / IDCG, 0 when IDCG = 0;
@@ -39,6 +42,22 @@ def _check(scores, labels, where, topn):
         raise ValueError(f"topn must be a positive int or None; got {topn!r}.")
 
 
+def _is_single_key(key) -> bool:
+    if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
+        return key.ndim == 0
+    return key.ndim == 1  # a raw uint32 key of shape [2]
+
+
+def tie_noise(key, shape) -> Array:
+    """``shape`` uniform noise: from one key, or from one key per list (see the module docstring)."""
+    if _is_single_key(key):
+        return jax.random.uniform(key, shape)
+    flat = key.reshape(-1) if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key) else key.reshape(-1, 2)
+    noise = jax.vmap(lambda k: jax.random.uniform(k, shape[-1:]))(flat)
+    batch = key.shape if jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key) else key.shape[:-1]
+    return jnp.broadcast_to(noise.reshape(batch + shape[-1:]), shape)
+
+
 def _ranked(scores, labels, where, key, topn):
     """Labels and mask of the top ``k = min(topn, L)`` ranks by descending score: ``[..., k]`` each.
 
@@ -54,7 +73,7 @@ def _ranked(scores, labels, where, key, topn):
         if key is None:
             order = jnp.argsort(primary, axis=-1, stable=True)
         else:
-            order = jnp.lexsort((jax.random.uniform(key, jnp.shape(scores)), primary), axis=-1)
+            order = jnp.lexsort((tie_noise(key, jnp.shape(scores)), primary), axis=-1)
         order = order[..., :k]
     return (jnp.take_along_axis(labels, order, axis=-1), jnp.take_along_axis(where, order, axis=-1))
 
@@ -117,7 +136,8 @@ def dcg(
       labels: ``[..., L]`` graded relevance.
       where: ``[..., L]`` bool, True for real documents (default all).
       topn: cutoff ``k`` (default the whole list).
-      key: PRNG key for random tie-breaking (default: ties keep list order).
+      key: PRNG key, or keys ``[...]`` one per list, for random tie-breaking (default: ties keep
+        list order).
       letor_compat: use the LETOR script's gain and discount (SPEC §5.3).
       reduce_fn: reduction over lists (default mean); None returns ``[...]``.
 

@@ -12,7 +12,7 @@ from typing import NamedTuple, Optional
 import jax
 import jax.numpy as jnp
 
-from jaxrank.solvers.pairwise import PairData, lipschitz_constant, squared_hinge_grad, squared_hinge_loss
+from jaxrank.solvers.pairwise import Pairs, lipschitz_constant, squared_hinge_grad, squared_hinge_loss
 from jaxrank.solvers.penalties import check_lambda, prox_weighted_l1
 
 
@@ -54,13 +54,13 @@ def momentum(t: jax.Array, v: jax.Array, w_new: jax.Array, w_old: jax.Array, res
     return beta, t_next
 
 
-def weighted_l1_objective(w: jax.Array, pairs: PairData, lam, weights: Optional[jax.Array] = None) -> jax.Array:
+def weighted_l1_objective(w: jax.Array, pairs: Pairs, lam, weights: Optional[jax.Array] = None) -> jax.Array:
     weights = jnp.ones_like(w) if weights is None else weights
     return squared_hinge_loss(w, pairs) + lam * jnp.sum(weights * jnp.abs(w))
 
 
 def fista(
-    pairs: PairData,
+    pairs: Pairs,
     lam,
     *,
     weights: Optional[jax.Array] = None,
@@ -73,7 +73,7 @@ def fista(
     """Solves the (weighted-)ℓ1 sparse RankSVM problem for one λ; ``vmap`` it for many.
 
     Args:
-      pairs: from ``make_pairs``.
+      pairs: ``make_pairs(queries)`` (rows or pair indices).
       lam: λ ≥ 0 (scalar).
       weights: ``[D]`` β ≥ 0, default all ones (plain ℓ1).
       w_init: ``[D]`` warm start, default 0.

@@ -1,41 +1,39 @@
-"""Pairwise squared-hinge RankSVM data term (SPEC §3.1–3.3), built once from a ``QueryBatch``.
+"""Pairwise squared-hinge RankSVM data term (Laporte et al., TNNLS 2014, eq. 5; SPEC §3.1–3.3).
 
-The pairs are never stacked into an ``N_p x D`` matrix. A ``PairData`` keeps the padded
-features ``[Q, L, D]`` and a preference mask ``[Q, L, L]`` (``pref[q, i, j]``: both documents
-are real and ``l_i > l_j``); the pair margins ``s_i - s_j`` come from the scores ``s = X w`` on
-the fly. On MQ2008 (471 queries, L = 128) the mask is 7.7M booleans instead of a
-~1e5 x 46 difference matrix per fold copy.
+The pair operator ``(A w)_p = wᵀ(x_i − x_j)`` runs over the preference pairs ``p = (i, j)``,
+``l_i > l_j``, of every query (``jaxrank.pairs``), in one of two forms:
 
-Scaling [SPEC §3.1, ours]: ``L̄(w) = (1 / N_p) Σ_p max(0, 1 - wᵀ(x_i - x_j))²`` with
-``N_p`` the number of preference pairs, so λ grids need no rescaling between datasets.
-All pairs keep ``y_p = +1`` (flipping half of them changes nothing without a bias).
+* ``PairRows``: the explicit difference rows ``[P, D]``. A product is one BLAS pass, and on a small
+  collection the rows stay in cache (MQ2008 Fold1: 52,325 pairs × 46 features, a float64 gradient
+  in about 1 ms); ``[P, D]`` grows with the pairs times the features, so only for small sets.
+* ``IndexedPairs``: the documents ``[N, D]`` and each pair's two document indices. A product is
+  ``s = X w``, two gathers ``s_i − s_j`` and, for the adjoint, two segment sums back to the
+  documents then ``Xᵀ``: ``O(N D + P)`` time and memory, the form for LETOR 3.0 and MSLR
+  (TD2004's 1.08M pairs, an MSLR-WEB10K fold's 34M).
 
-``PairList`` is the same operator stored as its explicit difference rows ``x_i - x_j``
-(``diffs [P, D]``, padded with zero rows and ``valid = False``), built once in NumPy at load
-time. A matvec is then one ``[P, D]`` BLAS pass, ``O(N_p D)`` instead of ``O(Q L² + Q L D)``:
-on MQ2008 Fold1 (52,325 pairs, ``Q L² = 7.7M``) a float32 gradient takes 0.6 ms instead of
-16 ms on one CPU core, and under ``vmap`` over penalties the matvecs of all lanes share one pass
-over ``diffs``. Every function below accepts either form; the path solver uses ``PairList``.
+``make_pairs`` picks the rows when they take at most ``ROWS_LIMIT_BYTES``. Padding pairs
+(``valid = False``) let folds of different sizes share one compiled program.
+
+Scaling [SPEC §3.1, ours]: ``L̄(w) = (1 / N_p) Σ_p max(0, 1 − wᵀ(x_i − x_j))²`` with ``N_p`` the
+number of preference pairs, so λ grids need no rescaling between datasets. All pairs keep
+``y_p = +1`` (flipping half of them changes nothing without a bias).
 """
 
-from typing import NamedTuple, Optional, Union
-
-import numpy as np
+from typing import NamedTuple, Optional, Sequence, Union
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
-from jaxrank.types import QueryBatch
+from jaxrank.data.ragged import Queries, as_ragged
+from jaxrank.pairs import preference_pairs
+
+ROWS_LIMIT_BYTES = 1 << 28  # explicit difference rows up to 256 MB, pair indices beyond
+GRAM_CHUNK = 1 << 15  # pairs per block when accumulating the pair Laplacian
 
 
-class PairData(NamedTuple):
-    features: jax.Array  # [Q, L, D] float, zero on padding
-    pref: jax.Array  # [Q, L, L] bool, pref[q, i, j] = docs i, j real and l_i > l_j
-    num_pairs: jax.Array  # [] float, N_p = pref.sum() (at least 1)
-
-
-class PairList(NamedTuple):
-    diffs: jax.Array  # [P, D] float, x_i - x_j of pair p (l_i > l_j, same query), zero on padding
+class PairRows(NamedTuple):
+    diffs: jax.Array  # [P, D] float, x_i − x_j of pair p (l_i > l_j, same query), zero on padding
     valid: jax.Array  # [P] bool, False on padding pairs
     num_pairs: jax.Array  # [] float, N_p = valid.sum() (at least 1)
 
@@ -44,58 +42,82 @@ class PairList(NamedTuple):
         return self.diffs
 
 
-Pairs = Union[PairData, PairList]
+class IndexedPairs(NamedTuple):
+    features: jax.Array  # [N, D] float, the documents (zero rows on padding documents)
+    first: jax.Array  # [P] i32, the preferred document i of pair p
+    second: jax.Array  # [P] i32, the other document j
+    valid: jax.Array  # [P] bool, False on padding pairs
+    num_pairs: jax.Array  # [] float, N_p = valid.sum() (at least 1)
 
 
-def make_pair_list(batch: QueryBatch, *, num_pairs: Optional[int] = None, dtype=None) -> PairList:
-    """Every preference pair of every query as difference rows (NumPy, once, outside ``jit``).
+Pairs = Union[PairRows, IndexedPairs]
+
+
+def make_pairs(queries: Queries, *, form: str = "auto", dtype=None, num_pairs: Optional[int] = None,
+               num_documents: Optional[int] = None) -> Pairs:
+    """Every preference pair of every query, built once on the host.
 
     Args:
-      batch: a concrete ``QueryBatch`` ``[Q, L, D]``.
-      num_pairs: pad the pair axis to this size ``P`` (e.g. the largest fold) with invalid zero rows.
-      dtype: feature dtype (default the batch's).
-
-    Returns:
-      ``PairList`` with ``diffs [P, D]`` and ``valid [P]``.
+      queries: ``RaggedQueries`` or ``QueryBatch``.
+      form: ``"rows"`` (``PairRows``), ``"index"`` (``IndexedPairs``) or ``"auto"`` (rows when
+        ``P·D`` values take at most 256 MB).
+      dtype: feature dtype (default float32; enable x64 for float64).
+      num_pairs: pad the pair axis to this size ``P`` with invalid pairs (e.g. the largest fold's).
+      num_documents: pad the documents to ``N`` (index form; zero rows).
     """
-    features = np.asarray(batch.features, None if dtype is None else np.dtype(dtype))  # subtract in dtype
-    labels, mask = np.asarray(batch.labels), np.asarray(batch.mask)
-    pref = mask[:, :, None] & mask[:, None, :] & (labels[:, :, None] > labels[:, None, :])
-    qi, i, j = np.nonzero(pref)  # per query, vectorised; no loop over pairs
-    count = qi.size
-    size = count if num_pairs is None else num_pairs
+    queries = as_ragged(queries)
+    dtype = jnp.dtype(jnp.float32 if dtype is None else dtype)
+    index = preference_pairs(queries)
+    count = index.num_pairs
+    size = count if num_pairs is None else int(num_pairs)
     if size < count:
-        raise ValueError(f"num_pairs={num_pairs} is smaller than the batch's {count} preference pairs; "
+        raise ValueError(f"num_pairs={num_pairs} is smaller than the collection's {count} preference pairs; "
                          "pass at least that many (or None).")
-    diffs = np.zeros((size, features.shape[-1]), features.dtype)
-    diffs[:count] = features[qi, i] - features[qi, j]
-    diffs = jnp.asarray(diffs, dtype)
-    return PairList(diffs=diffs, valid=jnp.asarray(np.arange(size) < count),
-                    num_pairs=jnp.asarray(max(count, 1), diffs.dtype))
+    if form == "auto":
+        form = "rows" if size * queries.num_features * dtype.itemsize <= ROWS_LIMIT_BYTES else "index"
+    valid = jnp.asarray(np.arange(size) < count)
+    num = jnp.asarray(max(count, 1), dtype)
+    if form == "rows":
+        x = queries.features.astype(dtype)  # subtract in the solver's dtype
+        diffs = np.zeros((size, queries.num_features), dtype)
+        diffs[:count] = x[index.first] - x[index.second]
+        return PairRows(jax.device_put(diffs), valid, num)
+    if form != "index":
+        raise ValueError(f"form must be 'rows', 'index' or 'auto'; got {form!r}.")
+    docs = queries.num_documents if num_documents is None else int(num_documents)
+    if docs < queries.num_documents:
+        raise ValueError(f"num_documents={num_documents} is smaller than the collection's {queries.num_documents}.")
+    features = np.zeros((docs, queries.num_features), dtype)
+    features[: queries.num_documents] = queries.features
+    mode = "edge" if count else "constant"  # padding repeats the last pair: ``first`` stays sorted
+    first, second = (np.pad(a, (0, size - count), mode=mode) for a in (index.first, index.second))
+    return IndexedPairs(jax.device_put(features), jax.device_put(first), jax.device_put(second), valid, num)
 
 
-def make_pairs(batch: QueryBatch, *, dtype: Optional[jnp.dtype] = None) -> PairData:
-    """All ordered preference pairs of every query, as a mask. ``dtype`` casts the features."""
-    features = jnp.asarray(batch.features, dtype)
-    labels, mask = batch.labels, batch.mask
-    both_real = mask[:, :, None] & mask[:, None, :]
-    pref = both_real & (labels[:, :, None] > labels[:, None, :])
-    num_pairs = jnp.maximum(jnp.sum(pref), 1).astype(features.dtype)
-    return PairData(features=features, pref=pref, num_pairs=num_pairs)
+def stack_pairs(collections: Sequence[Queries], *, form: str = "auto", dtype=None) -> Pairs:
+    """Training sets of ``F`` folds as one ``Pairs`` with leaves ``[F, ...]`` (padded to the largest)."""
+    collections = [as_ragged(c) for c in collections]
+    counts = [preference_pairs(c).num_pairs for c in collections]
+    num_features = collections[0].num_features
+    if form == "auto":
+        form = "rows" if max(counts) * num_features * jnp.dtype(dtype or jnp.float32).itemsize <= ROWS_LIMIT_BYTES \
+            else "index"
+    docs = max(c.num_documents for c in collections)
+    parts = [make_pairs(c, form=form, dtype=dtype, num_pairs=max(counts), num_documents=docs) for c in collections]
+    return jax.tree.map(lambda *xs: jnp.stack(xs), *parts)
 
 
 def pair_margins(w: jax.Array, pairs: Pairs) -> jax.Array:
-    """Margins ``wᵀ(x_i - x_j)``: ``[Q, L, L]`` (valid where ``pref``) or ``[P]`` for a ``PairList``."""
-    if isinstance(pairs, PairList):
+    """Margins ``wᵀ(x_i − x_j)`` of the pairs: ``[P]``."""
+    if isinstance(pairs, PairRows):
         return pairs.diffs @ w
     scores = pairs.features @ w
-    return scores[:, :, None] - scores[:, None, :]
+    return scores[pairs.first] - scores[pairs.second]
 
 
 def margin_residuals(margins: jax.Array, pairs: Pairs) -> jax.Array:
-    """``r = max(0, 1 - margin)`` on the preference pairs, 0 elsewhere (``margins`` from ``pair_margins``)."""
-    where = pairs.valid if isinstance(pairs, PairList) else pairs.pref
-    return jnp.where(where, jnp.maximum(1.0 - margins, 0.0), 0.0)
+    """``r = max(0, 1 − margin)`` on the preference pairs, 0 on padding (``margins`` from ``pair_margins``)."""
+    return jnp.where(pairs.valid, jnp.maximum(1.0 - margins, 0.0), 0.0)
 
 
 def _residuals(w: jax.Array, pairs: Pairs) -> jax.Array:
@@ -103,21 +125,23 @@ def _residuals(w: jax.Array, pairs: Pairs) -> jax.Array:
 
 
 def squared_hinge_loss(w: jax.Array, pairs: Pairs) -> jax.Array:
-    """``L̄(w) = Σ_p max(0, 1 - wᵀx_p)² / N_p`` (SPEC §3.1, paper eq. 5 divided by N_p)."""
+    """``L̄(w) = Σ_p max(0, 1 − wᵀx_p)² / N_p`` (SPEC §3.1, paper eq. 5 divided by N_p)."""
     r = _residuals(w, pairs)
     return jnp.sum(r * r) / pairs.num_pairs
 
 
-def _pair_adjoint(r: jax.Array, pairs: Pairs) -> jax.Array:
-    """``Aᵀ r`` for the pair operator ``(A w)_ij = wᵀ(x_i - x_j)``: ``Σ_q X_qᵀ (rowsum - colsum)``."""
-    if isinstance(pairs, PairList):
+def pair_adjoint(r: jax.Array, pairs: Pairs) -> jax.Array:
+    """``Aᵀ r = Σ_p r_p (x_i − x_j)`` ``[D]`` for pair weights ``r [P]``."""
+    if isinstance(pairs, PairRows):
         return r @ pairs.diffs
-    per_doc = jnp.sum(r, axis=2) - jnp.sum(r, axis=1)  # [Q, L]
-    return jnp.einsum("ql,qld->d", per_doc, pairs.features)
+    num_docs = pairs.features.shape[0]
+    per_doc = (jax.ops.segment_sum(r, pairs.first, num_docs, indices_are_sorted=True)
+               - jax.ops.segment_sum(r, pairs.second, num_docs))
+    return per_doc @ pairs.features
 
 
 def squared_hinge_grad(w: jax.Array, pairs: Pairs) -> jax.Array:
-    """Closed form ``∇L̄(w) = -2 Aᵀ r / N_p`` with ``r = (1 - A w)₊`` (SPEC §3.3)."""
+    """Closed form ``∇L̄(w) = −2 Aᵀ r / N_p`` with ``r = (1 − A w)₊`` (SPEC §3.3)."""
     return grad_at_margins(pair_margins(w, pairs), pairs)
 
 
@@ -125,24 +149,42 @@ def grad_at_margins(margins: jax.Array, pairs: Pairs) -> jax.Array:
     """``∇L̄`` at the point whose pair margins are ``margins`` (one adjoint pass, no forward pass).
 
     Margins are linear in ``w``, so a solver that keeps the margins of its iterates gets those of
-    any extrapolated point ``v = w + β (w - w')`` as ``m + β (m - m')`` without touching the pairs.
+    any extrapolated point ``v = w + β (w − w')`` as ``m + β (m − m')`` without touching the pairs.
     """
-    return -2.0 * _pair_adjoint(margin_residuals(margins, pairs), pairs) / pairs.num_pairs
+    return -2.0 * pair_adjoint(margin_residuals(margins, pairs), pairs) / pairs.num_pairs
 
 
 def squared_hinge_value_and_grad(w: jax.Array, pairs: Pairs) -> tuple[jax.Array, jax.Array]:
     r = _residuals(w, pairs)
-    return jnp.sum(r * r) / pairs.num_pairs, -2.0 * _pair_adjoint(r, pairs) / pairs.num_pairs
+    return jnp.sum(r * r) / pairs.num_pairs, -2.0 * pair_adjoint(r, pairs) / pairs.num_pairs
 
 
-def pair_gram(pairs: Pairs) -> jax.Array:
-    """``[D, D]`` ``AᵀA = Σ_p x_p x_pᵀ = Σ_q X_qᵀ (diag(out + in) - P - Pᵀ) X_q``."""
-    if isinstance(pairs, PairList):
-        return pairs.diffs.T @ pairs.diffs
-    p = pairs.pref.astype(pairs.features.dtype)
-    degree = jnp.sum(p, axis=2) + jnp.sum(p, axis=1)  # [Q, L]
-    lap_x = degree[:, :, None] * pairs.features - jnp.einsum("qij,qjd->qid", p + jnp.swapaxes(p, 1, 2), pairs.features)
-    return jnp.einsum("qld,qle->de", pairs.features, lap_x)
+def pair_gram(pairs: Pairs, weights: Optional[jax.Array] = None) -> jax.Array:
+    """``[D, D]`` ``Aᵀ diag(a) A = Σ_p a_p (x_i − x_j)(x_i − x_j)ᵀ`` (``a`` = 1 on valid pairs by default).
+
+    Index form: ``Xᵀ L X`` with ``L`` the pair graph's weighted Laplacian, ``L X = deg · X −
+    Σ_p a_p (e_i x_jᵀ + e_j x_iᵀ)`` accumulated ``GRAM_CHUNK`` pairs at a time, so no ``[P, D]`` array.
+    """
+    a = pairs.valid.astype(pairs.features.dtype)
+    if weights is not None:
+        a = jnp.where(pairs.valid, weights, 0).astype(pairs.features.dtype)
+    if isinstance(pairs, PairRows):
+        return (pairs.diffs * a[:, None]).T @ pairs.diffs
+    x = pairs.features
+    num_docs, num = x.shape[0], a.shape[0]
+    degree = jax.ops.segment_sum(a, pairs.first, num_docs) + jax.ops.segment_sum(a, pairs.second, num_docs)
+    chunk = min(GRAM_CHUNK, num)
+    blocks = -(-num // chunk)
+    pad = blocks * chunk - num
+    first, second, a = (jnp.pad(v, (0, pad)) for v in (pairs.first, pairs.second, a))
+
+    def block(b, lx):
+        i, j, w = (jax.lax.dynamic_slice_in_dim(v, b * chunk, chunk) for v in (first, second, a))
+        lx = lx.at[i].add(-w[:, None] * x[j])
+        return lx.at[j].add(-w[:, None] * x[i])
+
+    lx = jax.lax.fori_loop(0, blocks, block, degree[:, None] * x)
+    return x.T @ lx
 
 
 def lipschitz_constant(pairs: Pairs, key: Optional[jax.Array] = None, num_iters: int = 100) -> jax.Array:

@@ -28,11 +28,9 @@ import numpy as np
 
 from jaxrank.solvers import penalties as P
 from jaxrank.solvers.fista import kkt_residual, momentum, weighted_l1_objective
-from jaxrank.solvers.pairwise import (
-    PairList, Pairs, grad_at_margins, lambda_max, lipschitz_constant, make_pair_list, pair_margins,
-)
+from jaxrank.data.ragged import Queries, as_ragged
+from jaxrank.solvers.pairwise import Pairs, grad_at_margins, lambda_max, lipschitz_constant, pair_margins
 from jaxrank.solvers.reweighted_l1 import objective
-from jaxrank.types import QueryBatch
 
 KINDS = ("l1", "log", "mcp", "lp", "scad")
 
@@ -121,7 +119,7 @@ class PathState(NamedTuple):
 
     The lane works through its subproblems in order: at ``λ_a``, round 0 is the ℓ1 solve and
     rounds ``1..num_outer`` the reweighted-ℓ1 MM rounds. ``m_w`` holds the pair margins of ``w``
-    (``[P]`` for a ``PairList``) so that the extrapolated point's margins need no extra pass.
+    (``[P]``) so that the extrapolated point's margins need no extra pass.
     """
 
     w: jax.Array  # [D] FISTA iterate of the current subproblem
@@ -290,7 +288,7 @@ def solve_path(
     every λ is solved from the point a one-by-one solver would use.
 
     Args:
-      pairs: ``PairList`` (or ``PairData``) of one training set.
+      pairs: ``make_pairs`` of one training set (rows or pair indices).
       lams: ``[A]`` descending λ ≥ 0.
       penalty: a ``PathPenalty`` (or any penalty NamedTuple).
       lipschitz: ``L_lip`` of ∇L̄ (computed when omitted).
@@ -375,24 +373,14 @@ def solve_paths_in_chunks(
                 f"lanes and {int((a == num_lams).all(axis=1).sum())}/{a.shape[0]} folds finished")
 
 
-def stack_pair_lists(batches: Sequence[QueryBatch], dtype=None) -> PairList:
-    """Training sets of ``F`` folds as one ``PairList`` with leaves ``[F, ...]`` (pairs padded to the largest)."""
-    counts = []
-    for b in batches:
-        labels, mask = np.asarray(b.labels), np.asarray(b.mask)
-        counts.append(int(np.sum(mask[:, :, None] & mask[:, None, :] & (labels[:, :, None] > labels[:, None, :]))))
-    lists = [make_pair_list(b, num_pairs=max(counts), dtype=dtype) for b in batches]
-    return jax.tree.map(lambda *xs: jnp.stack(xs), *lists)
-
-
-def informative_features(batch: QueryBatch) -> np.ndarray:
-    """``[D]`` bool: feature j is not constant over the real training documents.
+def informative_features(queries: Queries) -> np.ndarray:
+    """``[D]`` bool: feature j is not constant over the training documents.
 
     A constant feature (in particular one that is identically 0, as paper §VI-A excludes)
     has zero pair differences, can never receive a weight, and is left out of the
     sparsity ratio's denominator.
     """
-    x = np.asarray(batch.features)[np.asarray(batch.mask)]
+    x = as_ragged(queries).features
     return x.max(axis=0) > x.min(axis=0)
 
 
@@ -406,5 +394,5 @@ def sparsity_ratio(w, informative) -> jax.Array:
 __all__ = [
     "KINDS", "PathInfo", "PathPenalty", "PathState", "advance_path", "informative_features", "init_path",
     "lambda_grid", "lambda_max", "path_penalty", "path_result", "solve_path", "solve_paths", "solve_paths_in_chunks",
-    "sparsity_ratio", "stack_pair_lists", "stack_penalties",
+    "sparsity_ratio", "stack_penalties",
 ]

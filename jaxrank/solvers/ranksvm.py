@@ -2,12 +2,13 @@
 
     F(w) = L̄(w) + (λ/2)‖w‖²,   L̄(w) = (1/N_p) Σ_p max(0, 1 − wᵀ(x_i − x_j))²
 
-over the preference pairs of ``PairData`` (``pairwise.py``; ``λ = 1/(C N_p)`` for Chapelle's
-``½‖w‖² + C Σ_p ξ_p²``). F is strongly convex and piecewise quadratic, so Newton's method with the
-generalised Hessian ``H = (2/N_p) Σ_{p active} z_p z_pᵀ + λI`` (active: margin < 1) reaches the
-optimum in a few steps. Each step forms the ``D x D`` Hessian from the active-pair Laplacian
-(never a pair matrix), solves ``H d = −∇F`` and backtracks on ``t ∈ {1, ½, ¼, …}`` until the
-Armijo condition holds. A ``while_loop`` stops at ``‖∇F‖ ≤ tol · max(1, ‖∇F(0)‖)``; under ``vmap``
+over the preference pairs (``make_pairs``: difference rows for small sets, pair indices for large
+ones; ``λ = 1/(C N_p)`` for Chapelle's ``½‖w‖² + C Σ_p ξ_p²``). F is strongly convex and piecewise
+quadratic, so Newton's method with the generalised Hessian ``H = (2/N_p) Σ_{p active} z_p z_pᵀ + λI``
+(active: margin < 1) reaches the optimum in a few steps. Each step forms the ``D x D`` Hessian
+(``pair_gram`` weighted by the active pairs: from the rows, or from the active-pair Laplacian of
+the documents, never a ``[P, D]`` array), solves ``H d = −∇F`` and backtracks on
+``t ∈ {1, ½, ¼, …}`` until the Armijo condition holds. A ``while_loop`` stops at ``‖∇F‖ ≤ tol · max(1, ‖∇F(0)‖)``; under ``vmap``
 (folds × λ grid) converged lanes wait for the others.
 """
 
@@ -17,7 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxrank.solvers.pairwise import PairData, pair_gram, pair_margins, squared_hinge_value_and_grad
+from jaxrank.solvers.pairwise import Pairs, pair_gram, pair_margins, squared_hinge_value_and_grad
 
 
 class RankSVMInfo(NamedTuple):
@@ -26,7 +27,7 @@ class RankSVMInfo(NamedTuple):
     iterations: jax.Array  # [] i32 Newton steps taken
 
 
-def ranksvm_objective(w: jax.Array, pairs: PairData, lam) -> jax.Array:
+def ranksvm_objective(w: jax.Array, pairs: Pairs, lam) -> jax.Array:
     """``F(w) = L̄(w) + (λ/2)‖w‖²``."""
     return squared_hinge_value_and_grad(w, pairs)[0] + 0.5 * lam * (w @ w)
 
@@ -36,11 +37,11 @@ def _value_and_grad(w, pairs, lam):
     return value + 0.5 * lam * (w @ w), grad + lam * w
 
 
-def ranksvm(pairs: PairData, lam, *, max_iters: int = 50, tol: float = 1e-6, max_halvings: int = 30):
+def ranksvm(pairs: Pairs, lam, *, max_iters: int = 50, tol: float = 1e-6, max_halvings: int = 30):
     """Minimises ``F`` by damped Newton from ``w = 0``; returns ``(w [D], RankSVMInfo)``.
 
     Args:
-      pairs: ``make_pairs(batch)``.
+      pairs: ``make_pairs(queries)``.
       lam: ``λ > 0`` (a scalar array, so a grid vmaps); checked by ``check_ranksvm_lambda``.
       max_iters, tol: stopping rule on the gradient norm (relative to the gradient at 0).
     """
@@ -54,8 +55,8 @@ def ranksvm(pairs: PairData, lam, *, max_iters: int = 50, tol: float = 1e-6, max
 
     def newton_step(carry):
         w, f, g, k = carry
-        active = pairs.pref & (pair_margins(w, pairs) < 1.0)
-        hessian = 2.0 * pair_gram(pairs._replace(pref=active)) / pairs.num_pairs + lam * eye
+        active = pair_margins(w, pairs) < 1.0
+        hessian = 2.0 * pair_gram(pairs, active) / pairs.num_pairs + lam * eye
         direction = -jnp.linalg.solve(hessian, g)
         slope = g @ direction
 

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxrank.solvers.fista import fista
-from jaxrank.solvers.pairwise import PairData, lipschitz_constant, squared_hinge_loss
+from jaxrank.solvers.pairwise import Pairs, lipschitz_constant, squared_hinge_loss
 from jaxrank.solvers.penalties import Penalty, check_lambda
 
 
@@ -25,13 +25,13 @@ class MMInfo(NamedTuple):
     converged: jax.Array  # [] bool, outer stop rule met within num_outer
 
 
-def objective(w: jax.Array, pairs: PairData, lam, penalty: Penalty) -> jax.Array:
+def objective(w: jax.Array, pairs: Pairs, lam, penalty: Penalty) -> jax.Array:
     """``L̄(w) + R_λ(w)``."""
     return squared_hinge_loss(w, pairs) + penalty.value(w, lam)
 
 
 def reweighted_l1(
-    pairs: PairData,
+    pairs: Pairs,
     lam,
     penalty: Penalty,
     *,

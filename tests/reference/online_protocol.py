@@ -1,12 +1,37 @@
 """SOLAR's online protocol (Wang et al. 2015, Algorithm 1) as plain NumPy loops, with PA-II.
 
-The random choices (query permutation, a uniform per instance for the order inside a query,
-a coin per pair for the flip) are inputs, so a test can replay the draws of a JAX pass; everything
-else — which instances exist, their order, the updates and which model scores which query — is
-derived here one query and one instance at a time.
+The random draws are inputs, so a test can replay those of a JAX pass: the query permutation, one
+32-bit shuffle key per query and one word per step whose lowest bit flips the pair. The order
+inside a query is the swap-or-not permutation (Hoang, Morris & Rogaway, CRYPTO 2012) of its
+instances under the query's key, written out here with Python integers from its definition;
+everything else — which instances exist and in which canonical order, the updates and which model
+scores which query — is derived here one query and one instance at a time.
 """
 
 import numpy as np
+
+MASK = 0xFFFFFFFF
+ROUNDS = 64
+
+
+def mix(x: int) -> int:
+    """MurmurHash3's fmix32."""
+    x ^= x >> 16
+    x = (x * 0x85EBCA6B) & MASK
+    x ^= x >> 13
+    x = (x * 0xC2B2AE35) & MASK
+    return x ^ (x >> 16)
+
+
+def swap_or_not(x: int, n: int, key: int) -> int:
+    """Position ``x`` of ``[0, n)`` under the keyed permutation: round ``r`` draws ``K = ⌊mix(key ⊕ r·φ)·n / 2^32⌋``
+    and swaps ``x`` with ``(K − x) mod n`` when bit 31 of ``mix(mix(key + r·c) ⊕ max(x, partner))`` is set."""
+    for r in range(ROUNDS):
+        k = (mix(key ^ ((r * 0x9E3779B9) & MASK)) * n) >> 32
+        partner = (k - x) % n
+        if mix(mix((key + r * 0x632BE5AB) & MASK) ^ max(x, partner)) >> 31:
+            x = partner
+    return x
 
 
 def canonical_pairs(labels, mask):
@@ -20,17 +45,29 @@ def canonical_pairs(labels, mask):
     return out
 
 
-def online_pa2(features, labels, mask, order, uniforms, flips, c):
+def shuffled_visits(pairs, order, keys, flips):
+    """``[(q, [(i, j, flipped), ...])]`` in visiting order: query ``q``'s pairs in the order of its key,
+    consuming one flip word per instance."""
+    step, visits = 0, []
+    for q in order:
+        mine = [(i, j) for pq, i, j in pairs if pq == q]
+        drawn = []
+        for m in range(len(mine)):
+            i, j = mine[swap_or_not(m, len(mine), int(keys[q]))]
+            drawn.append((i, j, bool(int(flips[step]) & 1)))
+            step += 1
+        visits.append((q, drawn))
+    return visits
+
+
+def online_pa2(features, labels, mask, order, keys, flips, c):
     """Returns ``(w_final [D], w_before [Q, D])``: ``w_before[k]`` scored the k-th visited query."""
-    pairs = canonical_pairs(labels, mask)
     w = np.zeros(features.shape[2])
     w_before = []
-    for q in order:
+    for q, drawn in shuffled_visits(canonical_pairs(labels, mask), order, keys, flips):
         w_before.append(w.copy())
-        mine = sorted((uniforms[n], n) for n, (pq, _, _) in enumerate(pairs) if pq == q)
-        for _, n in mine:
-            _, i, j = pairs[n]
-            y = -1.0 if flips[n] else 1.0
+        for i, j, flipped in drawn:
+            y = -1.0 if flipped else 1.0
             z = y * (features[q, i] - features[q, j])
             loss = max(0.0, 1.0 - y * w.dot(z))
             if loss > 0:

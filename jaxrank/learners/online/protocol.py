@@ -1,21 +1,34 @@
-"""SOLAR's evaluation protocols (SPEC §1.4–1.5) as single compiled programs.
+"""SOLAR's evaluation protocols (Wang et al., ACL 2015, Algorithm 1 and §5; SPEC §1.4–1.5) as
+compiled programs over query collections of any size.
 
-An ``InstanceStream`` lists every training instance of a ``QueryBatch`` once, in a canonical
-order: ordered pairs ``(i, j)`` with ``l_i > l_j`` for pairwise learners, real documents for
-pointwise ones. One *pass* (``run_pass``) draws a random query permutation, a random order of the
-instances inside each query and (for pairs) a random flip ``(z, +1) → (−z, −1)`` of each, then
-runs ``learner.step`` over the whole stream in one ``lax.scan`` — no padding to the largest
-query, so MQ2008's 80,925 pairs take 80,925 steps. Before the first instance of each query the
-learner's ``readout`` is written into a ``[Q+1, ...]`` buffer (row ``Q`` takes the writes of the
-other steps), so every query is scored with the model as it stood *before* learning from it;
-queries without instances (one document, one grade) are scored too, with the model of the next
+Instances. An ``InstanceStream`` lists every training instance once, grouped by query in file
+order: the preference pairs ``(i, j)``, ``l_i > l_j`` (``jaxrank.pairs.PairIndex``) for pairwise
+learners, the documents for pointwise ones, as flat document indices (8 bytes an instance).
+
+One pass (``run_pass``) visits the queries in a random order. Inside a query it draws the
+instances in a uniformly random order without replacement (a Fisher–Yates shuffle taken one swap
+per step, in a ``[M]`` buffer whose entries are tagged with the visit, so nothing is reset between
+queries; ``M`` is the largest query's number of instances) and flips each pair
+``(z, +1) → (−z, −1)`` with probability ½; each step feeds ``z = x_i − x_j`` (or ``x_i`` and its
+grade) to ``learner.step``. One ``lax.scan`` runs every instance of the collection, so MQ2008's
+80,925 pairs take 80,925 steps with no padding to the largest query; random bits are drawn for
+blocks of 256 steps. Per lane the pass holds ``O(Q + M)`` numbers besides the learner's state;
+documents and instances are shared by all lanes (``vmap`` over permutations, folds, grids).
+Before the first instance of each visited query the learner's ``readout`` is written to a
+``[Q + 1, ...]`` buffer, so every query is scored with the model as it stood before learning from
+it; queries without instances (one document, one grade) are scored with the model of the next
 query that has instances, or the final one.
 
-* ``online_protocol``: paper Algorithm 1 and eq. 3 — per-query NDCG@k and AP before learning,
-  over ``num_permutations`` permutations (``vmap``), with the cumulative curves.
-* ``batch_protocol``: one pass over each fold's training set per hyperparameter value
-  (``vmap`` over folds × grid), then validation and test metrics of the final models, under the
-  standard and the LETOR-script conventions (SPEC §5.1, §5.3).
+Scoring runs after the pass over buckets of queries of similar length (``jaxrank.data.buckets``):
+each query's documents are scored with its readout, and NDCG@1/5/10 and AP break score ties with
+noise drawn from ``fold_in(key, q)``, query ``q``'s own key, so a value does not depend on how the
+queries are blocked.
+
+* ``online_protocol``: paper Algorithm 1 and eq. 3, per-query NDCG@k and AP before learning over
+  ``num_permutations`` permutations (``vmap``), with the cumulative curves.
+* ``batch_protocol``: one pass over each fold's training set per hyperparameter value (``vmap``
+  over folds × grid), then validation and test metrics of the final models under the standard and
+  the LETOR-script conventions (SPEC §5.1, §5.3).
 """
 
 import functools
@@ -26,54 +39,59 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxrank import metrics
-from jaxrank.data.padding import stack_batches
+from jaxrank.data.ragged import Queries, as_ragged, map_queries
 from jaxrank.learners.base import Learner
-from jaxrank.types import QueryBatch
+from jaxrank.pairs import preference_pairs
 
 TOPN = (1, 5, 10)
 METRIC_NAMES = tuple(f"ndcg@{k}" for k in TOPN) + ("map",)
+BLOCK = 4096  # steps whose draws are computed together
+SWAP_ROUNDS = 64  # rounds of the swap-or-not shuffle inside a query
 
 
 class InstanceStream(NamedTuple):
-    query: jax.Array  # [T] i32, query index in the batch; Q on padding instances
-    first: jax.Array  # [T] i32, document i
-    second: jax.Array  # [T] i32, document j (pairs, l_i > l_j) or i again (documents)
-    target: jax.Array  # [T] f32, +1 for pairs, the grade for documents
+    first: jax.Array  # [T] i32 flat index of document i
+    second: jax.Array  # [T] i32 flat index of document j (pairs, l_i > l_j) or i again (documents)
+    offsets: jax.Array  # [Q + 1] i32, query q's instances are offsets[q]:offsets[q + 1]
 
 
-def instance_stream(batch: QueryBatch, instances: str = "pairs", length: int | None = None) -> InstanceStream:
-    """The canonical instance list of ``batch`` (built once with NumPy; data, not traced).
+class Documents(NamedTuple):
+    features: jax.Array  # [N, D] the documents' features
+    labels: jax.Array  # [N] f32 grades
+
+
+def instance_stream(queries: Queries, instances: str = "pairs") -> InstanceStream:
+    """The canonical instances of ``queries`` (built once on the host, on the device).
 
     Args:
-      batch: ``features [Q, L, D]``, ``labels [Q, L]``, ``mask [Q, L]``.
+      queries: ``RaggedQueries`` or ``QueryBatch``.
       instances: ``"pairs"`` or ``"documents"`` (``Learner.instances``).
-      length: pad ``T`` to this length with inert instances (query index ``Q``), so the folds of
-        a batch protocol share one shape. Default: no padding.
+
+    Raises:
+      ValueError: for an unknown kind, or a collection with no instance at all.
     """
-    labels, mask = np.asarray(batch.labels), np.asarray(batch.mask)
-    num_queries = labels.shape[0]
+    queries = as_ragged(queries)
     if instances == "pairs":
-        pref = mask[:, :, None] & mask[:, None, :] & (labels[:, :, None] > labels[:, None, :])
-        query, first, second = (a.astype(np.int32) for a in np.nonzero(pref))
-        target = np.ones(len(query), np.float32)
+        pairs = preference_pairs(queries)
+        first, second, offsets = pairs.first, pairs.second, pairs.offsets
     elif instances == "documents":
-        query, first = (a.astype(np.int32) for a in np.nonzero(mask))
-        second, target = first, labels[query, first].astype(np.float32)
+        first = second = np.arange(queries.num_documents, dtype=np.int32)
+        offsets = queries.offsets
     else:
         raise ValueError(f"instances must be 'pairs' or 'documents'; got {instances!r}.")
-    if len(query) == 0:
+    if first.size == 0:
         raise ValueError(
-            f"the batch ({num_queries} queries) has no training {instances}: every query has a single "
+            f"the collection ({queries.num_queries} queries) has no training {instances}: every query has a single "
             "document or a single grade. Check the labels, or the file passed."
         )
-    if length is not None:
-        if length < len(query):
-            raise ValueError(f"length={length} is shorter than the {len(query)} {instances} of the batch.")
-        pad = length - len(query)
-        query = np.concatenate([query, np.full(pad, num_queries, np.int32)])
-        first, second = (np.concatenate([a, np.zeros(pad, np.int32)]) for a in (first, second))
-        target = np.concatenate([target, np.zeros(pad, np.float32)])
-    return InstanceStream(*(jnp.asarray(a) for a in (query, first, second, target)))
+    return InstanceStream(jax.device_put(first.astype(np.int32)), jax.device_put(second.astype(np.int32)),
+                          jax.device_put(offsets.astype(np.int32)))
+
+
+def documents(queries: Queries, dtype=jnp.float32) -> Documents:
+    """The device copy of the documents that a pass reads."""
+    queries = as_ragged(queries)
+    return Documents(jax.device_put(queries.features.astype(dtype, copy=False)), jax.device_put(queries.labels))
 
 
 class Pass(NamedTuple):
@@ -82,71 +100,130 @@ class Pass(NamedTuple):
     readouts: object  # learner readouts [Q, ...]: the model that scored the k-th visited query (or None)
 
 
-def run_pass(learner: Learner, batch: QueryBatch, stream: InstanceStream, key, *, snapshots: bool = True,
-             dtype=jnp.float32) -> Pass:
-    """One online pass over ``batch`` in a random query order (SPEC §1.4 steps 1, 2c, 2d).
+def _mulhi(a: jax.Array, b: jax.Array) -> jax.Array:
+    """``floor(a · b / 2^32)`` for uint32 ``a, b`` in 32-bit arithmetic: a uniform index in ``[0, b)``."""
+    a_lo, a_hi, b_lo, b_hi = a & 0xFFFF, a >> 16, b & 0xFFFF, b >> 16
+    mid = a_hi * b_lo + ((a_lo * b_lo) >> 16)
+    mid2 = a_lo * b_hi + (mid & 0xFFFF)
+    return a_hi * b_hi + (mid >> 16) + (mid2 >> 16)
 
-    ``key`` draws the query permutation, the order inside each query and the pair flips. With
+
+def _mix(x: jax.Array) -> jax.Array:
+    """MurmurHash3's 32-bit finaliser: a bijective mix of uint32 values."""
+    x = x ^ (x >> 16)
+    x = x * jnp.uint32(0x85EBCA6B)
+    x = x ^ (x >> 13)
+    x = x * jnp.uint32(0xC2B2AE35)
+    return x ^ (x >> 16)
+
+
+def shuffle_index(position: jax.Array, size: jax.Array, key: jax.Array) -> jax.Array:
+    """``π(position)`` for the keyed random permutation ``π`` of ``[0, size)`` (swap-or-not, Hoang,
+    Morris & Rogaway, CRYPTO 2012), computed for any entry without storing the permutation.
+
+    Round ``r`` draws ``K_r`` uniform in ``[0, size)`` and maps ``x`` to its partner ``K_r − x (mod
+    size)`` when a keyed bit of ``max(x, partner)`` is set; every round is an involution, so ``π`` is a
+    permutation, and ``SWAP_ROUNDS`` rounds make it close to uniform (3·log2 of a million-pair query).
+    All arguments uint32 of one shape (or broadcastable).
+    """
+
+    def round_(r, x):
+        r = r.astype(jnp.uint32)
+        k = _mulhi(_mix(key ^ (r * jnp.uint32(0x9E3779B9))), size)
+        partner = jnp.where(k >= x, k - x, k + size - x)
+        bit = _mix(_mix(key + r * jnp.uint32(0x632BE5AB)) ^ jnp.maximum(x, partner)) >> 31
+        return jnp.where(bit == 1, partner, x)
+
+    return jax.lax.fori_loop(0, SWAP_ROUNDS, round_, position, unroll=8)
+
+
+def run_pass(learner: Learner, docs: Documents, stream: InstanceStream, key, *, snapshots: bool = True,
+             dtype=jnp.float32) -> Pass:
+    """One online pass over the queries in a random order (SPEC §1.4 steps 1, 2c, 2d).
+
+    ``key`` draws the query permutation, the order inside each query and the pair flips:
+    ``(key_perm, key_order, key_steps) = split(key, 3)``; the queries are visited in the order
+    ``permutation(key_perm, Q)``; query ``q``'s instances in the order ``shuffle_index(m, n_q, w_q)``,
+    ``m = 0 .. n_q − 1``, with ``w = bits(key_order, (Q,))``; step ``t`` of block ``b`` flips its pair when
+    the lowest bit of ``bits(fold_in(key_steps, b), (BLOCK,))[t mod BLOCK]`` is set. With
     ``snapshots`` the readout before each visited query is kept (``Pass.readouts``).
     """
-    num_queries = batch.features.shape[0]
-    num_instances = stream.query.shape[0]
-    key_perm, key_order, key_flip = jax.random.split(key, 3)
+    features = docs.features.astype(dtype)
+    labels = docs.labels.astype(dtype)
+    num_queries = stream.offsets.shape[0] - 1
+    num_steps = stream.first.shape[0]
+    pairs = learner.instances == "pairs"
+    key_perm, key_order, key_steps = jax.random.split(key, 3)
     order = jax.random.permutation(key_perm, num_queries).astype(jnp.int32)
-    position = jnp.full(num_queries + 1, num_queries, jnp.int32).at[order].set(jnp.arange(num_queries, dtype=jnp.int32))
-    visit = position[stream.query]  # [T] visiting position of each instance's query; Q on padding
-    steps = jnp.lexsort((jax.random.uniform(key_order, (num_instances,)), visit)).astype(jnp.int32)
-    visit_sorted = visit[steps]
-    starts = jnp.concatenate([jnp.ones(1, bool), visit_sorted[1:] != visit_sorted[:-1]])
-    if learner.instances == "pairs":
-        flips = jnp.where(jax.random.bernoulli(key_flip, 0.5, (num_instances,)), -1.0, 1.0).astype(dtype)
-    else:
-        flips = jnp.ones(num_instances, dtype)
-    features = batch.features.astype(dtype)
+    words = jax.random.bits(key_order, (num_queries,), jnp.uint32)
+    count = (stream.offsets[1:] - stream.offsets[:-1]).astype(jnp.int32)[order]  # instances of the k-th visit
+    ends = jnp.cumsum(count)  # the k-th visit's instances are steps ends[k] - count[k] .. ends[k] - 1
+    position = jnp.arange(num_queries + 1, dtype=jnp.int32)
+    has_instances = jnp.concatenate([count > 0, jnp.ones(1, bool)])
+    next_nonempty = jax.lax.cummin(jnp.where(has_instances, position, num_queries), reverse=True)  # [Q + 1]
     state = learner.init(None, features.shape[-1], dtype)
-    buffer = (
-        jax.tree.map(lambda a: jnp.zeros((num_queries + 1,) + a.shape, a.dtype), learner.readout(state))
-        if snapshots else None
-    )
+    buffer = (jax.tree.map(lambda a: jnp.zeros((num_queries + 1,) + a.shape, a.dtype), learner.readout(state))
+              if snapshots else None)
 
-    def body(carry, xs):
+    def draws(b):
+        """The block's steps, vectorised: their instance, whether they are real, snapshot row and flip."""
+        t = b * BLOCK + jnp.arange(BLOCK, dtype=jnp.int32)
+        k = jnp.searchsorted(ends, t, side="right").astype(jnp.int32)  # Q once every instance is used
+        live = k < num_queries
+        kk = jnp.minimum(k, num_queries - 1)
+        q, n = order[kk], count[kk]
+        m = jnp.where(live, t - (ends[kk] - n), 0)
+        shuffled = shuffle_index(m.astype(jnp.uint32), jnp.maximum(n, 1).astype(jnp.uint32), words[q])
+        instance = stream.offsets[q] + shuffled.astype(jnp.int32)
+        flip = jax.random.bits(jax.random.fold_in(key_steps, b), (BLOCK,), jnp.uint32) & 1
+        sign = jnp.where(flip == 1, -1.0, 1.0).astype(dtype)
+        snapshot = jnp.where(live & (m == 0), k, num_queries)  # row Q takes the other steps' writes
+        return jnp.where(live, instance, 0), live, snapshot, sign
+
+    def step(carry, xs):
         state, buffer = carry
-        idx, start, row = xs
-        q = jnp.minimum(stream.query[idx], num_queries - 1)
-        x_first = features[q, stream.first[idx]]
-        if learner.instances == "pairs":
-            x = flips[idx] * (x_first - features[q, stream.second[idx]])
-            y = flips[idx] * stream.target[idx].astype(dtype)
+        instance, live, snapshot, sign = xs
+        i = stream.first[instance]
+        if pairs:
+            x, y = sign * (features[i] - features[stream.second[instance]]), sign
         else:
-            x, y = x_first, stream.target[idx].astype(dtype)
+            x, y = features[i], labels[i]
         if snapshots:
-            slot = jnp.where(start, row, num_queries)
-            buffer = jax.tree.map(lambda b, r: b.at[slot].set(r), buffer, learner.readout(state))
+            buffer = jax.tree.map(lambda b, v: b.at[snapshot].set(v), buffer, learner.readout(state))
         new, _, _ = learner.step(state, x, y)
-        valid = stream.query[idx] < num_queries
-        state = jax.tree.map(lambda n, o: jnp.where(valid, n, o), new, state)
+        state = jax.tree.map(lambda a, b: jnp.where(live, a, b), new, state)
         return (state, buffer), None
 
-    (state, buffer), _ = jax.lax.scan(body, (state, buffer), (steps, starts, visit_sorted), unroll=8)
+    def block(carry, b):
+        return jax.lax.scan(step, carry, draws(b))[0], None
+
+    num_blocks = -(-num_steps // BLOCK)
+    (state, buffer), _ = jax.lax.scan(block, (state, buffer), jnp.arange(num_blocks, dtype=jnp.int32))
     if not snapshots:
         return Pass(state, order, None)
-    final = learner.readout(state)
-    buffer = jax.tree.map(lambda b, r: b.at[num_queries].set(r), buffer, final)
-    has_row = jnp.zeros(num_queries + 1, bool).at[jnp.where(starts, visit_sorted, num_queries)].set(True)[:num_queries]
-    rows = jax.lax.cummin(jnp.where(has_row, jnp.arange(num_queries), num_queries), reverse=True)
-    return Pass(state, order, jax.tree.map(lambda b: b[rows], buffer))
+    buffer = jax.tree.map(lambda b, r: b.at[num_queries].set(r), buffer, learner.readout(state))
+    return Pass(state, order, jax.tree.map(lambda b: b[next_nonempty[:num_queries]], buffer))
 
 
 def query_metrics(scores, labels, mask, key=None, *, letor_compat: bool = False) -> jax.Array:
     """``[..., 4]`` NDCG@1, NDCG@5, NDCG@10 and AP per query (``scores, labels, mask [..., L]``).
 
-    Queries without a relevant document get 0 (SPEC §1.4 step 4). ``key`` breaks score ties at
-    random (the standard convention); the LETOR-script convention keeps list order.
+    Queries without a relevant document get 0 (SPEC §1.4 step 4). ``key`` (one key, or one per
+    query) breaks score ties at random (the standard convention); the LETOR-script convention keeps
+    list order.
     """
     kw = dict(where=mask, reduce_fn=None, letor_compat=letor_compat, key=None if letor_compat else key)
     values = [metrics.ndcg(scores, labels, topn=k, **kw) for k in TOPN]
     values.append(metrics.average_precision(scores, labels, **kw))
     return jnp.nan_to_num(jnp.stack(values, axis=-1))
+
+
+def query_keys(key, queries: jax.Array) -> jax.Array:
+    """``[..., B]`` keys ``fold_in(key, q)`` of queries ``[B]`` (``key`` may carry batch axes)."""
+    fold = jax.vmap(jax.random.fold_in, in_axes=(None, 0))
+    for _ in range(jnp.ndim(key)):
+        fold = jax.vmap(fold, in_axes=(0, None))
+    return fold(key, jnp.maximum(queries, 0))
 
 
 class OnlineResult(NamedTuple):
@@ -166,29 +243,70 @@ def cumulative_mean(per_query: jax.Array) -> jax.Array:
     return jnp.cumsum(per_query, axis=-2) / counts
 
 
-def online_protocol(learner: Learner, batch: QueryBatch, key, num_permutations: int = 10, *,
-                    dtype=jnp.float32) -> OnlineResult:
-    """SOLAR's online protocol (Algorithm 1, eq. 3) over ``num_permutations`` random permutations.
+@functools.lru_cache(maxsize=None)
+def online_program(learner: Learner, dtype=jnp.float32):
+    """The jitted ``(docs, stream, keys [P]) -> Pass`` with leaves ``[P, ...]`` (one pass per key)."""
 
-    The mean of ``cumulative[:, -1]`` over permutations is the paper's Table 2 entry.
-    """
-    stream = instance_stream(batch, learner.instances)
-    per_query, order = online_program(learner, dtype)(batch, stream, permutation_keys(key, num_permutations))
-    return OnlineResult(per_query, cumulative_mean(per_query), order)
+    def one(docs, stream, key):
+        return run_pass(learner, docs, stream, jax.random.split(key)[0], dtype=dtype)
+
+    return jax.jit(jax.vmap(one, in_axes=(None, None, 0)))
 
 
 @functools.lru_cache(maxsize=None)
-def online_program(learner: Learner, dtype=jnp.float32):
-    """The jitted ``(batch, stream, keys [P]) -> (per_query [P, Q, 4], order [P, Q])``."""
+def _scoring_program(learner: Learner, dtype):
+    def score(batch, readouts, rows, key_ties, queries):
+        """``[P, B, 4]`` metrics of the block's queries, each scored with its row of ``readouts [P, Q, ...]``."""
 
-    def one(batch, stream, key):
-        key_pass, key_ties = jax.random.split(key)
-        run = run_pass(learner, batch, stream, key_pass, dtype=dtype)
-        visited = jax.tree.map(lambda a: a[run.order], batch)
-        scores = jax.vmap(learner.score)(run.readouts, visited.features.astype(dtype))
-        return query_metrics(scores, visited.labels, visited.mask, key_ties), run.order
+        def lane(readouts, rows, key):
+            chosen = jax.tree.map(lambda r: r[rows], readouts)
+            scores = jax.vmap(learner.score)(chosen, batch.features.astype(dtype))
+            return query_metrics(scores, batch.labels, batch.mask, query_keys(key, queries))
 
-    return jax.jit(jax.vmap(one, in_axes=(None, None, 0)))
+        return jax.vmap(lane)(readouts, rows, key_ties)
+
+    return jax.jit(score)
+
+
+def score_passes(learner: Learner, queries: Queries, passes: Pass, keys, *, dtype=jnp.float32) -> jax.Array:
+    """``[P, Q, 4]`` metrics of the k-th visited query of each pass, scored with its readout.
+
+    ``keys [P]`` are the permutation keys given to ``online_program``; query ``q`` of pass ``p``
+    breaks ties with ``fold_in(split(keys[p])[1], q)``.
+    """
+    queries = as_ragged(queries)
+    order = np.asarray(passes.order)
+    rank = np.argsort(order, axis=1)  # [P, Q] the visit position of each query
+    key_ties = jax.vmap(lambda k: jax.random.split(k)[1])(keys)
+    program = _scoring_program(learner, dtype)
+
+    def block(bucket):
+        rows = jnp.asarray(rank[:, np.maximum(bucket.queries, 0)])
+        return program(bucket.batch, passes.readouts, rows, key_ties, jnp.asarray(bucket.queries, jnp.int32))
+
+    by_query = map_queries(block, queries, axis=1)  # [P, Q, 4]
+    return jnp.asarray(np.take_along_axis(by_query, order[:, :, None], axis=1))
+
+
+def online_protocol(learner: Learner, queries: Queries, key, num_permutations: int = 10, *,
+                    dtype=jnp.float32) -> OnlineResult:
+    """SOLAR's online protocol (Algorithm 1, eq. 3) over ``num_permutations`` random permutations.
+
+    Args:
+      learner: an online learner (``step``, ``readout``, ``score``).
+      queries: ``RaggedQueries`` (any size) or ``QueryBatch``.
+      key: permutation ``p`` uses ``fold_in(key, p)``.
+
+    The mean of ``cumulative[:, -1]`` over permutations is the paper's Table 2 entry.
+    """
+    if num_permutations < 1:
+        raise ValueError(f"num_permutations must be >= 1; got {num_permutations}.")
+    queries = as_ragged(queries)
+    stream = instance_stream(queries, learner.instances)
+    keys = permutation_keys(key, num_permutations)
+    passes = online_program(learner, dtype)(documents(queries, dtype), stream, keys)
+    per_query = score_passes(learner, queries, passes, keys, dtype=dtype)
+    return OnlineResult(per_query, cumulative_mean(per_query), passes.order)
 
 
 class BatchResult(NamedTuple):
@@ -197,50 +315,90 @@ class BatchResult(NamedTuple):
     test_letor: jax.Array  # [F, H, 4] test, LETOR-script convention (SPEC §5.3)
 
 
-def _mean_over_queries(values, mask):
-    """``[..., Q, 4] -> [..., 4]`` mean over real (not fully masked) queries."""
-    real = jnp.any(mask, axis=-1)[..., None].astype(values.dtype)
-    return jnp.sum(values * real, axis=-2) / jnp.maximum(jnp.sum(real, axis=-2), 1)
+def _stack_folds(folds, instances: str, dtype):
+    """Every fold's documents and instances, padded to common sizes and stacked (leaves ``[F, ...]``)."""
+    streams = [instance_stream(f, instances) for f in folds]
+    size = {name: max(getattr(s, name).shape[0] for s in streams) for name in InstanceStream._fields}
+    num_docs = max(f.num_documents for f in folds)
+
+    def pad_stream(s):
+        tail = size["offsets"] - s.offsets.shape[0]  # extra queries without instances
+        return InstanceStream(jnp.pad(s.first, (0, size["first"] - s.first.shape[0])),
+                              jnp.pad(s.second, (0, size["second"] - s.second.shape[0])),
+                              jnp.pad(s.offsets, (0, tail), mode="edge"))
+
+    stream = jax.tree.map(lambda *a: jnp.stack(a), *[pad_stream(s) for s in streams])
+    docs = Documents(
+        jnp.stack([jnp.pad(jnp.asarray(f.features, dtype), ((0, num_docs - f.num_documents), (0, 0))) for f in folds]),
+        jnp.stack([jnp.pad(jnp.asarray(f.labels), (0, num_docs - f.num_documents)) for f in folds]))
+    return docs, stream
 
 
-def batch_protocol(make_learner: Callable[[jax.Array], Learner], hparams, train: Sequence[QueryBatch],
-                   vali: Sequence[QueryBatch], test: Sequence[QueryBatch], key, *, dtype=jnp.float32) -> BatchResult:
+def batch_protocol(make_learner: Callable[[jax.Array], Learner], hparams, train: Sequence[Queries],
+                   vali: Sequence[Queries], test: Sequence[Queries], key, *, dtype=jnp.float32) -> BatchResult:
     """SOLAR's batch protocol (SPEC §1.5): one random pass over each fold's train set per value.
 
     Args:
       make_learner: hyperparameter (a traced scalar) ``-> Learner``, e.g. ``solar_first_order``.
       hparams: ``[H]`` grid, checked by the caller (all values are run in one program).
-      train, vali, test: one ``QueryBatch`` per fold.
-      key: fold ``f`` trains with ``fold_in(key, f)`` (the same order for every grid value).
+      train, vali, test: one collection per fold (``RaggedQueries`` or ``QueryBatch``).
+      key: fold ``f`` trains with ``fold_in(key, f)`` (the same order for every grid value) and
+        breaks metric ties with ``fold_in(fold_in(key, f), 1)``.
     """
+    train, vali, test = ([as_ragged(b) for b in split] for split in (train, vali, test))
     instances = make_learner(jnp.float32(1.0)).instances
-    streams = [instance_stream(b, instances) for b in train]
-    length = max(s.query.shape[0] for s in streams)
-    q_max = max(b.features.shape[0] for b in train)
-    streams = [instance_stream(b, instances, length) for b in train]
-    # padding instances must point past every fold's real queries: re-index them to Q_max
-    streams = [s._replace(query=jnp.where(s.query >= b.features.shape[0], q_max, s.query)) for s, b in zip(streams, train)]
-    stream = jax.tree.map(lambda *a: jnp.stack(a), *streams)
+    docs, stream = _stack_folds(train, instances, dtype)
     keys = jax.vmap(lambda f: jax.random.fold_in(key, f))(jnp.arange(len(train)))
-    program = _batch_program(make_learner, dtype)
-    vali_m, test_m, test_l = program(stack_batches(train), stack_batches(vali), stack_batches(test), stream, keys,
-                                     jnp.asarray(hparams, jnp.float32))
-    return BatchResult(vali_m, test_m, test_l)
+    readouts = _train_program(make_learner, dtype)(docs, stream, keys, jnp.asarray(hparams, jnp.float32))
+    return evaluate_folds(make_learner(jnp.float32(1.0)).score, readouts, vali, test, keys, dtype=dtype)
+
+
+def evaluate_folds(score, readouts, vali: Sequence[Queries], test: Sequence[Queries], keys, *,
+                   dtype=jnp.float32) -> BatchResult:
+    """Validation and test metrics of readouts ``[F, H, ...]`` (one model per fold and grid value).
+
+    ``score(readout, features [..., L, D]) -> [..., L]`` is the learner's scoring; fold ``f`` breaks
+    ties with ``fold_in(keys[f], 1)``.
+    """
+    out = {"vali": [], "test": [], "test_letor": []}
+    for f in range(len(vali)):
+        readout = jax.tree.map(lambda r: r[f], readouts)  # [H, ...]
+        key_ties = jax.random.fold_in(keys[f], 1)
+        for name, batch, compat in (("vali", vali[f], False), ("test", test[f], False), ("test_letor", test[f], True)):
+            out[name].append(mean_query_metrics(score, readout, batch, key_ties, letor_compat=compat, dtype=dtype))
+    return BatchResult(*(jnp.asarray(np.stack(out[n])) for n in BatchResult._fields))
 
 
 @functools.lru_cache(maxsize=None)
-def _batch_program(make_learner, dtype):
-    def one(train, vali, test, stream, key, hparam):
+def _train_program(make_learner, dtype):
+    def one(docs, stream, key, hparam):
         learner = make_learner(hparam)
-        state = run_pass(learner, train, stream, key, snapshots=False, dtype=dtype).state
-        readout = learner.readout(state)
+        state = run_pass(learner, docs, stream, key, snapshots=False, dtype=dtype).state
+        return learner.readout(state)
 
-        def evaluate(batch, letor_compat):
-            scores = learner.score(readout, batch.features.astype(dtype))
-            values = query_metrics(scores, batch.labels, batch.mask, jax.random.fold_in(key, 1), letor_compat=letor_compat)
-            return _mean_over_queries(values, batch.mask)
+    over_grid = jax.vmap(one, in_axes=(None, None, None, 0))
+    return jax.jit(jax.vmap(over_grid, in_axes=(0, 0, 0, None)))
 
-        return evaluate(vali, False), evaluate(test, False), evaluate(test, True)
 
-    over_grid = jax.vmap(one, in_axes=(None, None, None, None, None, 0))
-    return jax.jit(jax.vmap(over_grid, in_axes=(0, 0, 0, 0, 0, None)))
+def mean_query_metrics(score, readouts, queries: Queries, key, *, letor_compat: bool = False,
+                       dtype=jnp.float32) -> np.ndarray:
+    """``[H, 4]`` NDCG@1/5/10 and MAP over the queries, for each of ``H`` readouts (leaves ``[H, ...]``).
+
+    ``score`` is the learner's scoring function; query ``q`` breaks ties with ``fold_in(key, q)``.
+    """
+    program = _mean_program(score, dtype, letor_compat)
+    per_query = map_queries(lambda b: program(b.batch, readouts, key, jnp.asarray(b.queries, jnp.int32)),
+                            queries, axis=1)  # [H, Q, 4]
+    return per_query.mean(axis=1)
+
+
+@functools.lru_cache(maxsize=None)
+def _mean_program(score, dtype, letor_compat: bool):
+    def values(batch, readouts, key, queries):
+        def one(readout):
+            scores = score(readout, batch.features.astype(dtype))
+            return query_metrics(scores, batch.labels, batch.mask, query_keys(key, queries), letor_compat=letor_compat)
+
+        return jax.vmap(one)(readouts)
+
+    return jax.jit(values)

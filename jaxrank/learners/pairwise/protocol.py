@@ -29,6 +29,7 @@ from jaxrank.learners.pairwise.lcra import LCRAState, check_sizes, lcra, random_
 from jaxrank.learners.pairwise.pairs import pair_source, sample_pairs
 from jaxrank.learners.pairwise.spd import SOFIA_MIN_SCALING, check_hparam
 from jaxrank.metrics import average_precision
+from jaxrank.pairs import pairs_per_query
 from jaxrank.types import QueryBatch
 
 
@@ -250,10 +251,15 @@ def split_keys(key, num_splits: int) -> jax.Array:
 
 
 def check_batch(batch: QueryBatch) -> None:
-    """Rejects a data set with no valid pair at all (before any compile)."""
-    mask = np.asarray(batch.mask)
-    labels = np.asarray(batch.labels)
-    differ = (labels[:, :, None] != labels[:, None, :]) & mask[:, :, None] & mask[:, None, :]
-    if not differ.any():
+    """Rejects a data set with no valid pair at all (before any compile).
+
+    Counts each query's preference pairs from its grade histogram (``jaxrank.pairs.pairs_per_query``),
+    ``O(N log N)`` on the real documents, no ``[Q, L, L]`` table.
+    """
+    mask = np.asarray(batch.mask, bool)
+    if mask.ndim != 2:
+        raise ValueError(f"expected a QueryBatch of [Q, L] queries; got a mask of shape {mask.shape}.")
+    offsets = np.concatenate([[0], np.cumsum(mask.sum(1))]).astype(np.int64)
+    if not mask.any() or pairs_per_query(np.asarray(batch.labels)[mask], offsets).sum() == 0:
         raise ValueError("the data set has no valid pair: every query has documents of a single grade; "
                          "ranking needs queries with at least two distinct grades.")

@@ -1,20 +1,40 @@
-"""Tests for ``jaxrank.data.padding``: bucketing, grouping into ``QueryBatch``, per-query norms.
+"""Tests for ``jaxrank.data.ragged``: the flat layout, padded views of it, buckets, per-query norms.
 
 References are computed here from the parsed rows with plain Python loops over queries.
 """
 
 import itertools
-import logging
+import warnings
 from pathlib import Path
 
+import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxrank.data import bucket_size, group_queries, normalize_per_query, parse_svmlight, query_lengths
+from jaxrank import metrics
+from jaxrank.data import (
+    as_ragged,
+    bucket_size,
+    buckets,
+    concat_queries,
+    linear_query_values,
+    map_queries,
+    normalize_documents,
+    pad_queries,
+    parse_svmlight,
+    query_lengths,
+    ragged_queries,
+    take_queries,
+)
 from jaxrank.data.svmlight import SVMLightData
+from jaxrank.types import RaggedQueries
 
 SAMPLE = Path(__file__).resolve().parent / "data" / "MQ2008-mini" / "Fold1"
-LOGGER = "jaxrank.data.padding"
+
+
+def group_queries(data, list_size=None, normalize=False):
+    return pad_queries(ragged_queries(data, normalize=normalize), list_size)
 
 
 def _queries(data):
@@ -39,7 +59,7 @@ def _check_grouping(data, batch, list_size=None):
     assert features.shape == (len(queries), L, data.features.shape[1])
     assert labels.shape == mask.shape == (len(queries), L) and qid.shape == (len(queries),)
     assert features.dtype == np.float32 and labels.dtype == np.float32
-    assert mask.dtype == np.bool_ and qid.dtype == np.int32
+    assert mask.dtype == np.bool_ and qid.dtype == np.int64
     assert batch.num_queries == len(queries) and batch.list_size == L
     assert batch.num_features == data.features.shape[1]
     np.testing.assert_array_equal(qid, [q for q, _ in queries])
@@ -146,44 +166,38 @@ def test_group_small_by_hand():
     np.testing.assert_array_equal(np.asarray(batch.qid), [30, 7])
 
 
-def test_explicit_list_size_not_a_power_of_two(caplog):
+def test_explicit_list_size_not_a_power_of_two():
     data = parse_svmlight(SAMPLE / "vali.txt")
-    with caplog.at_level(logging.WARNING, logger=LOGGER):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         batch = group_queries(data, list_size=20)
     assert batch.list_size == 20
     _check_grouping(data, batch, list_size=20)
-    assert not [r for r in caplog.records if r.name == LOGGER]
 
 
 @pytest.mark.parametrize("name,list_size,num_truncated", [("vali.txt", 10, 1), ("test.txt.gz", 10, 1), ("train.txt.gz", 5, 4)])
-def test_truncation_keeps_first_docs_and_warns(caplog, name, list_size, num_truncated):
+def test_truncation_keeps_first_docs_and_warns(name, list_size, num_truncated):
     data = parse_svmlight(SAMPLE / name)
-    with caplog.at_level(logging.WARNING, logger=LOGGER):
+    with pytest.warns(UserWarning, match=rf"^truncated {num_truncated} queries longer than list_size={list_size}"):
         batch = group_queries(data, list_size=list_size)
     _check_grouping(data, batch, list_size=list_size)
-    records = [r for r in caplog.records if r.name == LOGGER]
-    assert len(records) == 1 and records[0].levelno == logging.WARNING
-    message = records[0].getMessage()
-    assert "truncated" in message and f"list_size={list_size}" in message
-    assert message.startswith(f"truncated {num_truncated} ")
 
 
-def test_truncation_of_real_queries(shared_data, caplog):
+def test_truncation_of_real_queries(shared_data):
     data = parse_svmlight(shared_data / "MQ2008" / "Fold1" / "vali.txt.gz")
-    with caplog.at_level(logging.WARNING, logger=LOGGER):
-        batch = group_queries(data, list_size=16)
-    _check_grouping(data, batch, list_size=16)
     longer = sum(len(rows) > 16 for _, rows in _queries(data))
     assert longer > 0
-    assert any(r.getMessage().startswith(f"truncated {longer} ") for r in caplog.records)
+    with pytest.warns(UserWarning, match=f"^truncated {longer} "):
+        batch = group_queries(data, list_size=16)
+    _check_grouping(data, batch, list_size=16)
 
 
-def test_no_warning_without_truncation(caplog):
+def test_no_warning_without_truncation():
     data = parse_svmlight(SAMPLE / "test.txt.gz")
-    with caplog.at_level(logging.WARNING, logger=LOGGER):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
         group_queries(data)
         group_queries(data, list_size=61)
-    assert not [r for r in caplog.records if r.name == LOGGER]
 
 
 @pytest.mark.parametrize("list_size", [0, -3])
@@ -197,11 +211,11 @@ def test_bad_list_size(list_size):
 # --------------------------------------------------------------------------------------------
 
 
-def _normalized_reference(data, L):
-    """Per query, per feature: (x - min) / (max - min) over the kept docs; 0 if constant."""
+def _normalized_reference(data):
+    """Per query, per feature: (x - min) / (max - min) over the query's documents; 0 if constant."""
     out = []
     for _, rows in _queries(data):
-        x = data.features[rows[:L]]
+        x = data.features[rows].astype(np.float64)
         lo, hi = x.min(0), x.max(0)
         q = np.zeros_like(x)
         for d in range(x.shape[1]):
@@ -211,23 +225,19 @@ def _normalized_reference(data, L):
     return out
 
 
-def _check_normalized(data, batch):
-    features, _, mask, _ = _as_numpy(batch)
-    reference = _normalized_reference(data, batch.list_size)
+def _check_normalized(data, queries):
+    reference = _normalized_reference(data)
     constant_seen = varying_seen = False
     for i, ref in enumerate(reference):
-        n = len(ref)
-        got = features[i, :n]
+        got = queries.features[queries.offsets[i]:queries.offsets[i + 1]]
         np.testing.assert_allclose(got, ref, rtol=0, atol=1e-6)
         assert got.min() >= 0.0 and got.max() <= 1.0
-        assert not features[i, n:].any()
-        x = data.features[_queries(data)[i][1][:n]]
+        x = data.features[_queries(data)[i][1]]
         constant = x.max(0) == x.min(0)
         assert not got[:, constant].any()  # constant within the query -> 0
         constant_seen |= bool(constant.any())
-        if n > 1 and (~constant).any():
+        if len(ref) > 1 and (~constant).any():
             varying_seen = True
-            # every varying feature reaches both 0 and 1
             np.testing.assert_allclose(got[:, ~constant].min(0), 0.0, atol=1e-6)
             np.testing.assert_allclose(got[:, ~constant].max(0), 1.0, atol=1e-6)
     assert constant_seen and varying_seen  # both branches were exercised
@@ -236,55 +246,108 @@ def _check_normalized(data, batch):
 @pytest.mark.parametrize("name", ["train.txt.gz", "vali.txt", "test.txt.gz"])
 def test_normalize_sample(name):
     data = parse_svmlight(SAMPLE / name)
-    batch = group_queries(data, normalize=True)
-    _check_normalized(data, batch)
-    plain = group_queries(data)
-    np.testing.assert_array_equal(np.asarray(batch.mask), np.asarray(plain.mask))
-    np.testing.assert_array_equal(np.asarray(batch.labels), np.asarray(plain.labels))
+    queries = ragged_queries(data, normalize=True)
+    _check_normalized(data, queries)
+    np.testing.assert_array_equal(queries.labels, data.labels)
+    assert not np.shares_memory(queries.features, data.features)  # the parsed copy is untouched
 
 
 def test_normalize_mslr_raw_features(shared_data):
     # MSLR features are raw (counts, BM25, ...), so normalisation changes them a lot.
     data = parse_svmlight(shared_data / "MSLR-WEB_Fold1_subset" / "msn1.fold1.train.5k.txt.gz")
     assert data.features.max() > 1.0
-    batch = group_queries(data, normalize=True)
-    _check_normalized(data, batch)
+    _check_normalized(data, ragged_queries(data, normalize=True))
 
 
-def test_normalize_after_truncation():
+def test_normalize_in_blocks_equals_one_block():
     data = parse_svmlight(SAMPLE / "test.txt.gz")
-    batch = group_queries(data, list_size=16, normalize=True)
-    _check_normalized(data, batch)
+    offsets = ragged_queries(data).offsets
+    whole = normalize_documents(data.features.copy(), offsets)
+    np.testing.assert_array_equal(normalize_documents(data.features.copy(), offsets, block=3), whole)
 
 
-def test_normalize_per_query_by_hand():
-    features = np.array(
-        [
-            [[1.0, 5.0, -2.0], [3.0, 5.0, 0.0], [2.0, 5.0, 2.0], [100.0, -7.0, 9.0]],  # last one is padding
-            [[4.0, 4.0, 4.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]],  # one document
-        ]
-    )
-    mask = np.array([[True, True, True, False], [True, False, False, False]])
-    got = normalize_per_query(features, mask)
-    np.testing.assert_allclose(
-        got,
-        [
-            [[0.0, 0.0, 0.0], [1.0, 0.0, 0.5], [0.5, 0.0, 1.0], [0.0, 0.0, 0.0]],
-            [[0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]],
-        ],
-    )
+def test_normalize_by_hand():
+    features = np.array([[1.0, 5.0, -2.0], [3.0, 5.0, 0.0], [2.0, 5.0, 2.0], [4.0, 4.0, 4.0]], np.float32)
+    got = normalize_documents(features, np.array([0, 3, 4]))
+    np.testing.assert_allclose(got, [[0.0, 0.0, 0.0], [1.0, 0.0, 0.5], [0.5, 0.0, 1.0], [0.0, 0.0, 0.0]])
 
 
-def test_stack_batches_pads_queries_and_documents_with_masked_entries():
-    from jaxrank.data import stack_batches
-    from jaxrank.types import QueryBatch
+# --------------------------------------------------------------------------------------------
+# the ragged layout, its views and buckets
+# --------------------------------------------------------------------------------------------
 
-    a = QueryBatch(np.ones((2, 3, 4), np.float32), np.ones((2, 3), np.float32), np.ones((2, 3), bool), np.array([5, 6]))
-    b = QueryBatch(np.full((1, 5, 4), 2.0, np.float32), np.zeros((1, 5), np.float32), np.ones((1, 5), bool), np.array([7]))
-    s = stack_batches([a, b])
-    assert s.features.shape == (2, 2, 5, 4) and s.mask.shape == (2, 2, 5)
-    np.testing.assert_array_equal(np.asarray(s.mask).sum(axis=(1, 2)), [6, 5])
-    np.testing.assert_array_equal(np.asarray(s.qid), [[5, 6], [7, -1]])
-    assert float(np.asarray(s.features)[0, :, 3:].sum()) == 0 and float(np.asarray(s.features)[1, 1].sum()) == 0
-    with pytest.raises(ValueError, match="number of features"):
-        stack_batches([a, b._replace(features=np.ones((1, 5, 3), np.float32))])
+
+def _tiny() -> RaggedQueries:
+    rng = np.random.default_rng(0)
+    lengths = np.array([1, 3, 9, 2, 40, 5, 17, 3])
+    n = int(lengths.sum())
+    return RaggedQueries(rng.normal(size=(n, 4)).astype(np.float32), rng.integers(0, 3, n).astype(np.float32),
+                         np.r_[0, np.cumsum(lengths)].astype(np.int64), np.arange(100, 100 + len(lengths)))
+
+
+def test_as_ragged_inverts_pad_queries():
+    queries = _tiny()
+    dense = pad_queries(queries)
+    assert dense.features.shape == (8, 64, 4)
+    back = as_ragged(dense)
+    for a, b in zip(back, queries):
+        np.testing.assert_array_equal(a, b)
+    assert as_ragged(queries) is queries
+
+
+def test_dense_view_of_a_mostly_padded_big_collection_is_refused():
+    lengths = np.r_[1251, np.full(30_000, 100)]  # MSLR-WEB30K-like: one long query
+    queries = RaggedQueries(np.zeros((int(lengths.sum()), 136), np.float32), np.zeros(int(lengths.sum()), np.float32),
+                            np.r_[0, np.cumsum(lengths)].astype(np.int64), np.arange(lengths.size))
+    with pytest.raises(ValueError, match=r"would take 31\.1 GiB, 95% of it padding .*layout='ragged'"):
+        pad_queries(queries)
+
+
+def test_take_and_concat_queries():
+    queries = _tiny()
+    picked = take_queries(queries, [4, 0, 2])
+    np.testing.assert_array_equal(picked.lengths, [40, 1, 9])
+    np.testing.assert_array_equal(picked.qid, [104, 100, 102])
+    np.testing.assert_array_equal(picked.features[:40], queries.features[15:55])
+    np.testing.assert_array_equal(picked.features[40], queries.features[0])
+    both = concat_queries([picked, take_queries(queries, [7])])
+    np.testing.assert_array_equal(both.lengths, [40, 1, 9, 3])
+    np.testing.assert_array_equal(both.labels[-3:], queries.labels[-3:])
+
+
+def test_buckets_cover_each_query_once_with_at_most_double_padding():
+    queries = _tiny()
+    seen = []
+    for bucket in buckets(queries, max_cells=64):
+        rows, size = bucket.docs.shape
+        assert rows & (rows - 1) == 0 and size & (size - 1) == 0 and rows * size <= max(64, size)
+        mask = np.asarray(bucket.batch.mask)
+        for r, q in enumerate(bucket.queries):
+            if q < 0:
+                assert not mask[r].any()
+                continue
+            n = queries.lengths[q]
+            assert n <= size and (size == 8 or n > size // 2)  # at most 2x padding per real query
+            np.testing.assert_array_equal(bucket.docs[r, :n], np.arange(queries.offsets[q], queries.offsets[q + 1]))
+            np.testing.assert_array_equal(np.asarray(bucket.batch.features)[r, :n], queries.features[bucket.docs[r, :n]])
+            assert mask[r].sum() == n and bucket.batch.qid[r] == queries.qid[q]
+            seen.append(int(q))
+    assert sorted(seen) == list(range(queries.num_queries))
+
+
+def test_map_queries_and_linear_values_equal_a_loop_over_queries():
+    queries = _tiny()
+    w = jnp.asarray(np.random.default_rng(1).normal(size=(3, 4)), jnp.float32)
+
+    def ap(scores, labels, mask, rows):
+        return metrics.average_precision(scores, labels, where=mask, reduce_fn=None)
+
+    got = linear_query_values(jax.jit(ap), queries, w)  # [3, Q]
+    assert got.shape == (3, queries.num_queries)
+    for q in range(queries.num_queries):
+        x = queries.features[queries.offsets[q]:queries.offsets[q + 1]]
+        lab = queries.labels[queries.offsets[q]:queries.offsets[q + 1]]
+        for k in range(3):
+            np.testing.assert_allclose(got[k, q], float(metrics.average_precision(x @ np.asarray(w[k]), lab)), rtol=1e-6)
+    sizes = map_queries(lambda b: jnp.sum(b.batch.mask, -1), queries, features=False)
+    np.testing.assert_array_equal(sizes, queries.lengths)

@@ -1,0 +1,301 @@
+"""Paper-scale workloads on generated collections with the published shapes: time and peak memory.
+
+    python benchmarks/datasets.py --all                      # once: the seeded files (about 8 GB in /tmp)
+    python benchmarks/scale.py --all [--json PATH] [--data /tmp/jaxrank-scale]
+    python benchmarks/scale.py --task solar-i-10              # one workload
+
+Every task runs in a fresh Python process, so its peak resident memory (``ru_maxrss``) is its own,
+the interpreter and jax included; a parse against scikit-learn runs both loaders on the same file in
+the same invocation, one after the other. The tasks (see ``TASKS``):
+
+* loading: MSLR-WEB30K-shaped whole collection (3.77M documents) cold and from the cache; the
+  WEB10K-shaped fold's training split parsed by jaxrank and by ``sklearn.datasets.load_svmlight_file``;
+  the Yahoo! Set 1-shaped file (700 sparse feature ids) cold and warm;
+* on the WEB10K-shaped fold: NDCG@10 and MAP of the 136 single-feature rankers over every query,
+  SOLAR-I and SOLAR-II under the online protocol (1 and 10 permutations), the batch protocol's
+  primal RankSVM over a λ grid, SPD 100,000 steps;
+* the RCS paper's RQ1 at full scale: the preference matrix of all 136 MSLR single-feature rankers
+  (9,180 pairs) by probabilistic interleaving on the WEB30K-shaped collection;
+* sparse RankSVM ℓ1 paths on the TD2004-shaped set (1.08M pairs) and the WEB10K-shaped fold;
+* on the Yahoo! Set 1-shaped file: single-feature metrics and SOLAR-I online.
+"""
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+DATA = Path("/tmp/jaxrank-scale")
+
+
+def _file(name: str) -> Path:
+    path = DATA / f"{name}.txt"
+    if not path.exists():
+        raise SystemExit(f"{path} is missing: run `python benchmarks/datasets.py --name {name} --out {DATA}` first.")
+    return path
+
+
+def _cache_to(folder: Path) -> None:
+    os.environ["JAXRANK_CACHE"] = str(folder)
+
+
+def _timed(fn):
+    import jax
+
+    start = time.perf_counter()
+    out = jax.block_until_ready(fn())
+    return out, time.perf_counter() - start
+
+
+def load_cold(name: str) -> dict:
+    """Parse (no cache) then write the cache entry; a later task reads it warm."""
+    from jaxrank import data
+
+    queries, seconds = _timed(lambda: data.load_queries(_file(name)))
+    return {"seconds": seconds, "documents": queries.num_documents, "queries": queries.num_queries,
+            "features": queries.num_features, "longest": queries.list_size}
+
+
+def load_warm(name: str) -> dict:
+    from jaxrank import data
+
+    queries, seconds = _timed(lambda: data.load_queries(_file(name)))
+    return {"seconds": seconds, "documents": queries.num_documents}
+
+
+def parse_jaxrank(name: str) -> dict:
+    from jaxrank import data
+
+    parsed, seconds = _timed(lambda: data.parse_svmlight(_file(name)))
+    return {"seconds": seconds, "documents": parsed.features.shape[0]}
+
+
+def parse_sklearn(name: str, query_id: bool = True) -> dict:
+    """scikit-learn's loader; with ``query_id=True`` it grows its qid array by ``np.append`` per line
+    (quadratic in the lines), so the run without qids is reported too."""
+    from sklearn.datasets import load_svmlight_file
+
+    start = time.perf_counter()
+    x = load_svmlight_file(str(_file(name)), query_id=query_id)[0]
+    return {"seconds": time.perf_counter() - start, "documents": x.shape[0]}
+
+
+def _web10k(normalize=True):
+    from jaxrank import data
+
+    return data.load_queries(_file("mslr-web10k-fold-train"), normalize=normalize)
+
+
+def feature_metrics(name: str) -> dict:
+    import jax
+
+    from experiments.feature_rankers import score_features
+    from jaxrank import data
+
+    queries = data.load_queries(_file(name))
+    values, seconds = _timed(lambda: score_features(queries, jax.random.key(0), topns=(10,), letor_compat=False))
+    best = int(values[0].argmax())
+    return {"seconds": seconds, "rankers": int(values.shape[-1]), "queries": queries.num_queries,
+            "best_feature": best + 1, "best_ndcg10": float(values[0, best]), "best_map": float(values[1].max())}
+
+
+def online(learner_name: str, permutations: int, name: str = "mslr-web10k-fold-train") -> dict:
+    import jax
+    import numpy as np
+
+    from jaxrank import data
+    from jaxrank.learners.online import protocol, solar_first_order, solar_second_order
+
+    queries = data.load_queries(_file(name), normalize=True)
+    learner = solar_first_order(1e-5) if learner_name == "solar_i" else solar_second_order(1e4)
+    start = time.perf_counter()
+    docs = protocol.documents(queries)
+    stream = protocol.instance_stream(queries, learner.instances)
+    keys = protocol.permutation_keys(jax.random.key(0), permutations)
+    compiled = protocol.online_program(learner).lower(docs, stream, keys).compile()
+    setup = time.perf_counter() - start
+    passes, run = _timed(lambda: compiled(docs, stream, keys))
+    per_query, score = _timed(lambda: protocol.score_passes(learner, queries, passes, keys))
+    final = np.asarray(protocol.cumulative_mean(per_query))[:, -1].mean(0)
+    return {"setup_compile_seconds": setup, "pass_seconds": run, "scoring_seconds": score,
+            "seconds": setup + run + score, "instances": int(stream.first.shape[0]),
+            "instance_steps_per_second": permutations * int(stream.first.shape[0]) / run,
+            "ndcg10": float(final[2]), "map": float(final[3])}
+
+
+def ranksvm_batch() -> dict:
+    import jax
+    import jax.numpy as jnp
+
+    from jaxrank import data
+    from jaxrank.learners.base import LinearReadout, linear_score
+    from jaxrank.learners.online import protocol
+    from jaxrank.solvers import make_pairs, ranksvm
+
+    train = _web10k()
+    vali = data.load_queries(_file("mslr-web10k-fold-vali"), normalize=True)
+    test = data.load_queries(_file("mslr-web10k-fold-test"), normalize=True)
+    lams = jnp.asarray([1e-5, 1e-4, 1e-3], jnp.float32)
+    pairs, build = _timed(lambda: make_pairs(train))
+    solve = jax.jit(lambda p, lam: ranksvm(p, lam))
+    start = time.perf_counter()
+    ws, iterations = [], []
+    for lam in lams:  # one λ at a time: the Hessian's Laplacian scratch is [N, D] per lane
+        w, info = jax.block_until_ready(solve(pairs, lam))
+        ws.append(w)
+        iterations.append(int(info.iterations))
+    solve_s = time.perf_counter() - start
+    keys = jax.random.key(0)[None]
+    result, evaluate = _timed(lambda: protocol.evaluate_folds(linear_score, LinearReadout(jnp.stack(ws)[None]), [vali],
+                                                              [test], keys))
+    best = int(result.vali[0, :, 3].argmax())
+    return {"pairs": int(pairs.valid.sum()), "pair_build_seconds": build, "solve_seconds": solve_s,
+            "newton_steps": iterations, "evaluate_seconds": evaluate, "seconds": build + solve_s + evaluate,
+            "lambdas": [float(x) for x in lams], "chosen_lambda": float(lams[best]),
+            "test_ndcg10": float(result.test[0, best, 2]), "test_map": float(result.test[0, best, 3])}
+
+
+def spd_steps() -> dict:
+    import jax
+
+    from jaxrank.learners.pairwise import pair_source, spd, train
+
+    queries = _web10k()
+    source, build = _timed(lambda: pair_source(queries))
+    learner = spd(lam=1e-4)
+    run = jax.jit(lambda s, k: train(learner, learner.init(None, queries.num_features), k, s, num_steps=100_000))
+    start = time.perf_counter()
+    compiled = run.lower(source, jax.random.key(0)).compile()
+    compile_s = time.perf_counter() - start
+    state, seconds = _timed(lambda: compiled(source, jax.random.key(0)))
+    return {"source_seconds": build, "compile_seconds": compile_s, "run_seconds": seconds,
+            "steps_per_second": 100_000 / seconds, "seconds": build + compile_s + seconds}
+
+
+def estimate(comparisons: int = 1000) -> dict:
+    import jax
+
+    from jaxrank import clicks, data, envs
+
+    queries = data.load_queries(_file("mslr-web30k"))
+    rankers = envs.single_feature_rankers(list(range(1, 137)), queries.num_features)
+    start = time.perf_counter()
+    est = envs.estimate.estimate_wins(queries, rankers, clicks.cascade_model("perfect", 5), "probabilistic", comparisons,
+                                      jax.random.key(0), progress_seconds=60.0)
+    seconds = time.perf_counter() - start
+    total = 136 * 135 // 2 * comparisons
+    rate = total / est.seconds
+    return {"seconds": seconds, "run_seconds_after_compile": est.seconds, "compile_seconds": est.compile_seconds,
+            "comparisons": total, "comparisons_per_second": rate,
+            "projected_seconds_80000_per_pair": 136 * 135 // 2 * 80_000 / rate,
+            "condorcet_winner": int(envs.condorcet_winner(est.pref)) if envs.condorcet_winner(est.pref) is not None else None}
+
+
+def sparse_path(name: str, normalize: bool, num_lambdas: int, max_iter: int) -> dict:
+    import jax
+    import numpy as np
+
+    from jaxrank import data
+    from jaxrank import solvers as S
+
+    queries = data.load_queries(_file(name), normalize=normalize)
+    pairs, build = _timed(lambda: S.make_pairs(queries, form="index"))
+    pairs = jax.tree.map(lambda a: a[None], pairs)
+    lip, lip_s = _timed(lambda: jax.vmap(S.lipschitz_constant)(pairs))
+    lams = S.lambda_grid(jax.vmap(S.lambda_max)(pairs), num=num_lambdas, decades=2.0)
+    pens = S.stack_penalties([S.l1()])
+    start = time.perf_counter()
+    w, _, info = S.solve_paths_in_chunks(pairs, lams, pens, lip, tol=1e-4, max_iter=max_iter, num_outer=0,
+                                         chunk_steps=200)
+    seconds = time.perf_counter() - start
+    info = jax.tree.map(np.asarray, info)
+    return {"pairs": int(pairs.valid.sum()), "pair_build_seconds": build, "lipschitz_seconds": lip_s,
+            "path_seconds": seconds, "seconds": build + lip_s + seconds, "lambdas": num_lambdas, "tol": "1e-4 λ",
+            "fista_steps": int(info.l1_iterations.sum()), "certified": int(info.converged.sum()),
+            "nonzero_weights": np.asarray((np.asarray(w) != 0).sum(-1)).ravel().tolist()}
+
+
+TASKS = {
+    "load-web30k-cold": lambda: load_cold("mslr-web30k"),
+    "load-web30k-warm": lambda: load_warm("mslr-web30k"),
+    "parse-web10k-jaxrank": lambda: parse_jaxrank("mslr-web10k-fold-train"),
+    "parse-web10k-sklearn": lambda: parse_sklearn("mslr-web10k-fold-train"),
+    "parse-web10k-sklearn-no-qid": lambda: parse_sklearn("mslr-web10k-fold-train", query_id=False),
+    "load-yahoo-cold": lambda: load_cold("yahoo-set1"),
+    "load-yahoo-warm": lambda: load_warm("yahoo-set1"),
+    "load-web10k-splits": lambda: {n: load_cold(f"mslr-web10k-fold-{n}")["seconds"] for n in ("train", "vali", "test")},
+    "metrics-web10k": lambda: feature_metrics("mslr-web10k-fold-train"),
+    "metrics-yahoo": lambda: feature_metrics("yahoo-set1"),
+    "solar-i-1": lambda: online("solar_i", 1),
+    "solar-i-10": lambda: online("solar_i", 10),
+    "solar-ii-1": lambda: online("solar_ii", 1),
+    "solar-ii-10": lambda: online("solar_ii", 10),
+    "solar-i-yahoo": lambda: online("solar_i", 1, "yahoo-set1"),
+    "ranksvm-batch-web10k": ranksvm_batch,
+    "spd-web10k": spd_steps,
+    "estimate-web30k": estimate,
+    "sparse-td2004": lambda: sparse_path("td2004", False, 9, 2000),
+    "sparse-web10k": lambda: sparse_path("mslr-web10k-fold-train", True, 3, 300),
+}
+
+
+def run_task(name: str) -> dict:
+    start = time.perf_counter()
+    out = TASKS[name]()
+    out["wall_seconds"] = time.perf_counter() - start
+    out["peak_rss_gib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
+    return out
+
+
+def main() -> None:
+    global DATA
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--task", choices=sorted(TASKS), action="append", help="task(s) to run in this process")
+    parser.add_argument("--all", action="store_true", help="every task, each in its own process")
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--cache", type=Path, default=Path("/tmp/jaxrank-scale/cache"))
+    parser.add_argument("--json", type=Path, help="write the figures here")
+    args = parser.parse_args()
+    DATA = args.data
+    _cache_to(args.cache)
+    if args.task and not args.all:
+        for name in args.task:
+            print(json.dumps({name: run_task(name)}), flush=True)
+        return
+    names = list(TASKS) if args.all else parser.error("give --task NAME or --all")
+    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+    results = {}
+    for name in names:
+        if name == "load-web30k-cold":  # a cold load: drop any cache entry of the file first
+            for entry in args.cache.glob("mslr-web30k.txt.*"):
+                entry.unlink()
+        cmd = [sys.executable, __file__, "--task", name, "--data", str(args.data), "--cache", str(args.cache)]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+        if proc.returncode != 0 or not lines:
+            results[name] = {"error": (proc.stderr or proc.stdout)[-2000:]}
+        else:
+            results[name] = json.loads(lines[-1])[name]
+        print(json.dumps({name: results[name]}), flush=True)
+        if args.json:
+            args.json.write_text(json.dumps(results, indent=2) + "\n")
+    sk, ours = results.get("parse-web10k-sklearn", {}), results.get("parse-web10k-jaxrank", {})
+    if "seconds" in sk and "seconds" in ours:
+        results["parse_ratio_sklearn_over_jaxrank"] = sk["seconds"] / ours["seconds"]
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
+    print("\n| task | seconds | peak RSS GiB |\n|---|---:|---:|")
+    for name, r in results.items():
+        if isinstance(r, dict):
+            print(f"| {name} | {r.get('seconds', float('nan')):.1f} | {r.get('peak_rss_gib', float('nan')):.2f} |")
+
+
+if __name__ == "__main__":
+    main()

@@ -2,7 +2,7 @@
 
     python benchmarks/datasets.py --all                      # once: the seeded files (about 8 GB in /tmp)
     python benchmarks/scale.py --all [--json PATH] [--data /tmp/jaxrank-scale]
-    python benchmarks/scale.py --task solar-i-10              # one workload
+    python benchmarks/scale.py --task solar-i-10 [--task ...] # some workloads
 
 Every task runs in a fresh Python process, so its peak resident memory (``ru_maxrss``) is its own,
 the interpreter and jax included; a parse against scikit-learn runs both loaders on the same file in
@@ -25,6 +25,7 @@ import json
 import os
 import platform
 import resource
+import shutil
 import subprocess
 import sys
 import time
@@ -68,6 +69,12 @@ def load_warm(name: str) -> dict:
 
     queries, seconds = _timed(lambda: data.load_queries(_file(name)))
     return {"seconds": seconds, "documents": queries.num_documents}
+
+
+def load_splits() -> dict:
+    """The WEB10K-shaped fold's three splits, parsed (or read from the cache) one after the other."""
+    out = {n: load_cold(f"mslr-web10k-fold-{n}") for n in ("train", "vali", "test")}
+    return {"seconds": sum(o["seconds"] for o in out.values()), "documents": {n: o["documents"] for n, o in out.items()}}
 
 
 def parse_jaxrank(name: str) -> dict:
@@ -114,7 +121,7 @@ def online(learner_name: str, permutations: int, name: str = "mslr-web10k-fold-t
     from jaxrank.learners.online import protocol, solar_first_order, solar_second_order
 
     queries = data.load_queries(_file(name), normalize=True)
-    learner = solar_first_order(1e-5) if learner_name == "solar_i" else solar_second_order(1e4)
+    learner = solar_first_order(1e-5) if learner_name == "solar_first_order" else solar_second_order(1e4)
     start = time.perf_counter()
     docs = protocol.documents(queries)
     stream = protocol.instance_stream(queries, learner.instances)
@@ -135,7 +142,7 @@ def ranksvm_batch() -> dict:
     import jax.numpy as jnp
 
     from jaxrank import data
-    from jaxrank.learners.base import LinearReadout, linear_score
+    from jaxrank.learners.linear import LinearReadout, linear_score
     from jaxrank.learners.online import protocol
     from jaxrank.solvers import make_pairs, ranksvm
 
@@ -230,14 +237,14 @@ TASKS = {
     "parse-web10k-sklearn-no-qid": lambda: parse_sklearn("mslr-web10k-fold-train", query_id=False),
     "load-yahoo-cold": lambda: load_cold("yahoo-set1"),
     "load-yahoo-warm": lambda: load_warm("yahoo-set1"),
-    "load-web10k-splits": lambda: {n: load_cold(f"mslr-web10k-fold-{n}")["seconds"] for n in ("train", "vali", "test")},
+    "load-web10k-splits": load_splits,
     "metrics-web10k": lambda: feature_metrics("mslr-web10k-fold-train"),
     "metrics-yahoo": lambda: feature_metrics("yahoo-set1"),
-    "solar-i-1": lambda: online("solar_i", 1),
-    "solar-i-10": lambda: online("solar_i", 10),
-    "solar-ii-1": lambda: online("solar_ii", 1),
-    "solar-ii-10": lambda: online("solar_ii", 10),
-    "solar-i-yahoo": lambda: online("solar_i", 1, "yahoo-set1"),
+    "solar-i-1": lambda: online("solar_first_order", 1),
+    "solar-i-10": lambda: online("solar_first_order", 10),
+    "solar-ii-1": lambda: online("solar_second_order", 1),
+    "solar-ii-10": lambda: online("solar_second_order", 10),
+    "solar-i-yahoo": lambda: online("solar_first_order", 1, "yahoo-set1"),
     "ranksvm-batch-web10k": ranksvm_batch,
     "spd-web10k": spd_steps,
     "estimate-web30k": estimate,
@@ -254,29 +261,37 @@ def run_task(name: str) -> dict:
     return out
 
 
+def _drop_cache_entries(cache: Path, name: str) -> None:
+    """A cold load: no cache entry of ``name`` may be found."""
+    for entry in cache.glob(f"{name}.txt.*"):
+        shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
+
+
 def main() -> None:
     global DATA
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--task", choices=sorted(TASKS), action="append", help="task(s) to run in this process")
-    parser.add_argument("--all", action="store_true", help="every task, each in its own process")
+    parser.add_argument("--task", choices=sorted(TASKS), action="append", help="a task to run (repeatable)")
+    parser.add_argument("--all", action="store_true", help="every task")
+    parser.add_argument("--inline", action="store_true", help="run the tasks in this process (default: one each)")
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--cache", type=Path, default=Path("/tmp/jaxrank-scale/cache"))
     parser.add_argument("--json", type=Path, help="write the figures here")
     args = parser.parse_args()
     DATA = args.data
     _cache_to(args.cache)
-    if args.task and not args.all:
-        for name in args.task:
+    names = list(TASKS) if args.all else [n for n in TASKS if n in (args.task or [])]
+    if not names:
+        parser.error("give --task NAME or --all")
+    if args.inline:
+        for name in names:
             print(json.dumps({name: run_task(name)}), flush=True)
         return
-    names = list(TASKS) if args.all else parser.error("give --task NAME or --all")
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
     results = {}
     for name in names:
-        if name == "load-web30k-cold":  # a cold load: drop any cache entry of the file first
-            for entry in args.cache.glob("mslr-web30k.txt.*"):
-                entry.unlink()
-        cmd = [sys.executable, __file__, "--task", name, "--data", str(args.data), "--cache", str(args.cache)]
+        if name.startswith("load-") and name.endswith("-cold"):
+            _drop_cache_entries(args.cache, {"web30k": "mslr-web30k", "yahoo": "yahoo-set1"}[name.split("-")[1]])
+        cmd = [sys.executable, __file__, "--inline", "--task", name, "--data", str(args.data), "--cache", str(args.cache)]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
         if proc.returncode != 0 or not lines:

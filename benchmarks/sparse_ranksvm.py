@@ -40,7 +40,7 @@ PENALTIES = {"l1": S.l1(), "log": S.log(0.01), "mcp": S.mcp(3.0), "lp": S.lp(0.5
 
 
 def _derivative(name, u, lam):
-    """``R_λ'(u)/λ`` (the MM weights), written out again from SPEC §3.2 for the skglm side."""
+    """``R_λ'(u)/λ`` (the MM weights), written out again from Laporte et al. 2014 (Table II) for the skglm side."""
     if name == "l1":
         return np.ones_like(u)
     if name == "log":

@@ -4,7 +4,7 @@
 
 jaxrank trains 6 λ values × 10 seeds × 100,000 steps in one jitted ``vmap(vmap(train))`` with the
 sofia-ml sampler (``sampler="sofia_rank"``, projection on, shrink clamp 1e-7); sofia-ml (Sculley's
-own SPD through pysofia, ``pip install 'jaxrank[bench]'``, see REFERENCES.md) does the same 60 runs
+own SPD through pysofia, built by hand: ``pip install "cython<3" wheel && pip install --no-build-isolation pysofia``) does the same 60 runs
 one after another. Both are scored by test MAP on Fold1/test. Prints a Markdown table.
 """
 
@@ -29,7 +29,7 @@ LAMBDAS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1)
 
 
 def import_pysofia():
-    """pysofia 0.9 with its import shims (REFERENCES.md); None when it is not installed."""
+    """pysofia 0.9 with its import shims; None when it is not installed."""
     sys.modules.setdefault("sklearn.cross_validation", types.ModuleType("sklearn.cross_validation"))
     try:
         import joblib

@@ -1,17 +1,8 @@
-"""Paper experiments; importing this package registers each of them."""
+"""Paper experiments. Importing this package imports every module in it, so each experiment that
+registers itself with ``registry.register`` is found without a list to keep up to date."""
 
-from experiments import (  # noqa: F401
-    condorcet_probability,
-    feature_rankers,
-    lcra_table,
-    paper_report,
-    preference_matrix,
-    rcs_accuracy,
-    rcs_alpha,
-    rcs_regret,
-    rcs_scaling,
-    solar_batch,
-    solar_online,
-    solar_scalability,
-    sparse_ranksvm,
-)
+import importlib
+import pkgutil
+
+for _module in pkgutil.iter_modules(__path__):
+    importlib.import_module(f"{__name__}.{_module.name}")

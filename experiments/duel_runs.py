@@ -6,19 +6,6 @@ import numpy as np
 from experiments.matrices import Matrix, by_size
 from jaxrank import bandits
 
-ALGORITHMS = {
-    "rcs": bandits.rcs, "rucb": bandits.rucb, "savage": bandits.savage, "dts": bandits.dts, "rmed": bandits.rmed,
-    "interleaved_filter": bandits.interleaved_filter, "beat_the_mean": bandits.beat_the_mean,
-    "merge_rucb": bandits.merge_rucb,
-}
-
-
-def algorithm(name: str):
-    if name not in ALGORITHMS:
-        raise ValueError(f"unknown algorithm {name!r}; available: {', '.join(ALGORITHMS)}.")
-    return ALGORITHMS[name]
-
-
 def mean_ci(values: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Mean and half-width of the normal 95% confidence interval over ``axis``."""
     n = values.shape[axis]
@@ -40,7 +27,7 @@ def run_on_matrices(name: str, matrices: list[Matrix], *, seed: int, num_runs: i
     traces = {}
     for size, group in by_size(matrices).items():
         trace = bandits.simulate(
-            algorithm(name), jax.random.key(seed), np.stack([m.pref for m in group]),
+            bandits.algorithm(name), jax.random.key(seed), np.stack([m.pref for m in group]),
             num_runs=num_runs, num_steps=num_steps, hparams=hparams, checkpoints=checkpoints,
             chunk_size=chunk_size, label=f"{name} K={size} x{len(group)}", checkpoint_dir=checkpoint_dir)
         for i, m in enumerate(group):

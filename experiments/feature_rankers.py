@@ -1,8 +1,8 @@
 """Every single feature of a LETOR dataset as a ranker: NDCG@k and MAP per fold.
 
 These single-feature rankers are the arms of the dueling-bandit experiments (Zoghi et al. 2014,
-§6). Each fold is scored on its test split (for LETOR the five test splits partition the data).
-Ties (frequent for single features) are broken by seeded noise (SPEC §5.1), one key per query
+§5). Each fold is scored on its test split (for LETOR the five test splits partition the data).
+Ties (frequent for single features) are broken by seeded noise (our choice), one key per query
 (``fold_in(key, q)``), so a query's value does not depend on how the queries are blocked.
 
 The folds load in the ragged layout (``RaggedQueries``) and are scored in buckets of queries of
@@ -24,7 +24,6 @@ from experiments.registry import register
 from jaxrank import data, metrics
 from jaxrank.learners.online.protocol import query_keys
 
-BUCKET_BYTES = 1 << 27  # a bucket's features [B, L, D] f32 on the device: at most ~128 MB (or one query)
 SORT_CELLS = 1 << 22  # features x B x L scored together: each sort temporary is ~16 MB
 MIN_LIST = 32  # the smallest bucket list size: shorter queries share one compiled shape (LETOR means are ~20-120)
 
@@ -35,7 +34,7 @@ class Config:
     folds: tuple[int, ...] = (1, 2, 3, 4, 5)
     split: str = "test"
     topns: tuple[int, ...] = (1, 5, 10)
-    letor_compat: bool = False  # LETOR Eval-Score-4.0.pl conventions (SPEC §5.3)
+    letor_compat: bool = False  # LETOR Eval-Score-4.0.pl conventions
     seed: int = 0
     synthetic_queries: int = 160  # per fold, when no data is found
     synthetic_features: int = 16
@@ -91,7 +90,7 @@ def score_features(queries, key, *, topns, letor_compat) -> np.ndarray:
       key: tie-breaking key; query ``q`` uses ``fold_in(key, q)`` (ignored with ``letor_compat``,
         which keeps file order).
       topns: the NDCG cutoffs.
-      letor_compat: LETOR ``Eval-Score-4.0.pl`` conventions (SPEC §5.3).
+      letor_compat: LETOR ``Eval-Score-4.0.pl`` conventions.
 
     Returns:
       numpy ``[M, D]``: NDCG at each ``topn`` then MAP (``M = len(topns) + 1``), each the mean over
@@ -99,14 +98,13 @@ def score_features(queries, key, *, topns, letor_compat) -> np.ndarray:
     """
     queries = data.as_ragged(queries)
     num_features = max(queries.num_features, 1)
-    max_cells = 1 << max(10, (BUCKET_BYTES // (4 * num_features)).bit_length() - 1)  # a power of two >= 1,024
 
     def bucket(b):
         per_pass = max(1, min(num_features, SORT_CELLS // b.docs.size))
         return _bucket_metrics(b.batch, key, jnp.asarray(b.queries, jnp.int32), topns=tuple(topns),
                                letor_compat=letor_compat, features_per_pass=per_pass)
 
-    per_query = data.map_queries(bucket, queries, axis=-1, max_cells=max_cells, minimum=MIN_LIST)  # [M, D, Q]
+    per_query = data.map_queries(bucket, queries, axis=-1, minimum=MIN_LIST)  # [M, D, Q]
     return per_query.mean(axis=-1, dtype=np.float64).astype(np.float32)
 
 

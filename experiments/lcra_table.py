@@ -1,8 +1,8 @@
 """LCRA Table 1 (Tsivtsivadze, Hofmann, Heskes 2012): test MAP of LCRA-1-5, LCRA-1-1, SPD and SPD-MV
-in the semi-supervised protocol (SPEC §2.4) on one LETOR folder (MQ2008 by default; any LETOR 3.0
+in the semi-supervised protocol (the paper's §4) on one LETOR folder (MQ2008 by default; any LETOR 3.0
 set with ``--set dataset=/path/to/TD2003``), plus a paired t-test over the random splits.
 
-Choices the paper leaves open (SPEC §6 item 4), all config fields: sign label for the hinge, the
+Choices the paper leaves open (ours), all config fields: sign label for the hinge, the
 Pegasos schedule ``1/(λt)`` (``schedule="eta0"`` + ``eta0s`` for the η0 variant), projection on
 (sofia-ml's default), 20% labels drawn per document, λ ∈ 1e-6..1e-1 tied across views, μ ∈
 1e-4..1, N = 100,000 steps, 10 splits (split ``s`` from ``fold_in(seed, s)``). The whole data set
@@ -133,15 +133,14 @@ def run(config: Config, run_dir) -> dict:
             "mean": float(test_map.mean()),
             "sd": float(test_map.std(ddof=1)) if test_map.size > 1 else 0.0,
             "val_map_best": val_map.mean(1).max(-1).tolist(),
-            "chosen": {"lam": np.asarray(chosen.lam).tolist(), "mu": np.asarray(chosen.mu).tolist(),
-                       "eta0": np.asarray(chosen.eta0).tolist()},
-            "grid_size": int(grid.mu.shape[0]),
+            "chosen": {name: np.asarray(v).tolist() for name, v in chosen.items()},
+            "grid_size": int(grid["mu"].shape[0]),
             "seconds": round(seconds, 1),
         }
         arrays[f"{name}__val_map"] = val_map
         arrays[f"{name}__test_map"] = test_map
         print(f"[lcra_table] {method.name}: test MAP {test_map.mean():.4f} ± {results[method.name]['sd']:.4f} "
-              f"(grid {grid.mu.shape[0]}, {seconds:.0f} s)", flush=True)
+              f"(grid {grid['mu'].shape[0]}, {seconds:.0f} s)", flush=True)
     ref = protocol.METHODS[config.reference].name
     tests = {m: paired_t_test(r["test_map"], results[ref]["test_map"]) for m, r in results.items() if m != ref}
     paper_name, paper = _paper_row(source)

@@ -30,7 +30,7 @@ SECTIONS = (
         Part("condorcet_probability", "Fig. 1: for random subsets of the 136 MSLR features, P(a Condorcet winner exists) "
              "stays above 0.91 at every size; P(total order) falls quickly with size.", ("num_subsets=1000",)),
         Part("preference_matrix", "P is estimated with 80,000 probabilistic-interleave comparisons per pair under the "
-             "perfect cascade click model (paper §6).", ("num_comparisons=5000",)),
+             "perfect cascade click model (paper §5).", ("num_comparisons=5000",)),
         Part("rcs_regret", "Fig. 3: RCS has roughly a third less cumulative regret than RUCB (α = 0.501), "
              "plateau gap ≈ 200 on MSLR-Perfect.", ("num_runs=30", "num_steps=20000")),
         Part("rcs_accuracy", "Fig. 2: RCS beats Condorcet SAVAGE in best-ranker accuracy and reaches a given "

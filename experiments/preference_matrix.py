@@ -1,5 +1,5 @@
 """Estimate the preference matrix of the RCS paper's feature rankers by interleaving (Zoghi et al.,
-WSDM 2014, §6: 80,000 probabilistic-interleave comparisons per pair, perfect click model).
+WSDM 2014, §5 and §6.1: 80,000 probabilistic-interleave comparisons per pair, perfect click model).
 
 ``dataset="auto"`` uses the MSLR-WEB Fold1 subset under ``JAXRANK_DATA`` (43 queries), else
 synthetic queries (with a message). The rankers are the paper's: feature ids sorted as strings,

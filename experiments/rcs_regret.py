@@ -9,7 +9,7 @@ from experiments import duel_runs
 from experiments.analysis import rcs_regret as analysis
 from experiments.matrices import load_matrices
 from experiments.registry import checkpoint_dir, register
-from jaxrank import data
+from jaxrank import bandits, data, envs
 
 
 @dataclasses.dataclass(frozen=True)
@@ -27,8 +27,11 @@ class Config:
 @register("rcs_regret", Config, report=analysis.report)
 def run(config: Config, run_dir) -> dict:
     """RCS vs RUCB cumulative regret on real preference matrices (paper Fig. 3)."""
+    if not config.algorithms:
+        raise ValueError(f"algorithms is empty; name at least one of {', '.join(bandits.ALGORITHMS)} "
+                         "(e.g. --set algorithms=rcs,rucb).")
     for name in config.algorithms:
-        duel_runs.algorithm(name)
+        bandits.algorithm(name)
     matrices = load_matrices(config.matrices, config.num_arms)
     results, arrays = {}, {}
     for name in config.algorithms:
@@ -36,7 +39,9 @@ def run(config: Config, run_dir) -> dict:
                                            num_steps=config.num_steps, hparams={"alpha": [config.alpha]},
                                            chunk_size=config.chunk_size, checkpoint_dir=checkpoint_dir(run_dir))
         for m in matrices:
-            results.setdefault(m.name, {"source": m.source, "rankers": m.rankers, "algorithms": {}})
+            results.setdefault(m.name, {"source": m.source, "rankers": m.rankers,
+                                        "condorcet_winner": m.rankers[int(envs.condorcet_winner(m.pref))],
+                                        "algorithms": {}})
             results[m.name]["algorithms"][name] = duel_runs.summarize(traces[m.name])
             arrays[f"{name}__{m.name}__regret"] = traces[m.name].regret[0]
         checkpoints = traces[matrices[0].name].checkpoints

@@ -145,8 +145,20 @@ def _shared_run_dir(workdir, name: str) -> Path:
     return Path(bytes(np.asarray(buffer)).rstrip(b"\0").decode())
 
 
-def _execute(experiment: Experiment, config, run_dir: Path) -> Path:
-    summary = experiment.run(config, run_dir)
+def _execute(experiment: Experiment, config, run_dir: Path, *, fresh: bool) -> Path:
+    """Runs the experiment in ``run_dir``. A bad value (``ValueError``) or missing input
+    (``FileNotFoundError``) becomes a one-line ``ExperimentError``; a fresh run that fails before
+    writing anything resumable leaves no run directory behind (``--resume=latest`` would pick it)."""
+    try:
+        summary = experiment.run(config, run_dir)
+    except (ValueError, FileNotFoundError) as e:
+        if fresh and jax.process_index() == 0 and not any(checkpoint_dir(run_dir).glob("*.npz")):
+            shutil.rmtree(run_dir, ignore_errors=True)
+        raise ExperimentError(str(e).splitlines()[0] if str(e) else type(e).__name__) from e
+    except BaseException:
+        if fresh and jax.process_index() == 0 and not any(checkpoint_dir(run_dir).glob("*.npz")):
+            shutil.rmtree(run_dir, ignore_errors=True)
+        raise
     if jax.process_index() == 0:
         write_json(run_dir / "results.json", summary)
         if experiment.report is not None:
@@ -163,7 +175,7 @@ def launch(name: str, workdir, overrides: list[str], seed: Optional[int] = None)
     if jax.process_index() == 0:
         write_json(run_dir / "config.json", dataclasses.asdict(config))
     print(f"[{name}] writing to {run_dir}", flush=True)
-    return _execute(experiment, config, run_dir)
+    return _execute(experiment, config, run_dir, fresh=True)
 
 
 def _saved_config(experiment: Experiment, run_dir: Path):
@@ -229,4 +241,4 @@ def resume(run_dir, overrides: list[str] = (), seed: Optional[int] = None, name:
         for folder in (run_dir, checkpoint_dir(run_dir)):
             remove_stale_temporaries(folder)
     print(f"[{experiment.name}] resuming {run_dir}", flush=True)
-    return _execute(experiment, config, run_dir)
+    return _execute(experiment, config, run_dir, fresh=False)

@@ -12,24 +12,26 @@ from experiments import letor_datasets
 from experiments.analysis import solar as analysis
 from experiments.registry import register
 from jaxrank import data
-from jaxrank.learners import online
+from jaxrank import learners
 from jaxrank.learners.online import protocol
 
-ALGORITHMS = ("prank_pointwise", "prank_pairwise", "com_p", "solar_i", "solar_ii")
+ALGORITHMS = ("prank_pointwise", "prank_pairwise", "committee_perceptron", "solar_first_order", "solar_second_order")
 
 
 def make_learner(name: str, config):
-    """The learner called ``name`` with the config's hyperparameters (SPEC §1.2, §1.3, §1.6)."""
-    factories = {
-        "prank_pointwise": lambda: online.prank_pointwise(config.num_grades, score_by=config.prank_score),
-        "prank_pairwise": online.prank_pairwise,
-        "com_p": lambda: online.committee_perceptron(config.committee_size),
-        "solar_i": lambda: online.solar_first_order(config.c),
-        "solar_ii": lambda: online.solar_second_order(config.gamma, guard=config.guard),
+    """The registered learner ``name`` (``jaxrank.learners.LEARNERS``) with the config's
+    hyperparameters: SOLAR-I's C and SOLAR-II's γ and guard (paper §5.2), the committee size and
+    Prank's grades and scoring."""
+    hparams = {
+        "prank_pointwise": dict(num_grades=config.num_grades, score_by=config.prank_score),
+        "prank_pairwise": {},
+        "committee_perceptron": dict(num_members=config.committee_size),
+        "solar_first_order": dict(c=config.c),
+        "solar_second_order": dict(gamma=config.gamma, guard=config.guard),
     }
-    if name not in factories:
-        raise ValueError(f"unknown algorithm {name!r}; choose from {', '.join(factories)}.")
-    return factories[name]()
+    if name not in hparams:
+        raise ValueError(f"unknown algorithm {name!r}; choose from {', '.join(hparams)}.")
+    return learners.learner(name, **hparams[name])
 
 
 @dataclasses.dataclass(frozen=True)

@@ -19,7 +19,8 @@ from jaxrank.learners import online
 from jaxrank.learners.online import protocol
 from jaxrank.pairs import pairs_per_query
 from jaxrank.solvers.pairwise import make_pairs
-from jaxrank.solvers.ranksvm import check_ranksvm_lambda, ranksvm
+from jaxrank.solvers.ranksvm import ranksvm
+from jaxrank.utils.checks import check_number
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,7 +49,7 @@ def training_seconds(queries, *, c: float, gamma: float, lam: float, repeats: in
     out = {}
     docs = protocol.documents(queries)
     stream = protocol.instance_stream(queries, "pairs")
-    for name, learner in (("solar_i", online.solar_first_order(c)), ("solar_ii", online.solar_second_order(gamma))):
+    for name, learner in (("solar_first_order", online.solar_first_order(c)), ("solar_second_order", online.solar_second_order(gamma))):
         fit = jax.jit(lambda d, s, k, learner=learner: protocol.run_pass(learner, d, s, k, snapshots=False).state)
         out[name] = _time(fit.lower(docs, stream, key).compile(), docs, stream, key, repeats=repeats)
     pairs = make_pairs(queries)
@@ -64,13 +65,13 @@ def run(config: Config, run_dir) -> dict:
     if config.repeats < 1 or not config.num_queries or min(config.num_queries) < 1:
         raise ValueError(f"repeats and every num_queries must be >= 1; got {config.repeats}, {config.num_queries}.")
     online.solar_first_order(config.c), online.solar_second_order(config.gamma)
-    check_ranksvm_lambda(config.ranksvm_lambda)
+    check_number("ranksvm_lambda", config.ranksvm_lambda, low=0, fix="it is 1/(C·N_p)")
     ds = letor_datasets.resolve(config.dataset, "solar_scalability")
     queries = letor_datasets.all_queries(ds, config.seed)
     key = jax.random.key(config.seed)
     order = np.asarray(jax.random.permutation(jax.random.fold_in(key, 1), queries.num_queries))
     sizes = sorted({min(n, queries.num_queries) for n in config.num_queries})
-    seconds = {"solar_i": [], "solar_ii": [], "ranksvm": []}
+    seconds = {"solar_first_order": [], "solar_second_order": [], "ranksvm": []}
     num_pairs = []
     for n in sizes:
         prefix = data.take_queries(queries, order[:n])

@@ -1,13 +1,15 @@
 """Sparse RankSVM with convex and non-convex penalties (Laporte, Flamary, Canu, Déjean, Mothe,
-IEEE TNNLS 2014), Tables IV–VI and Figs. 2–3 on one LETOR 4.0 set (default MQ2008), plus the
-SPEC §6 sensitivity sweep over the log ε and the MCP γ.
+IEEE TNNLS 2014), Tables IV–VI and Figs. 2–3 on one LETOR 4.0 set (default MQ2008), plus a
+sensitivity sweep over the log ε and the MCP γ (the paper only says it uses "values commonly used
+in the community", §V-C; our defaults are ε = 0.01 and γ = 3).
 
-Protocol (paper §V, SPEC §3.7): per fold, the whole λ path (λ_max·10^{-a}, a = 0, 0.25, …, 4)
-for every penalty in one compiled program (``vmap`` over folds × penalties, ``lax.scan`` over λ
-with warm starts); λ picked by validation MAP among KKT-certified solutions (ties: the larger
-λ); test MAP and NDCG@10 under the standard and the LETOR-script conventions (SPEC §5.3);
-sparsity ratio over the features that are not constant on the fold's training set; paired
-one-sided t-tests on per-query test values pooled over the folds, against the best penalty.
+Protocol (paper §V-C; the λ grid is ours, the paper gives none): per fold, the whole λ path
+(λ_max·10^{-a}, a = 0, 0.25, …, 4) for every penalty in one compiled program (``vmap`` over
+folds × penalties, ``lax.scan`` over λ with warm starts); λ picked by validation MAP among
+KKT-certified solutions (ties: the larger λ); test MAP and NDCG@10 under the standard and the
+LETOR-script conventions (``Eval-Score-4.0.pl``); sparsity ratio over the features that are not
+constant on the fold's training set; paired one-sided t-tests on per-query test values pooled
+over the folds, against the best penalty.
 """
 
 import dataclasses
@@ -23,7 +25,8 @@ from experiments.registry import register
 from jaxrank import data, metrics
 from jaxrank import solvers as S
 
-# SPEC §3.8, Table IV (sparsity ratio), Tables V–VI (best test MAP / NDCG@10), MQ2008 row.
+# Laporte et al. 2014, Table IV (sparsity ratio; column order inferred from the text of §VI-A),
+# Tables V–VI (best test MAP / NDCG@10), MQ2008 row.
 PAPER_MQ2008 = {
     "sparsity_ratio": {"Fenchel": 0.30, "FSM": 0.42, "l1": 0.39, "mcp": 0.27, "log": 0.09, "lp": 0.07},
     "best_map": 0.4804,
@@ -42,7 +45,7 @@ class Config:
     sweep: tuple[str, ...] = ("log@0.001", "log@0.1", "log@1", "mcp@1.5", "mcp@2", "mcp@3.7")
     num_lambdas: int = 17
     decades: float = 4.0
-    tol: float = 1e-6  # FISTA stops when the KKT residual is <= tol * lambda (SPEC §3.5)
+    tol: float = 1e-6  # FISTA stops when the KKT residual is <= tol * lambda (our stop rule)
     max_iter: int = 5000
     num_outer: int = 10
     outer_tol: float = 1e-4

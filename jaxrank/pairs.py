@@ -1,18 +1,26 @@
-"""Preference pairs of a query collection, as index arrays over its flat documents.
+"""Preference pairs: every pairwise method reads pairs ``(i, j)`` of documents of one query with
+``l_i > l_j``, and this module names each form they take.
 
-Every pairwise method in jaxrank reads the pairs ``(i, j)`` of documents of one query with
-``l_i > l_j``. ``PairIndex`` lists them once, as two ``[P]`` int32 arrays of flat document indices
-(8 bytes a pair), grouped by query in file order and, inside a query, ordered by ``(i, j)``
-(row-major over the query's documents). Memory grows with the pairs, never with
-``Q × L_max²`` or with ``P × D``: a pair's difference vector ``x_i − x_j`` is gathered when used.
+* ``PairIndex`` (host): every pair of a collection once, as two ``[P]`` int32 arrays of flat
+  document indices (8 bytes a pair), grouped by query in file order and, inside a query, ordered
+  by ``(i, j)`` (row-major over the query's documents); built by ``preference_pairs`` in blocks of
+  queries of similar length, so MSLR-WEB30K's ~200M pairs need no ``[Q, L, L]`` mask. The online
+  protocols' instance streams and the solvers' pair operators are made from it.
+* ``PairRows`` / ``IndexedPairs`` (device): the pair operator ``(A w)_p = wᵀ(x_i − x_j)`` of the
+  RankSVM solvers (``jaxrank.solvers.pairwise``), as explicit difference rows ``[P, D]`` (small
+  collections) or as the documents plus ``PairIndex``'s indices (large ones); ``PairOperator`` is
+  either.
+* ``QueryPairs`` (device): the ``L(L−1)/2`` padded pair slots of one padded query, what an online
+  learner's ``update(state, query)`` runs through (``jaxrank.learners.online.pairs``).
+* ``PairBatch`` (device): one SGD step's sampled pairs of SPD and LCRA
+  (``jaxrank.learners.pairwise.pairs.sample_pairs``).
 
-The index is built on the host in blocks of queries of similar length (at most ``block_cells``
-``(i, j)`` slots at a time), so building it for MSLR-WEB30K (about 200M pairs) needs no dense
-``[Q, L, L]`` mask.
+Memory grows with the pairs, never with ``Q × L_max²``; ``[P, D]`` rows only where ``P`` is small.
 """
 
-from typing import NamedTuple
+from typing import NamedTuple, Union
 
+import jax
 import numpy as np
 
 from jaxrank.data.ragged import Queries, as_ragged
@@ -33,6 +41,52 @@ class PairIndex(NamedTuple):
     def counts(self) -> np.ndarray:
         """``[Q]`` pairs per query."""
         return np.diff(self.offsets)
+
+
+class PairRows(NamedTuple):
+    """The pair operator as explicit difference rows (small collections)."""
+
+    diffs: jax.Array  # [P, D] float, x_i − x_j of pair p (l_i > l_j, same query), zero on padding
+    valid: jax.Array  # [P] bool, False on padding pairs
+    num_pairs: jax.Array  # [] float, N_p = valid.sum() (at least 1)
+
+    @property
+    def features(self):  # dtype and D for the solvers
+        return self.diffs
+
+
+class IndexedPairs(NamedTuple):
+    """The pair operator as the documents and each pair's two document indices (large collections)."""
+
+    features: jax.Array  # [N, D] float, the documents (zero rows on padding documents)
+    first: jax.Array  # [P] i32, the preferred document i of pair p (sorted: PairIndex order)
+    second: jax.Array  # [P] i32, the other document j
+    valid: jax.Array  # [P] bool, False on padding pairs
+    num_pairs: jax.Array  # [] float, N_p = valid.sum() (at least 1)
+
+
+PairOperator = Union[PairRows, IndexedPairs]
+
+
+class QueryPairs(NamedTuple):
+    """The padded pair slots ``(i, j)``, ``i < j``, of one padded query, row-major; slot ``p`` holds
+    ``z = x_i − x_j`` with sign ``sign(l_i − l_j)`` when both documents are real and differ in grade."""
+
+    z: jax.Array  # [P, D] f32, x_i − x_j; zero on invalid slots
+    sign: jax.Array  # [P] f32, sign(l_i − l_j) ∈ {−1, +1}; zero on invalid slots
+    valid: jax.Array  # [P] bool, both documents real and l_i ≠ l_j
+    first: jax.Array  # [P] i32, i
+    second: jax.Array  # [P] i32, j
+
+
+class PairBatch(NamedTuple):
+    """One SGD step's pairs: ``k`` labeled and ``l`` unlabeled difference vectors."""
+
+    p: jax.Array  # [k, D] f32, x_a − x_b
+    y: jax.Array  # [k] f32, graded l_a − l_b (0 where not valid)
+    valid: jax.Array  # [k] bool, False only for a skipped sofia_rank draw
+    p_hat: jax.Array  # [l, D] f32, x_a − x_b of unlabeled pairs
+    valid_hat: jax.Array  # [l] bool, False when the set has no unlabeled pair
 
 
 def preference_pairs(queries: Queries, *, block_cells: int = 1 << 24) -> PairIndex:

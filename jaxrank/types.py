@@ -10,7 +10,7 @@ documents per query (padded), ``D`` features, ``P`` preference pairs, ``K`` arms
   ``lax.scan`` visits query by query; convenient for small data (``jaxrank.data.pad_queries``).
 """
 
-from typing import NamedTuple, Protocol
+from typing import Any, Callable, NamedTuple, Protocol
 
 import jax
 import numpy as np
@@ -84,3 +84,89 @@ class MetricFn(Protocol):
     """``metric(scores, labels, *, where=None, topn=None, key=None, reduce_fn=...)``."""
 
     def __call__(self, scores: Array, labels: Array, **kwargs) -> Array: ...
+
+
+# --------------------------------------------------------------------------------------------
+# The contracts every algorithm module follows
+# --------------------------------------------------------------------------------------------
+
+
+class UpdateInfo(NamedTuple):
+    """What one ``update`` of a learner reports."""
+
+    loss: Array  # [] mean loss of the batch's valid instances before the update (0 if none)
+    updates: Array  # [] i32 instances that changed the model
+    instances: Array  # [] i32 valid instances in the batch
+
+
+class Learner(NamedTuple):
+    """A learner over an explicit state pytree (optax-shaped), built by a factory of hyperparameters.
+
+    * ``init(key, num_features, dtype=f32) -> state``;
+    * ``update(state, batch) -> (state, UpdateInfo)``: one batch of the learner family's kind: one
+      padded query (``QueryBatch`` leaves without the ``Q`` axis) for the online learners, one
+      step's sampled pairs (``jaxrank.pairs.PairBatch``) for SPD and LCRA. ``lax.scan`` over
+      batches is training; ``vmap`` covers seeds and hyperparameter grids.
+
+    Hyperparameters are arrays (never used in Python ``if`` or shapes), so a grid compiles once.
+    """
+
+    init: Callable[..., Any]
+    update: Callable[..., tuple[Any, UpdateInfo]]
+
+
+class OnlineLearner(NamedTuple):
+    """A ``Learner`` that also learns from one instance at a time: what the online protocols drive
+    (SOLAR paper, Algorithm 1), which order, shuffle and flip instances themselves.
+
+    * ``step(state, x, y) -> (state, loss, updated)``: one instance; ``instances`` says what it is:
+      ``"pairs"`` — ``x = x_i − x_j`` ``[D]`` with ``y = ±1``; ``"documents"`` — ``x = x_i`` with ``y``
+      its grade;
+    * ``readout(state)``: what scoring needs (e.g. ``w [D]``), so a protocol can keep one snapshot
+      per query without copying a covariance; ``score(readout, features [..., L, D]) -> [..., L]``.
+    """
+
+    init: Callable[..., Any]
+    update: Callable[..., tuple[Any, UpdateInfo]]
+    step: Callable[..., tuple]
+    readout: Callable[[Any], Any]
+    score: Callable[..., Array]
+    instances: str = "pairs"
+
+
+class DuelEnv(Protocol):
+    """Answers duels between arms: the environment every dueling bandit plays against.
+
+    ``duel(key, i, j, u=None) -> [] bool``: whether arm ``i`` beats arm ``j`` in one comparison.
+    Bandits pass ``u``, a uniform in [0, 1) they drew together with their own choices (one PRNG
+    call per step is much cheaper than two on CPU), and a ``key`` independent of it: a preference
+    matrix answers ``u < P[i, j]`` from ``u`` alone; an environment that needs more randomness
+    (interleaving with simulated clicks) draws it from ``key``; without ``u`` every environment
+    draws from ``key``. Implementations are NamedTuples: the type picks the behaviour, the leaves
+    are data, so an environment passes through ``jit`` and ``vmap``.
+    """
+
+    def duel(self, key: PRNGKey, i: Array, j: Array, u: Array | None = None) -> Array: ...
+
+
+class StepInfo(NamedTuple):
+    """What one bandit step reports: the duel it played."""
+
+    first: Array  # [] i32, the first arm of the duel (the champion / candidate)
+    second: Array  # [] i32, its opponent (equal to first for a self-duel)
+    first_won: Array  # [] bool
+
+
+class Bandit(Protocol):
+    """A dueling-bandit module (``jaxrank.bandits.rcs``, ...): pure functions over a NamedTuple state.
+
+    * ``init(key, num_arms, **hparams) -> state`` (hyperparameters live in the state, so they vmap);
+    * ``step(state, key, env: DuelEnv) -> (state, StepInfo)``: choose a pair, duel, update;
+    * ``best_arm(state, key) -> [] i32``: the arm it would report if stopped now.
+    """
+
+    def init(self, key: PRNGKey, num_arms: int, **hparams) -> Any: ...
+
+    def step(self, state: Any, key: PRNGKey, env: DuelEnv) -> tuple[Any, StepInfo]: ...
+
+    def best_arm(self, state: Any, key: PRNGKey) -> Array: ...

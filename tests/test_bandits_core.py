@@ -257,12 +257,23 @@ def test_simulate_matches_a_python_loop_of_single_steps():
         np.testing.assert_allclose(trace.suboptimal[0, 0, r, 1], off / 120, rtol=1e-6)
 
 
-def test_simulate_vmaps_matrices_and_settings_with_one_compile():
-    prefs = np.stack([ARXIV, ARXIV.T * 0 + ARXIV])
+def test_simulate_vmaps_matrices_and_settings_and_each_lane_equals_its_own_run():
+    """Every (matrix, setting) slice of one vmapped simulation equals that matrix and setting
+    simulated alone (lanes never interact); the setting matters. (One compile for all of them is
+    checked for every bandit in test_bandits_contract.)"""
+    other = envs.condorcet_matrix(jax.random.key(4), ARXIV.shape[0])
+    prefs = np.stack([ARXIV, np.asarray(other)])
+    alphas = [0.3, 0.51, 1.0]
     trace = bandits.simulate(rcs, jax.random.key(0), prefs, num_runs=3, num_steps=100,
-                             hparams={"alpha": [0.3, 0.51, 1.0]}, checkpoints=[100])
-    assert trace.regret.shape == (2, 3, 3, 1)
-    np.testing.assert_array_equal(trace.regret[0], trace.regret[1])  # same matrix, same keys
+                             hparams={"alpha": alphas}, checkpoints=[50, 100])
+    assert trace.regret.shape == (2, 3, 3, 2)
+    for m in range(2):
+        for h, alpha in enumerate(alphas):
+            alone = bandits.simulate(rcs, jax.random.key(0), prefs[m], num_runs=3, num_steps=100,
+                                     hparams={"alpha": [alpha]}, checkpoints=[50, 100])
+            np.testing.assert_array_equal(trace.regret[m, h], alone.regret[0, 0])
+            np.testing.assert_array_equal(trace.correct[m, h], alone.correct[0, 0])
+    assert not np.array_equal(trace.regret[0, 0], trace.regret[0, 2])
     assert np.all(trace.regret >= 0) and np.all((trace.suboptimal >= 0) & (trace.suboptimal <= 1))
 
 
@@ -309,7 +320,7 @@ def test_bad_hyperparameters_fail_before_compiling(kwargs, words):
 def test_savage_horizon_below_one_and_single_arm_are_rejected():
     with pytest.raises(ValueError, match="horizon must be >= 1"):
         bandits.simulate(savage, jax.random.key(0), ARXIV, num_runs=1, num_steps=10, hparams={"horizon": [0.0]})
-    with pytest.raises(ValueError, match="num_arms must be >= 2"):
+    with pytest.raises(ValueError, match="num_arms must be an int >= 2"):
         rcs.init(None, 1)
 
 

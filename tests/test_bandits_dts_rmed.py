@@ -13,7 +13,7 @@ import pytest
 from scipy import stats
 
 from jaxrank.bandits import dts, rmed
-from jaxrank.bandits.simulate import simulate
+from jaxrank.bandits import simulate
 from jaxrank.data.preference import EMBEDDED_DEFAULT, load_preference_matrix
 from jaxrank.envs import PrefMatrixEnv, select_rankers
 from tests.reference import dts_rmed as ref

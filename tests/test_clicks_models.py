@@ -1,6 +1,6 @@
 """Tests for ``jaxrank.clicks.models``: cascade and position-based click models.
 
-Statistical checks compare empirical rates with the SPEC §4.8 table (typed in again below, not
+Statistical checks compare empirical rates with Lerot's click-model table (typed in again below, not
 imported) within binomial confidence intervals of ``Z`` standard errors; the cascade's full
 click-pattern distribution is checked against exact probabilities with a χ² test.
 """
@@ -21,7 +21,8 @@ Z = 4.5  # ~7e-6 two-sided per check; there are ~70 rate checks
 NUM_POSITIONS = 8
 NUM_LISTS = 100_000  # every statistical test simulates [NUM_LISTS, NUM_POSITIONS]: compiles are shared
 
-# SPEC §4.8, copied by hand: (name, G) -> (P(click | g), P(stop | g)).
+# Lerot's click models (config-sigir2014-PI.yml, lerot-3 meta.yml), copied by hand:
+# (name, G) -> (P(click | g), P(stop | g)).
 TABLE = {
     ("perfect", 2): ([0.0, 1.0], [0.0, 0.0]),
     ("navigational", 2): ([0.05, 0.95], [0.2, 0.9]),
@@ -237,7 +238,7 @@ def _pattern_probability(pattern, grades, click_prob, stop_prob):
     """Exact ``P(clicks == pattern)`` by recursion over positions: scan, click, then stop or go on."""
     if not pattern:
         return 1.0
-    c, s, g = click_prob[grades[0]], stop_prob[grades[0]], grades[0]
+    c, s = click_prob[grades[0]], stop_prob[grades[0]]
     rest_p, rest_g = pattern[1:], grades[1:]
     if not pattern[0]:
         return (1.0 - c) * _pattern_probability(rest_p, rest_g, click_prob, stop_prob)

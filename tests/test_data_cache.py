@@ -44,7 +44,8 @@ def _forbid_parsing(monkeypatch):
 
 
 def _entries(folder: Path):
-    return sorted(p.name for p in folder.glob("*.npz")) if folder.exists() else []
+    """Cache entries: one folder of .npy arrays per parsed source and option set."""
+    return sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")) if folder.exists() else []
 
 
 def _all_files(folder: Path):
@@ -164,17 +165,38 @@ def test_no_temporary_files_left(cache_dir, sample_copy):
     load_svmlight(sample_copy)
     load_svmlight(SAMPLE / "vali.txt")
     files = _all_files(cache_dir)
-    assert len(files) == 3
-    assert all(name.endswith(".npz") and not name.startswith(".") for name in files), files
+    assert len(_entries(cache_dir)) == 3 and sorted(set(files) - set(_entries(cache_dir))) == ["hashes.json"]
+    assert not any(name.startswith(".") for name in files), files
 
 
-def test_entries_are_plain_npz(cache_dir, sample_copy):
+def test_entries_are_folders_of_plain_npy_arrays(cache_dir, sample_copy):
     data = load_svmlight(sample_copy, keep_docids=True)
-    (entry,) = cache_dir.glob("*.npz")
-    assert entry.name.startswith("train.txt.gz.")
-    with np.load(entry, allow_pickle=False) as z:
-        np.testing.assert_array_equal(z["features"], data.features)
-        assert z["docids"].tolist() == data.docids.tolist()
+    (name,) = _entries(cache_dir)
+    entry = cache_dir / name
+    assert name.startswith("train.txt.gz.")
+    assert sorted(p.name for p in entry.iterdir()) == ["docids.npy", "features.npy", "labels.npy", "qids.npy"]
+    np.testing.assert_array_equal(np.load(entry / "features.npy"), data.features)
+    assert np.load(entry / "features.npy").dtype == np.float32
+    assert np.load(entry / "docids.npy").tolist() == data.docids.tolist()
+
+
+def test_untouched_source_is_not_hashed_again(cache_dir, sample_copy, monkeypatch):
+    """The source's hash is reused while its size and mtime are those recorded (a file last written
+    well before it was hashed); a touched file is hashed again and still hits its entry."""
+    os.utime(sample_copy, ns=(10**9, 10**9))  # written long ago
+    load_svmlight(sample_copy)
+    from jaxrank.data import cache as cache_mod
+
+    monkeypatch.setattr(cache_mod, "_sha256", lambda p: pytest.fail("hashed again"))
+    _forbid_parsing(monkeypatch)
+    load_svmlight(sample_copy)
+    monkeypatch.undo()
+    calls = []
+    monkeypatch.setattr(cache_mod, "_sha256", lambda p: calls.append(p) or cache_mod.hashlib.sha256(Path(p).read_bytes()).hexdigest())
+    os.utime(sample_copy, ns=(2 * 10**9, 2 * 10**9))
+    load_svmlight(sample_copy)
+    assert calls == [sample_copy.resolve()] or calls == [sample_copy]
+    assert len(_entries(cache_dir)) == 1
 
 
 BAD_FILES = {
@@ -220,17 +242,20 @@ def test_cache_dir_follows_env(tmp_path, monkeypatch, sample_copy):
     assert len(_entries(folder)) == 1
 
 
-@pytest.mark.parametrize("damage", ["truncated", "garbage", "missing_array"])
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "missing_array", "wrong_shape"])
 def test_unreadable_entry_is_parsed_again_with_a_warning(cache_dir, parse_calls, damage):
     path = SAMPLE / "vali.txt"
     first = load_svmlight(path)
-    (entry,) = cache_dir.glob("*.npz")
+    (name,) = _entries(cache_dir)
+    features = cache_dir / name / "features.npy"
     if damage == "truncated":
-        entry.write_bytes(entry.read_bytes()[: entry.stat().st_size // 2])
+        features.write_bytes(features.read_bytes()[: features.stat().st_size // 2])
     elif damage == "garbage":
-        entry.write_bytes(b"not a zip file at all")
+        features.write_bytes(b"not an npy file at all")
+    elif damage == "missing_array":
+        (cache_dir / name / "qids.npy").unlink()
     else:
-        np.savez(entry, features=first.features, labels=first.labels)  # no qids
+        np.save(features, first.features[:3])
     with pytest.warns(UserWarning, match="cannot be read"):
         again = load_svmlight(path)
     _assert_same(again, first)
@@ -241,15 +266,19 @@ def test_unreadable_entry_is_parsed_again_with_a_warning(cache_dir, parse_calls,
 
 def test_stale_temporaries_are_removed(cache_dir):
     cache_dir.mkdir(parents=True)
-    stale = cache_dir / ".vali.txt.abc.npz.k3j2.tmp"
-    stale.write_bytes(b"half a write")
+    stale_file = cache_dir / ".hashes.json.k3j2.tmp"
+    stale_file.write_bytes(b"half a write")
+    stale_entry = cache_dir / ".vali.txt.abc.k3j2.tmp"
+    stale_entry.mkdir()
+    (stale_entry / "features.npy").write_bytes(b"half")
     load_svmlight(SAMPLE / "vali.txt")
-    assert not stale.exists()
+    assert not stale_file.exists() and not stale_entry.exists()
     assert all(not name.endswith(".tmp") for name in _all_files(cache_dir))
 
 
 def test_entries_store_float32(cache_dir):
     load_svmlight(SAMPLE / "vali.txt")
-    (entry,) = cache_dir.glob("*.npz")
-    with np.load(entry) as z:
-        assert z["features"].dtype == np.float32 and z["labels"].dtype == np.float32 and z["qids"].dtype == np.int64
+    (name,) = _entries(cache_dir)
+    assert np.load(cache_dir / name / "features.npy").dtype == np.float32
+    assert np.load(cache_dir / name / "labels.npy").dtype == np.float32
+    assert np.load(cache_dir / name / "qids.npy").dtype == np.int64

@@ -19,6 +19,7 @@ from jaxrank.data import (
     buckets,
     concat_queries,
     linear_query_values,
+    load_queries,
     map_queries,
     normalize_documents,
     pad_queries,
@@ -263,7 +264,28 @@ def test_normalize_in_blocks_equals_one_block():
     data = parse_svmlight(SAMPLE / "test.txt.gz")
     offsets = ragged_queries(data).offsets
     whole = normalize_documents(data.features.copy(), offsets)
-    np.testing.assert_array_equal(normalize_documents(data.features.copy(), offsets, block=3), whole)
+    cells = 3 * data.features.shape[1]  # three documents a block
+    np.testing.assert_array_equal(normalize_documents(data.features.copy(), offsets, block_cells=cells), whole)
+
+
+def test_normalize_leaves_the_callers_array_alone_unless_in_place():
+    data = parse_svmlight(SAMPLE / "test.txt.gz")
+    before = data.features.copy()
+    copied = ragged_queries(data, normalize=True)
+    np.testing.assert_array_equal(data.features, before)
+    scaled = ragged_queries(data, normalize=True, in_place=True)
+    assert scaled.features is data.features
+    np.testing.assert_array_equal(scaled.features, copied.features)
+
+
+def test_load_queries_normalized_twice_from_cache_is_the_same(tmp_path, monkeypatch):
+    # The loader normalises its own arrays in place: the cache entry must keep the raw values.
+    monkeypatch.setenv("JAXRANK_CACHE", str(tmp_path))
+    path = SAMPLE / "test.txt.gz"
+    raw = load_queries(path).features.copy()
+    first = load_queries(path, normalize=True).features.copy()
+    np.testing.assert_array_equal(load_queries(path).features, raw)
+    np.testing.assert_array_equal(load_queries(path, normalize=True).features, first)
 
 
 def test_normalize_by_hand():
@@ -351,3 +373,12 @@ def test_map_queries_and_linear_values_equal_a_loop_over_queries():
             np.testing.assert_allclose(got[k, q], float(metrics.average_precision(x @ np.asarray(w[k]), lab)), rtol=1e-6)
     sizes = map_queries(lambda b: jnp.sum(b.batch.mask, -1), queries, features=False)
     np.testing.assert_array_equal(sizes, queries.lengths)
+
+
+def test_default_block_keeps_features_within_the_byte_budget():
+    from jaxrank.data.ragged import BLOCK_BYTES, default_cells
+
+    for num_features, expected in [(46, 1 << 18), (136, 1 << 16), (700, 1 << 14), (10**6, 1 << 10)]:
+        cells = default_cells(num_features)
+        assert cells == expected
+        assert cells * num_features * 4 <= BLOCK_BYTES or cells == 1 << 10

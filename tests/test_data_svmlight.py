@@ -297,6 +297,35 @@ def test_bad_line_is_first_bad_line(tmp_path):
     _assert_bad(path, 5, "non-numeric")
 
 
+def _no_slow_path(*args, **kwargs):
+    raise AssertionError("this well-formed chunk should take the vectorised path")
+
+
+@pytest.mark.parametrize("path_taken", ["fast", "slow"])
+@pytest.mark.parametrize("label", ["128", "200", "1e3", "4096.5"])
+def test_label_of_a_score_is_rejected_naming_file_line_and_label(tmp_path, monkeypatch, path_taken, label):
+    # 2^128 - 1 is inf in float32: such a "grade" is a score. Both readings of a chunk must say so.
+    if path_taken == "fast":
+        monkeypatch.setattr(svmlight, "_slow_rows", _no_slow_path)
+    else:
+        monkeypatch.setattr(svmlight, "_fast_rows", lambda *args, **kwargs: None)
+    path = _write(tmp_path / "scores.txt", _HEAD + f"{label} qid:2 1:0.5\n" + _TAIL)
+    message = _assert_bad(path, 5, "look like scores rather than grades", "rescale", "small integer")
+    assert re.search(rf"\blabel {float(label):g}\b", message), message
+
+
+@pytest.mark.parametrize("path_taken", ["fast", "slow"])
+def test_largest_accepted_label_is_127(tmp_path, monkeypatch, path_taken):
+    if path_taken == "fast":
+        monkeypatch.setattr(svmlight, "_slow_rows", _no_slow_path)
+    else:
+        monkeypatch.setattr(svmlight, "_fast_rows", lambda *args, **kwargs: None)
+    path = _write(tmp_path / "grades.txt", "127 qid:1 1:0.5\n127.5 qid:1 1:0.25\n0 qid:1 1:0.75\n")
+    np.testing.assert_array_equal(parse_svmlight(path).labels, [127.0, 127.5, 0.0])
+    path = _write(tmp_path / "grades.txt", "127 qid:1 1:0.5\n128 qid:1 1:0.25\n0 qid:1 1:0.75\n")
+    _assert_bad(path, 2, "label 128", "scores rather than grades")
+
+
 def test_stray_token_does_not_shift_values_into_next_line(tmp_path):
     # Line 1 has a stray number, line 2 a token without value: together they hold 2 x colons
     # numbers, so a parser that ignores token boundaries reads doc0 = {1: 0.5}, doc1 = {7: 2}.
@@ -426,12 +455,16 @@ def test_chunked_reading_equals_one_chunk(monkeypatch, chunk):
         np.testing.assert_array_equal(getattr(parts, name), getattr(whole, name), err_msg=name)
 
 
-def test_errors_name_the_file_line_across_chunks(monkeypatch, tmp_path):
+@pytest.mark.parametrize("bad_line, fragments", [
+    ("0 qid:2 1:0.5 2:x", ("non-numeric value", "'x'")),
+    ("1000 qid:2 1:0.5 2:0.25", ("label 1000", "scores rather than grades")),
+])
+def test_errors_name_the_file_line_across_chunks(monkeypatch, tmp_path, bad_line, fragments):
     monkeypatch.setattr(svmlight, "CHUNK_BYTES", 40)
-    lines = [f"0 qid:1 1:{i}.5 2:0.25" for i in range(30)]
-    lines[23] = "0 qid:1 1:0.5 2:x"
+    lines = [f"{i % 3} qid:{i // 10} 1:{i}.5 2:0.25" for i in range(30)]
+    lines[23] = bad_line
     path = _write(tmp_path / "bad.txt", "\n".join(lines) + "\n")
-    _assert_bad(path, 24, "non-numeric value", "'x'")
+    _assert_bad(path, 24, *fragments)
 
 
 def test_stray_huge_index_is_rejected_naming_its_line(tmp_path):

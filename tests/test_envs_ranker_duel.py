@@ -6,8 +6,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxrank import data
+from jaxrank import bandits, data, envs
 from jaxrank.bandits import rcs
+from jaxrank.envs import estimate_preference_matrix
 from jaxrank.clicks import cascade_model
 from jaxrank.envs.ranker_duel import (
     ProbabilisticDuelEnv,
@@ -90,13 +91,38 @@ def test_validation_names_the_bad_value(queries):
         _env(queries, tau=0.0)
 
 
-def test_rcs_steps_on_the_interleaving_env(queries):
-    """The env plugs into any bandit's step (jaxrank.bandits.simulate itself takes matrices)."""
-    env = _env(queries)
+def test_rcs_duels_on_the_interleaving_env_win_at_the_estimated_rates(queries):
+    """A bandit's own duels against the interleaving env win at the rates the estimator measures for
+    the same env (RCS's scoresheet after 3,000 steps vs ``estimate_preference_matrix``)."""
+    env = _env(queries, ids=(1, 5))  # an informative feature against a noise feature
     state = rcs.init(jax.random.key(0), env.num_arms, alpha=0.51)
     run = jax.jit(lambda s, k: jax.lax.scan(lambda c, t: rcs.step(c, jax.random.fold_in(k, t), env), s,
-                                            jnp.arange(200)))
+                                            jnp.arange(3000)))
     final, info = run(state, jax.random.key(2))
     chex.assert_trees_all_equal_shapes_and_dtypes(state, final)
-    assert int(final.t) == 200 and float(final.wins.sum()) == 200.0
-    assert info.first_won.shape == (200,)
+    wins = np.asarray(final.wins)
+    played = wins[0, 1] + wins[1, 0]
+    assert played > 300  # the champion duels the other arm often enough to measure
+    pref, _ = estimate_preference_matrix(queries, env.rankers, cascade_model("perfect", 5), "probabilistic", 20_000,
+                                         jax.random.key(9), verbose=False)
+    rate = wins[0, 1] / played
+    assert abs(rate - pref[0, 1]) < 4 * np.sqrt(pref[0, 1] * (1 - pref[0, 1]) / played) + 0.01, (rate, pref[0, 1])
+    assert pref[0, 1] > 0.55  # the informative feature does win: the comparison is not vacuous
+
+
+def test_the_driver_runs_a_bandit_on_the_interleaving_env(queries):
+    """``simulate(..., env=...)`` over a shared DuelEnv equals the pure ``run`` of each lane."""
+    env = _env(queries, ids=(1, 2, 5))
+    pref, _ = estimate_preference_matrix(queries, env.rankers, cascade_model("perfect", 5), "probabilistic", 4000,
+                                         jax.random.key(3), verbose=False)
+    if envs.condorcet_winner(pref) is None:
+        pytest.skip("the estimated matrix has no Condorcet winner")
+    trace = bandits.simulate(rcs, jax.random.key(1), pref, env=env, num_runs=3, num_steps=120, checkpoints=[40, 120])
+    assert trace.regret.shape == (1, 1, 3, 2)
+    score = bandits.scoring(pref)
+    for r in range(3):
+        record = jax.jit(lambda k: bandits.run(rcs, k, env, score, num_steps=120, checkpoints=np.array([40, 120])))(
+            jax.random.fold_in(jax.random.key(1), r))
+        np.testing.assert_allclose(trace.regret[0, 0, r], record.regret, rtol=1e-6)
+        np.testing.assert_array_equal(trace.correct[0, 0, r], record.correct)
+    assert np.all(np.diff(trace.regret[0, 0], axis=-1) >= 0)

@@ -1,9 +1,11 @@
 """Every dueling-bandit experiment end to end on the embedded matrix with a tiny config."""
 
+import jax
 import numpy as np
 import pytest
 
 from experiments import registry
+from jaxrank import bandits
 from tests.conftest import launch_experiment as _launch
 
 
@@ -31,9 +33,20 @@ def test_rcs_accuracy_reruns_savage_per_horizon(tmp_path, no_data):
 
 
 def test_rcs_alpha_runs_both_alphas_in_one_program(tmp_path, no_data):
+    """Both alphas come out of one simulation per algorithm, each equal to that alpha run alone."""
     _, results = _launch(tmp_path, "rcs_alpha", "num_runs=2", "num_steps=300")
     curves = results["matrices"]["ArXiv_6_rankers"]["curves"]
     assert set(curves) == {"RCS alpha=0.1", "RCS alpha=0.501", "RUCB alpha=0.1", "RUCB alpha=0.501"}
+    from experiments.matrices import load_matrices
+
+    (matrix,) = load_matrices(("paper",), 6)
+    for name, algo in (("RCS", bandits.rcs), ("RUCB", bandits.rucb)):
+        for alpha in (0.1, 0.501):
+            alone = bandits.simulate(algo, jax.random.key(0), matrix.pref, num_runs=2, num_steps=300,
+                                     hparams={"alpha": [alpha]}, checkpoints=results["checkpoints"])
+            np.testing.assert_allclose(curves[f"{name} alpha={alpha}"]["regret_mean"], alone.regret[0, 0].mean(0),
+                                       rtol=1e-4, atol=1e-4)
+    assert curves["RUCB alpha=0.1"]["regret_mean"] != curves["RUCB alpha=0.501"]["regret_mean"]
 
 
 def test_rcs_scaling_says_when_it_is_shorter_than_the_paper(tmp_path, no_data, capsys):
@@ -43,5 +56,5 @@ def test_rcs_scaling_says_when_it_is_shorter_than_the_paper(tmp_path, no_data, c
 
 
 def test_unknown_algorithm_is_rejected_before_running(tmp_path, no_data):
-    with pytest.raises(ValueError, match="unknown algorithm .ucb.; available: rcs, rucb, savage, dts"):
+    with pytest.raises(ValueError, match="unknown bandit .ucb.; registered: rcs, rucb, savage, dts"):
         registry.launch("rcs_regret", tmp_path, ["algorithms=rcs,ucb"])

@@ -55,11 +55,27 @@ def test_preference_matrix_compares_with_a_reference(tmp_path, no_data):
     ref[0, 1:], ref[1:, 0] = 0.7, 0.3  # feature 1 beats all
     path = tmp_path / "ref.txt"
     np.savetxt(path, ref)
-    _, results = _launch(tmp_path, "preference_matrix", "num_arms=4", "num_comparisons=300", "synthetic_queries=8",
-                         "synthetic_features=5", "chunk_size=256", f"reference={path}")
+    run_dir, results = _launch(tmp_path, "preference_matrix", "num_arms=4", "num_comparisons=300",
+                               "synthetic_queries=8", "synthetic_features=5", "chunk_size=256", f"reference={path}")
     r = results["reference"]
-    assert r["num_pairs"] == 6 and 0.0 <= r["sign_agreement"] <= 1.0 and r["mean_abs_diff"] >= 0.0
+    # the paper's rankers for 5 features: ids 1, 2, 3, 4 (sorted as strings): rows 0..3 of the reference
+    assert results["feature_ids"] == [1, 2, 3, 4] and r["num_pairs"] == 6
+    with np.load(run_dir / "arrays.npz") as arrays:
+        est, ref_used = arrays["pref"], arrays["reference"]
+    np.testing.assert_array_equal(ref_used, ref[:4, :4])
+    pairs = [(i, j) for i in range(4) for j in range(i + 1, 4)]  # the comparison, recomputed pair by pair
+    agree = [np.sign(est[i, j] - 0.5) == np.sign(ref[i, j] - 0.5) for i, j in pairs]
+    diffs = [abs(est[i, j] - ref[i, j]) for i, j in pairs]
+    assert r["sign_agreement"] == pytest.approx(np.mean(agree))
+    assert r["mean_abs_diff"] == pytest.approx(np.mean(diffs)) and r["max_abs_diff"] == pytest.approx(max(diffs))
+    assert r["disagreeing_pairs"] == [[i, j] for (i, j), a in zip(pairs, agree) if not a]
     assert r["condorcet_winner"] == {"arm": 0, "feature_id": 1}
+    # the estimate itself: counts and wins as the P it reports
+    with np.load(run_dir / "arrays.npz") as arrays:
+        counts, wins = arrays["counts"], arrays["wins"]
+    off = ~np.eye(4, dtype=bool)
+    np.testing.assert_array_equal(counts[off], 300)
+    np.testing.assert_allclose(est[off], wins[off] / 300)
 
 
 def test_condorcet_probability_on_the_embedded_matrix_is_exact(tmp_path, no_data, capsys):

@@ -25,7 +25,7 @@ from jaxrank.data import load_checkpoint
 from tests.conftest import REPO
 from tests.test_bandits_core import ARXIV
 
-simulate_module = importlib.import_module("jaxrank.bandits.simulate")  # the package re-exports the function
+simulate_module = importlib.import_module("jaxrank.bandits.driver")
 
 # Long enough that RCS runs for about a second after its first checkpoint on a quiet 2-core
 # machine, so the kill lands inside a simulation; 5 runs (lanes) on 4 devices need padding.

@@ -127,7 +127,7 @@ def test_score_features_over_buckets_equals_the_metrics_of_the_padded_batch(monk
         ndcg = [jax.vmap(lambda s: metrics.ndcg(s, labels, topn=k, **kw))(scores) for k in (1, 5)]
         return jnp.stack(ndcg + [jax.vmap(lambda s: metrics.average_precision(s, labels, **kw))(scores)])
 
-    monkeypatch.setattr(feature_rankers, "BUCKET_BYTES", 1)  # the smallest buckets: 1,024 slots
+    monkeypatch.setattr(data.ragged, "BLOCK_BYTES", 1)  # the smallest blocks: 1,024 slots
     dense = data.synthetic_queries(jax.random.key(3), num_queries=160, list_size=8, num_features=3, num_grades=3)
     queries = data.as_ragged(dense)
     blocks = data.buckets(queries, features=False, max_cells=1 << 10, minimum=feature_rankers.MIN_LIST)
@@ -157,8 +157,9 @@ def test_feature_rankers_falls_back_to_synthetic_without_data(tmp_path, monkeypa
 
 def test_feature_rankers_named_dataset_missing_is_an_error(tmp_path, monkeypatch):
     monkeypatch.setenv("JAXRANK_DATA", str(tmp_path / "empty"))
-    with pytest.raises(FileNotFoundError, match="JAXRANK_DATA"):
+    with pytest.raises(registry.ExperimentError, match="JAXRANK_DATA"):
         registry.launch("feature_rankers", tmp_path, ["dataset=MQ2008"])
+    assert not list(tmp_path.glob("feature_rankers/*"))
 
 
 @pytest.mark.slow
@@ -170,3 +171,35 @@ def test_feature_rankers_on_shared_mq2008_matches_letor_statistics(shared_data, 
     # The strongest MQ2008 single features are the LMIR / BM25 whole-document ones (ids 21-24, 37-40).
     assert results["features"][best] in {21, 22, 23, 24, 37, 38, 39, 40}
     assert Path(run_dir / "feature_rankers.png").stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("override, words", [
+    ("alpha=-1", ["error: alpha must be > 0; got -1.0."]),
+    ("num_steps=0", ["error: num_steps must be an int >= 1; got 0."]),
+    ("algorithms=", ["error: algorithms is empty", "--set algorithms=rcs,rucb"]),
+    ("algorithms=rcs,ucb", ["error: unknown bandit 'ucb'", "registered: rcs, rucb"]),
+    ("matrices=/no/such/folder", ["error:", "/no/such/folder"]),
+])
+def test_bad_values_are_one_line_errors_that_leave_no_run_directory(tmp_path, no_data, override, words):
+    """Caught before anything compiles, printed as one line (no traceback), and no run directory
+    holding only config.json is left for --resume=latest to pick."""
+    proc = _launch("--experiment=rcs_regret", f"--workdir={tmp_path}", f"--set={override}")
+    assert proc.returncode != 0
+    lines = [line for line in proc.stderr.strip().splitlines() if line]
+    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
+    for word in words:
+        assert word in lines[0], (word, lines[0])
+    assert not (tmp_path / "rcs_regret").exists() or not list((tmp_path / "rcs_regret").iterdir())
+    resume = _launch("--experiment=rcs_regret", f"--workdir={tmp_path}", "--resume=latest")
+    assert resume.returncode != 0 and "no run of rcs_regret" in resume.stderr
+
+
+def test_rcs_regret_table_names_the_rankers_and_the_condorcet_winner(tmp_path, no_data):
+    run_dir = registry.launch("rcs_regret", tmp_path, ["num_runs=2", "num_steps=300"])
+    results = json.loads((run_dir / "results.json").read_text())
+    (matrix,) = results["matrices"].values()
+    # the embedded arXiv matrix: six rankers, ranker 1 is the Condorcet winner (duelingbanditlib)
+    assert matrix["rankers"] == [1, 2, 3, 4, 5, 6] and matrix["condorcet_winner"] == 1
+    table = (run_dir / "table.md").read_text()
+    assert "| rankers (ids in the source matrix) | Condorcet winner |" in table
+    assert "| 1, 2, 3, 4, 5, 6 | 1 |" in table

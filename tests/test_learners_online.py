@@ -12,7 +12,7 @@ import pytest
 
 from jaxrank.data import load_fold, synthetic_queries
 from jaxrank.learners.online import (
-    Pairs,
+    QueryPairs,
     committee_perceptron,
     committee_score,
     num_pair_slots,
@@ -111,7 +111,7 @@ def test_solar_first_order_matches_sklearn_mq2008(mq2008, c):
     np.testing.assert_allclose(expected, ref.pa2(z, s, c), rtol=0, atol=1e-12)
     state, info = _train(solar_first_order(c), mq2008)
     np.testing.assert_allclose(np.asarray(state.w), expected, rtol=0, atol=1e-4)
-    assert int(info["pairs"].sum()) == len(s)
+    assert int(info.instances.sum()) == len(s)
     with jax.enable_x64(True):
         state64, _ = _train(solar_first_order(c), _numpy(mq2008, np.float64), jnp.float64)
         assert state64.w.dtype == jnp.float64
@@ -168,7 +168,7 @@ def test_prank_pointwise_matches_numpy():
     np.testing.assert_allclose(np.asarray(state.w), w, rtol=0, atol=1e-4)
     np.testing.assert_allclose(np.asarray(state.b), thresholds, rtol=0, atol=1e-4)
     assert np.all(np.diff(np.asarray(state.b)) >= 0)
-    assert int(info["updates"].sum()) > 0
+    assert int(info.updates.sum()) > 0
     ranks = predict_rank(state, batch.features)
     assert ranks.shape == batch.labels.shape and int(ranks.min()) >= 1 and int(ranks.max()) <= 3
 
@@ -232,7 +232,7 @@ def test_contract(name):
             chex.assert_trees_all_close(info, info_nojit, rtol=1e-6, atol=1e-6)
         assert all(bool(jnp.all(jnp.isfinite(v))) for v in jax.tree.leaves((new, info)))
         state = new
-    if name != "prank":  # pairwise learners take a ready Pairs as well
+    if name != "prank":  # pairwise learners take a ready QueryPairs as well
         q = _one_query(batch, 0)
         a, _ = learner.update(state, q)
         b, _ = learner.update(state, query_pairs(q))
@@ -277,8 +277,8 @@ def test_no_pairs_no_update(name):
             q = q._replace(mask=jnp.zeros(8, bool))
             new, info = jax.jit(learner.update)(state, q)
         chex.assert_trees_all_equal(new, expected)
-        assert int(info["updates"]) == 0
-        assert float(info["loss"]) == 0.0
+        assert int(info.updates) == 0
+        assert float(info.loss) == 0.0
 
 
 def test_bad_hyperparameters():
@@ -324,4 +324,4 @@ def test_vmap_over_gamma_matches_separate_runs():
 
 
 def test_pairs_type_is_exported():
-    assert Pairs._fields == ("z", "sign", "valid", "first", "second")
+    assert QueryPairs._fields == ("z", "sign", "valid", "first", "second")

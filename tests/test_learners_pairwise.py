@@ -1,4 +1,4 @@
-"""SPD / SPD-MV / LCRA (SPEC §2): the pair samplers against the rejection sampler's exact law (χ²)
+"""SPD / SPD-MV / LCRA (Tsivtsivadze et al. 2012): the pair samplers against the rejection sampler's exact law (χ²)
 and against the former padded ``[Q, L, L]`` sampler (same draws for the same key), the ragged
 layout against its padded view, partner counts against brute force, one step and short runs
 against NumPy transcriptions (``tests/reference/lcra.py``), the semi-supervised protocol's splits,
@@ -376,7 +376,7 @@ def test_lcra_step_matches_numpy(loss, project, t):
     err = float(np.max(np.abs(np.asarray(new.w) - expected)))
     print(f"LCRA step {loss} project={project} t={t}: max |W - numpy| = {err:.2e}")
     assert err < 1e-6
-    assert info["updates"].shape == (2,)
+    assert info.updates.shape == (2,)
     eager, _ = learner.update(state, pairs)  # jit / no-jit parity
     chex.assert_trees_all_close(eager, new, rtol=1e-6, atol=1e-6)
 
@@ -554,9 +554,9 @@ def test_protocol_fit_is_unchanged_by_the_flat_sampler(padded_sampler, monkeypat
 
 def test_make_grid_unties_view_lambdas_and_ignores_mu_for_supervised_methods():
     g = protocol.make_grid(protocol.METHODS["spd_mv"], (1e-3, 1e-2), (0.1, 1.0), tie_view_lambdas=False)
-    assert g.lam.shape == (4, 2) and np.all(np.asarray(g.mu) == 0)
+    assert g["lam"].shape == (4, 2) and np.all(np.asarray(g["mu"]) == 0)
     g = protocol.make_grid(protocol.METHODS["lcra_1_5"], (1e-3, 1e-2), (0.1, 1.0))
-    assert g.lam.shape == (4, 2) and sorted(set(np.asarray(g.mu).tolist())) == pytest.approx([0.1, 1.0])
+    assert g["lam"].shape == (4, 2) and sorted(set(np.asarray(g["mu"]).tolist())) == pytest.approx([0.1, 1.0])
 
 
 def test_paired_t_test_matches_scipy():

@@ -44,18 +44,6 @@ def _with_empty_queries():
     return QueryBatch(*(jnp.concatenate([a, e]) for a, e in zip(b[:3], extra[:3])), np.r_[b.qid, extra.qid])
 
 
-def _replayed_draws(key, num_queries, num_instances):
-    """The documented draws of a pass (``protocol.run_pass``): the permutation, a shuffle key per
-    query and a flip word per step."""
-    key_perm, key_order, key_steps = jax.random.split(key, 3)
-    order = np.asarray(jax.random.permutation(key_perm, num_queries))
-    keys = np.asarray(jax.random.bits(key_order, (num_queries,), jnp.uint32))
-    blocks = -(-num_instances // protocol.BLOCK)
-    flips = np.concatenate([np.asarray(jax.random.bits(jax.random.fold_in(key_steps, b), (protocol.BLOCK,), jnp.uint32))
-                            for b in range(blocks)])
-    return order, keys, flips
-
-
 def _run(batch, key, learner=SOLAR1):
     stream = protocol.instance_stream(batch, learner.instances)
     run = jax.jit(functools.partial(protocol.run_pass, learner))(protocol.documents(batch), stream, key)
@@ -69,7 +57,7 @@ def test_pass_matches_numpy_replay(which):
     run, stream = _run(batch, key)
     feats, labels, mask = (np.asarray(a, np.float64) for a in batch[:3])
     assert stream.first.shape[0] == len(ref.canonical_pairs(labels, mask.astype(bool)))
-    order, keys, flips = _replayed_draws(key, batch.features.shape[0], stream.first.shape[0])
+    order, keys, flips = ref.pass_draws(key, batch.features.shape[0], stream.first.shape[0], protocol.BLOCK)
     w_final, w_before = ref.online_pa2(feats, labels, mask.astype(bool), order, keys, flips, c)
     np.testing.assert_array_equal(np.asarray(run.order), order)
     np.testing.assert_allclose(np.asarray(run.state.w), w_final, rtol=0, atol=1e-4)
@@ -106,7 +94,7 @@ def test_online_metrics_match_reference_on_tie_free_queries():
     compared = 0
     for p in range(2):
         key_pass, _ = jax.random.split(jax.random.fold_in(jax.random.key(1), p))
-        order, keys, flips = _replayed_draws(key_pass, batch.features.shape[0], num_instances)
+        order, keys, flips = ref.pass_draws(key_pass, batch.features.shape[0], num_instances, protocol.BLOCK)
         np.testing.assert_array_equal(np.asarray(result.order[p]), order)
         _, w_before = ref.online_pa2(feats, labels, mask, order, keys, flips, c)
         for k, q in enumerate(order):
@@ -181,7 +169,7 @@ def test_batch_protocol_matches_separate_runs_on_padded_folds():
     folds = [_synthetic(seed) for seed in (0, 1)]
     folds[1] = jax.tree.map(lambda a: a[:4], folds[1])  # folds of different sizes get padded
     cs = [1e-3, 1.0]
-    result = protocol.batch_protocol(solar_first_order, cs, folds, folds[::-1], folds, jax.random.key(2))
+    result = protocol.batch_protocol(solar_first_order, {"c": cs}, folds, folds[::-1], folds, jax.random.key(2))
     assert result.vali.shape == result.test.shape == result.test_letor.shape == (2, 2, 4)
     for f, fold in enumerate(folds):
         stream = protocol.instance_stream(fold, "pairs")

@@ -1,8 +1,9 @@
 """Tests for ``jaxrank.metrics`` (ranking metrics).
 
 The expected values come from ``tests/reference/ranking_metrics.py`` (plain Python written from
-SPEC §5.1 / §5.3, sharing no code with jaxrank), from rax where its conventions match ours, and
-from hand-computed numbers for the LETOR ``Eval-Score-4.0.pl`` mode.
+the standard definitions and the LETOR script's rules, sharing no code with jaxrank), from rax
+where its conventions match ours, and from hand-computed numbers for the LETOR
+``Eval-Score-4.0.pl`` mode.
 """
 
 import functools
@@ -278,7 +279,7 @@ def test_mq2008_parity_other_folds(shared_data, fold):
 # (b) rax parity where the conventions match
 # --------------------------------------------------------------------------------------------
 # rax 0.4.0: dcg/ndcg use gain 2^l - 1 and discount 1/log2(1 + r), IDCG uses the same cutoff and
-# NDCG is 0 when IDCG = 0 -- identical to SPEC §5.1. rax's AP and precision call an item relevant
+# NDCG is 0 when IDCG = 0 -- identical to our standard convention. rax's AP and precision call an item relevant
 # when label >= 1 (ours: label > 0); with integer labels 0/1/2 these agree. rax's AP with topn sums
 # Prec@r over relevant ranks r <= topn and divides by all relevant items (same as ours), and rax's
 # precision divides by the number of retrieved items min(k, n) (same as ours). rax has no ERR and
@@ -579,26 +580,39 @@ def test_reduce_fn_none_gives_per_list_shape():
         _assert_close(single[name], flat[name][0], name)
 
 
-def test_err_default_max_grade_is_max_real_label_of_the_whole_array():
-    # List 0 has labels <= 1 and list 1 has a 2, so g_max = 2 for both lists. The masked slots with
-    # label 4 are not real documents and must not count.
-    # (Padded into the shared [6, 8] shape with masked slots of label 4.)
-    scores = np.full((BATCH, LIST_SIZE), 9.0, np.float32)
-    labels = np.full((BATCH, LIST_SIZE), 4.0, np.float32)
-    mask = np.zeros((BATCH, LIST_SIZE), bool)
-    scores[0, :3], labels[0, :3], mask[0, :3] = [4, 3, 2], [1, 0, 1], True
-    scores[1, :4], labels[1, :4], mask[1, :4] = [4, 3, 2, 1], [0, 2, 1, 0], True
-    got = np.asarray(metrics.err(scores, labels, where=mask, reduce_fn=None))[:2]
-    explicit = np.asarray(metrics.err(scores, labels, where=mask, max_grade=2, reduce_fn=None))[:2]
-    want = [
-        ref.err_at_k([4, 3, 2], [1, 0, 1], max_grade=2),
-        ref.err_at_k([4, 3, 2, 1], [0, 2, 1, 0], max_grade=2),
-    ]
-    _assert_close(got, want, "default max_grade")
-    _assert_close(explicit, want, "max_grade=2")
-    # By hand, list 0: R = (2^1 - 1)/4 = 1/4 at ranks 1 and 3, 0 at rank 2:
-    # ERR = 1/4 + (3/4)(1)(1/4)/3 = 0.25 + 0.0625 = 0.3125.
-    _assert_close(got[0], 0.3125, "hand value")
+def test_err_requires_max_grade():
+    scores, labels = np.array([[2.0, 1.0]], np.float32), np.array([[1.0, 0.0]], np.float32)
+    with pytest.raises(ValueError, match=r"max_grade=.*max_grade=4 for MSLR.*max_grade=2 for LETOR 4\.0"):
+        metrics.err(scores, labels)
+    with pytest.raises(ValueError, match="max_grade"):
+        metrics.err(scores, labels, topn=1, reduce_fn=None)
+
+
+def test_err_of_a_list_does_not_depend_on_its_batch():
+    # One list (scores [4, 3, 2], labels [1, 0, 1]) alone, and in the shared [6, 8] shape next to lists
+    # whose largest grade is 0, 1 or g_max (masked slots hold label 4 and must not count). By hand,
+    # g_max = 2: R = (2^1 - 1)/4 = 1/4 at ranks 1 and 3, 0 at rank 2, ERR = 1/4 + (3/4)(1/4)/3 = 0.3125;
+    # g_max = 4: R = 1/16, ERR = 1/16 + (15/16)(1/16)/3 = 0.08203125.
+    hand = {2: 0.3125, 4: 0.08203125}
+    alone_scores, alone_labels = [4.0, 3.0, 2.0], [1.0, 0.0, 1.0]
+    for max_grade, want in hand.items():
+        _assert_close(ref.err_at_k(alone_scores, alone_labels, max_grade=max_grade), want,
+                      f"reference g_max={max_grade}")
+        single = metrics.err(np.asarray(alone_scores, np.float32), np.asarray(alone_labels, np.float32),
+                             max_grade=max_grade, reduce_fn=None)
+        _assert_close(single, want, f"alone, g_max={max_grade}")
+        for top in (0, 1, max_grade):
+            scores = np.full((BATCH, LIST_SIZE), 9.0, np.float32)
+            labels = np.full((BATCH, LIST_SIZE), 4.0, np.float32)
+            mask = np.zeros((BATCH, LIST_SIZE), bool)
+            scores[0, :3], labels[0, :3], mask[0, :3] = alone_scores, alone_labels, True
+            scores[1, :4], labels[1, :4], mask[1, :4] = [4, 3, 2, 1], [0, top, 0, top], True
+            scores[2, :2], labels[2, :2], mask[2, :2] = [1, 2], [top, 0], True
+            got = np.asarray(metrics.err(scores, labels, where=mask, max_grade=max_grade, reduce_fn=None))
+            _assert_close(got[0], want, f"in a batch, g_max={max_grade}, neighbours' top grade {top}")
+            for q in (1, 2):
+                want_q = ref.err_at_k(scores[q][mask[q]].tolist(), labels[q][mask[q]].tolist(), max_grade=max_grade)
+                _assert_close(got[q], want_q, f"neighbour list {q}, g_max={max_grade}, top grade {top}")
 
 
 def test_random_tie_breaking_with_key():

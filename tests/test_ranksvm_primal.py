@@ -1,6 +1,7 @@
 """Primal RankSVM (Newton) against scikit-learn's LinearSVC (liblinear's primal trust-region
 Newton) on the explicit, doubled pair-difference set: ``½‖w‖² + C Σ ξ²`` with ``C = 1/(2 λ N_p)``
-is ``F(w) = L̄(w) + (λ/2)‖w‖²`` scaled by ``1/(λ)``."""
+is ``F(w) = L̄(w) + (λ/2)‖w‖²`` scaled by ``1/(λ)``. Also: ``RankSVMInfo.converged`` and
+``check_converged``'s warning, float32 against float64 on raw MSLR-WEB features."""
 
 import functools
 import warnings
@@ -10,10 +11,13 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxrank.data import load_fold
+from jaxrank.data import load_fold, load_queries
 from jaxrank.solvers.pairwise import make_pairs
-from jaxrank.solvers.ranksvm import check_ranksvm_lambda, ranksvm, ranksvm_objective
+from jaxrank.solvers.ranksvm import RankSVMInfo, check_converged, ranksvm, ranksvm_objective
+from jaxrank.utils.checks import check_number
 from tests.conftest import SAMPLE_DATA
+
+MSLR_SUBSET = "MSLR-WEB_Fold1_subset/msn1.fold1.train.5k.txt.gz"
 
 
 def _pair_differences(queries):
@@ -62,7 +66,7 @@ def _check(batch, lams, w_atol, form="auto"):
             np.testing.assert_allclose(ours, theirs, rtol=1e-9)
             np.testing.assert_allclose(float(ranksvm_objective(jnp.asarray(w), pairs, lam)), ours, rtol=1e-12)
             np.testing.assert_allclose(w, expected, rtol=0, atol=w_atol)
-            assert int(info.iterations) < 50 and float(info.grad_norm) < 1e-6
+            assert int(info.iterations) < 50 and float(info.grad_norm) < 1e-6 and bool(info.converged)
 
 
 @pytest.mark.parametrize("form", ["rows", "index"])
@@ -86,4 +90,61 @@ def test_float32_close_to_float64():
 @pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), [1e-3, 0.0]])
 def test_bad_lambda(bad):
     with pytest.raises(ValueError, match="λ must be > 0"):
-        check_ranksvm_lambda(bad)
+        check_number("RankSVM λ", bad, low=0)
+
+
+def _mslr_subset(shared_data, **kwargs):
+    path = shared_data / MSLR_SUBSET
+    if not path.exists():
+        pytest.skip(f"the raw MSLR-WEB subset is not at {path}")
+    return load_queries(path, **kwargs)
+
+
+def test_float32_on_raw_mslr_features_warns_and_float64_converges(shared_data):
+    """Raw MSLR features (‖∇F(0)‖ ≈ 1.4e4): float32 Newton stalls short of the optimum, and
+    ``check_converged`` says so; float64 meets the gradient test and stays silent."""
+    queries = _mslr_subset(shared_data)
+    lam = 1e-4
+    w32, info32 = _solver()(make_pairs(queries, form="index"), lam)  # the form large sets get
+    assert not bool(info32.converged)
+    with pytest.warns(UserWarning) as record:
+        assert not check_converged(info32, jnp.float32)
+    assert len(record) == 1
+    message = str(record[0].message)
+    for part in ("did not converge", f"gradient norm {float(info32.grad_norm):.3g}",
+                 f"after {int(info32.iterations)} iterations",
+                 "jax.enable_x64(True)", "make_pairs(..., dtype=jnp.float64)", "normalize=True"):
+        assert part in message, (part, message)
+    with jax.enable_x64(True):
+        pairs64 = make_pairs(queries, form="index", dtype=jnp.float64)
+        w64, info64 = _solver()(pairs64, lam)
+        assert bool(info64.converged) and int(info64.iterations) < 50
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert check_converged(info64, jnp.float64)
+        # the float32 answer, judged by the float64 objective, is above the float64 optimum
+        f32_at_64 = float(ranksvm_objective(jnp.asarray(w32, jnp.float64), pairs64, lam))
+    assert f32_at_64 > float(info64.objective) * (1 + 1e-4)
+
+
+def test_check_converged_warns_once_per_lane_that_did_not_converge():
+    converged = np.array([[True, False, True], [False, True, True]])
+    info = RankSVMInfo(objective=np.ones((2, 3)), grad_norm=np.array([[1e-9, 128.0, 1e-9], [3.5, 1e-9, 1e-9]]),
+                       iterations=np.array([[7, 50, 6], [50, 5, 5]]), converged=converged)
+    lanes = [f"fold {f}, λ={lam:g}" for f in (1, 2) for lam in (1e-4, 1e-3, 1e-2)]
+    with pytest.warns(UserWarning) as record:
+        got = check_converged(info, jnp.float32, lanes=lanes)
+    np.testing.assert_array_equal(got, converged)
+    messages = [str(r.message) for r in record]
+    assert len(messages) == 2
+    assert "(fold 1, λ=0.001)" in messages[0] and "gradient norm 128 after 50 iterations" in messages[0]
+    assert "(fold 2, λ=0.0001)" in messages[1] and "gradient norm 3.5 after 50 iterations" in messages[1]
+    assert all("jax.enable_x64(True)" in m for m in messages)
+    with pytest.warns(UserWarning) as record:  # lanes named by index; in float64, no float64 advice
+        check_converged(info, np.float64)
+    messages = [str(r.message) for r in record]
+    assert len(messages) == 2 and "(lane (0, 1))" in messages[0] and "(lane (1, 0))" in messages[1]
+    assert all("raise max_iters" in m and "enable_x64" not in m for m in messages)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        check_converged(info._replace(converged=np.ones((2, 3), bool)), jnp.float32)

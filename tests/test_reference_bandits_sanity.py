@@ -1,6 +1,6 @@
 """Sanity checks of the NumPy dueling-bandit references (``tests/reference/dueling_bandits.py``).
 
-These test the references themselves (SPEC §4.1-§4.5), not jaxrank: hand-built UCB values with
+These test the references themselves (RCS, RUCB, Condorcet SAVAGE), not jaxrank: hand-built UCB values with
 x/0 := 1, state invariants over a few hundred steps on the 6-ranker arXiv matrix, the RUCB
 hypothesised-best sampling law and tie rule, SAVAGE's round-robin and elimination, and regret well
 below uniform pair selection on MSLR-Perfect (K = 10).

@@ -1,4 +1,4 @@
-"""Sparse RankSVM against skglm 0.5 (an independent coordinate-descent solver), SPEC §3 / REFERENCES.
+"""Sparse RankSVM against skglm 0.5 (an independent coordinate-descent solver), Laporte et al. 2014.
 
 skglm ships no squared-hinge datafit, so one is written in ``tests/reference/skglm_datafit.py``
 (a numba jitclass, as skglm's own datafits). Both sides minimise ``(1/N_p) Σ_p max(0, 1 - wᵀx_p)² + λ R(w)`` on the explicit pair

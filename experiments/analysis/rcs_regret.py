@@ -9,11 +9,14 @@ def table(results: dict) -> str:
     algos = sorted({a for m in results["matrices"].values() for a in m["algorithms"]})
     lines = [f"Cumulative regret at T = {results['checkpoints'][-1]:,} (mean ± 95% CI over {results['num_runs']} runs, "
              f"alpha = {results['alpha']}).", "",
-             "| matrix | K | " + " | ".join(algos) + " | RCS / RUCB |", "|---|---|" + "---|" * (len(algos) + 1)]
+             "| matrix | K | rankers (ids in the source matrix) | Condorcet winner | " + " | ".join(algos)
+             + " | RCS / RUCB |", "|---|---|---|---|" + "---|" * (len(algos) + 1)]
     for name, m in results["matrices"].items():
         cells = [f"{m['algorithms'][a]['final']['regret_mean']:.1f} ± {m['algorithms'][a]['final']['regret_ci95']:.1f}"
                  for a in algos]
-        lines.append(f"| {name} | {len(m['rankers'])} | " + " | ".join(cells) + f" | {m.get('rcs_over_rucb', '')} |")
+        rankers = ", ".join(str(r) for r in m["rankers"])
+        lines.append(f"| {name} | {len(m['rankers'])} | {rankers} | {m.get('condorcet_winner', '')} | "
+                     + " | ".join(cells) + f" | {m.get('rcs_over_rucb', '')} |")
     return "\n".join(lines) + "\n"
 
 

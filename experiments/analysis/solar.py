@@ -7,11 +7,11 @@ import numpy as np
 
 from experiments.analysis.plotting import figure_grid, save_figure, tabulate
 
-LABELS = {"prank_pointwise": "Prank (pointwise)", "prank_pairwise": "Prank (pairwise)", "com_p": "Com-P",
-          "solar_i": "SOLAR-I", "solar_ii": "SOLAR-II", "ranksvm": "RankSVM (primal, ours)"}
+LABELS = {"prank_pointwise": "Prank (pointwise)", "prank_pairwise": "Prank (pairwise)", "committee_perceptron": "Com-P",
+          "solar_first_order": "SOLAR-I", "solar_second_order": "SOLAR-II", "ranksvm": "RankSVM (primal, ours)"}
 
 # Table 2: online cumulative NDCG@1/5/10, mean of 10 permutations.
-_T2_ALGOS = ("prank_pointwise", "prank_pairwise", "com_p", "solar_i", "solar_ii")
+_T2_ALGOS = ("prank_pointwise", "prank_pairwise", "committee_perceptron", "solar_first_order", "solar_second_order")
 _T2 = {
     "OHSUMED": (".2689 .2253 .2221", ".4456 .3953 .3904", ".4327 .3993 .3934", ".5060 .4479 .4337", ".5352 .4635 .4461"),
     "MQ2007": (".2439 .2748 .3039", ".2777 .3010 .3294", ".3640 .3828 .4135", ".3760 .3973 .4271", ".3897 .4095 .4383"),
@@ -24,17 +24,17 @@ _T2 = {
     "TD2004": (".0040 .0018 .0025", ".2773 .2235 .2071", ".3427 .2988 .2794", ".2533 .2750 .2625", ".2893 .2874 .2806"),
 }
 # Table 3: batch test NDCG@1/5/10, 5-fold average. RankSVM comes from the LETOR website (LETOR
-# eval-script conventions), the SOLAR rows from the paper's own evaluation (SPEC §1.5, §5.3).
+# eval-script conventions), the SOLAR rows from the paper's own evaluation (§5.3.1 and its footnote 2).
 _T3 = {
-    "OHSUMED": {"ranksvm": ".4958 .4164 .4140", "solar_i": ".5111 .4668 .4497", "solar_ii": ".5397 .4690 .4490"},
-    "MQ2007": {"ranksvm": ".4096 .4142 .4438", "solar_i": ".3886 .4101 .4361", "solar_ii": ".4104 .4149 .4435"},
-    "MQ2008": {"ranksvm": ".3626 .4695 .2279", "solar_i": ".3677 .4634 .5086", "solar_ii": ".3720 .4771 .5171"},
-    "HP2003": {"ranksvm": ".6933 .7954 .8077", "solar_i": ".7067 .8036 .8056", "solar_ii": ".7000 .8068 .8137"},
-    "HP2004": {"ranksvm": ".5733 .7512 .7687", "solar_i": ".5467 .7325 .7544", "solar_ii": ".5733 .7394 .7640"},
-    "NP2003": {"ranksvm": ".5800 .7823 .8003", "solar_i": ".5800 .7664 .7935", "solar_ii": ".5667 .7691 .7917"},
-    "NP2004": {"ranksvm": ".5067 .7957 .8062", "solar_i": ".5733 .7814 .7976", "solar_ii": ".5733 .7830 .8013"},
-    "TD2003": {"ranksvm": ".3200 .3621 .3461", "solar_i": ".2600 .3060 .3071", "solar_ii": ".3000 .3652 .3462"},
-    "TD2004": {"ranksvm": ".4133 .3240 .3078", "solar_i": ".3600 .3119 .3049", "solar_ii": ".3333 .3167 .3056"},
+    "OHSUMED": {"ranksvm": ".4958 .4164 .4140", "solar_first_order": ".5111 .4668 .4497", "solar_second_order": ".5397 .4690 .4490"},
+    "MQ2007": {"ranksvm": ".4096 .4142 .4438", "solar_first_order": ".3886 .4101 .4361", "solar_second_order": ".4104 .4149 .4435"},
+    "MQ2008": {"ranksvm": ".3626 .4695 .2279", "solar_first_order": ".3677 .4634 .5086", "solar_second_order": ".3720 .4771 .5171"},
+    "HP2003": {"ranksvm": ".6933 .7954 .8077", "solar_first_order": ".7067 .8036 .8056", "solar_second_order": ".7000 .8068 .8137"},
+    "HP2004": {"ranksvm": ".5733 .7512 .7687", "solar_first_order": ".5467 .7325 .7544", "solar_second_order": ".5733 .7394 .7640"},
+    "NP2003": {"ranksvm": ".5800 .7823 .8003", "solar_first_order": ".5800 .7664 .7935", "solar_second_order": ".5667 .7691 .7917"},
+    "NP2004": {"ranksvm": ".5067 .7957 .8062", "solar_first_order": ".5733 .7814 .7976", "solar_second_order": ".5733 .7830 .8013"},
+    "TD2003": {"ranksvm": ".3200 .3621 .3461", "solar_first_order": ".2600 .3060 .3071", "solar_second_order": ".3000 .3652 .3462"},
+    "TD2004": {"ranksvm": ".4133 .3240 .3078", "solar_first_order": ".3600 .3119 .3049", "solar_second_order": ".3333 .3167 .3056"},
 }
 
 
@@ -111,7 +111,7 @@ def table_batch(results: dict) -> str:
         lines.append(f"| | LETOR script | {_cells(r['test_letor'])} | {ref if name == 'ranksvm' else '–'} | |")
     lines += ["", "The paper's RankSVM row is the LETOR website's (LETOR script conventions: NDCG@k of a query with "
               "fewer than k documents counts 0, hence ≈ 0.23 at @10 on MQ2008); its SOLAR rows use the standard "
-              "formula (SPEC §5.3)."]
+              "formula (SOLAR eq. 1)."]
     return "\n".join(lines) + "\n"
 
 
@@ -120,15 +120,15 @@ def report_batch(run_dir) -> None:
 
 
 def table_scalability(results: dict) -> str:
-    algos = [a for a in ("solar_i", "solar_ii", "ranksvm") if a in results["seconds"]]
+    algos = [a for a in ("solar_first_order", "solar_second_order", "ranksvm") if a in results["seconds"]]
     lines = [f"Training time (s, median of {results['repeats']}, after compile) vs number of training queries on "
              f"{results['dataset']}.", "",
              "| queries | pairs | " + " | ".join(LABELS.get(a, a) for a in algos) + " | RankSVM / SOLAR-I |",
              "|---|---|" + "---|" * (len(algos) + 1)]
     for k, n in enumerate(results["num_queries"]):
         cells = " | ".join(f"{results['seconds'][a][k]:.4f}" for a in algos)
-        ratio = (results["seconds"]["ranksvm"][k] / results["seconds"]["solar_i"][k]
-                 if {"ranksvm", "solar_i"} <= set(algos) else float("nan"))
+        ratio = (results["seconds"]["ranksvm"][k] / results["seconds"]["solar_first_order"][k]
+                 if {"ranksvm", "solar_first_order"} <= set(algos) else float("nan"))
         lines.append(f"| {n} | {results['num_pairs'][k]} | {cells} | {ratio:.1f} |")
     return "\n".join(lines) + "\n"
 
@@ -140,7 +140,7 @@ def report_scalability(run_dir) -> None:
     if fig_axes is None:
         return
     fig, (ax,) = fig_axes
-    for name in ("solar_i", "solar_ii", "ranksvm"):
+    for name in ("solar_first_order", "solar_second_order", "ranksvm"):
         seconds = results["seconds"][name]
         ax.plot(results["num_queries"], seconds, marker="o", label=LABELS.get(name, name))
     ax.set_xscale("log")

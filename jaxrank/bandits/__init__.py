@@ -1,17 +1,41 @@
-"""Dueling bandits: one module per algorithm with ``init`` / ``step`` / ``best_arm``.
+"""Dueling bandits: one module per algorithm with ``init`` / ``step`` / ``best_arm`` (the
+``jaxrank.types.Bandit`` contract), the pure single-lane ``run`` against any ``DuelEnv``, and
+``simulate``, the driver that runs many lanes over a device mesh, resumably.
 
-RCS, RUCB and Condorcet SAVAGE (the RCS paper's comparison), plus Double Thompson Sampling,
-RMED1, Interleaved Filter, Beat-the-Mean and MergeRUCB. ``simulate`` runs any of them, sharded
-over ``lane_mesh()`` (all devices) and, with ``checkpoint_dir``, resumable.
+``ALGORITHMS`` maps each algorithm's name to its module; ``algorithm(name)`` looks one up.
 """
 
 from jaxrank.bandits import beat_the_mean, dts, interleaved_filter, merge_rucb, rcs, rmed, rucb, savage
-from jaxrank.bandits.base import StepInfo
-from jaxrank.bandits.simulate import Trace, default_checkpoints, lane_mesh, simulate
+from jaxrank.bandits.driver import Trace, lane_mesh, simulate
+from jaxrank.bandits.run import Record, Scoring, default_checkpoints, run, scoring
+from jaxrank.types import Bandit, StepInfo
+
+ALGORITHMS: dict[str, Bandit] = {
+    "rcs": rcs,
+    "rucb": rucb,
+    "savage": savage,
+    "dts": dts,
+    "rmed": rmed,
+    "interleaved_filter": interleaved_filter,
+    "beat_the_mean": beat_the_mean,
+    "merge_rucb": merge_rucb,
+}
+
+
+def algorithm(name: str) -> Bandit:
+    """The bandit module registered as ``name`` (``ValueError`` listing the names otherwise)."""
+    if name not in ALGORITHMS:
+        raise ValueError(f"unknown bandit {name!r}; registered: {', '.join(ALGORITHMS)}.")
+    return ALGORITHMS[name]
+
 
 __all__ = [
+    "ALGORITHMS",
+    "Record",
+    "Scoring",
     "StepInfo",
     "Trace",
+    "algorithm",
     "beat_the_mean",
     "default_checkpoints",
     "dts",
@@ -21,6 +45,8 @@ __all__ = [
     "rcs",
     "rmed",
     "rucb",
+    "run",
     "savage",
+    "scoring",
     "simulate",
 ]

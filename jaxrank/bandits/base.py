@@ -1,43 +1,21 @@
-"""The dueling-bandit contract shared by every algorithm module.
+"""Pieces shared by the dueling-bandit modules (the contract itself is ``jaxrank.types.Bandit``):
+asking the environment for a duel, the win scoresheet, Copeland guesses, RUCB-style bounds."""
 
-A module defines ``init(key, num_arms, **hparams) -> State``, ``step(state, key, env) ->
-(state, StepInfo)`` and ``best_arm(state, key) -> i32`` (the arm it would report if stopped
-now). States are NamedTuples of arrays; hyperparameters live in the state so they can be vmapped.
-"""
-
-from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 
-from jaxrank.types import Array
+from jaxrank.types import Array, DuelEnv
 from jaxrank.utils import random_argmax
 
 
-class StepInfo(NamedTuple):
-    first: Array  # [] i32, the first arm of the duel (the champion / candidate)
-    second: Array  # [] i32, its opponent (equal to first for a self-duel)
-    first_won: Array  # [] bool
+def duel(env: DuelEnv, key, u: Array, first: Array, second: Array) -> Array:
+    """Asks ``env`` whether ``first`` beats ``second`` (the ``DuelEnv`` contract, ``jaxrank.types``).
 
-
-def check_hparams(**named) -> None:
-    """Rejects impossible Python-level hyperparameters before anything compiles."""
-    for name, (value, lower, inclusive) in named.items():
-        if isinstance(value, (int, float)) and not (value >= lower if inclusive else value > lower):
-            bound = f">= {lower}" if inclusive else f"> {lower}"
-            raise ValueError(f"{name} must be {bound}; got {value}.")
-
-
-def duel(env, key, u: Array, first: Array, second: Array) -> Array:
-    """Asks ``env`` whether ``first`` beats ``second``.
-
-    ``u`` is a uniform the bandit drew together with its own choices (one PRNG call per step is
-    much cheaper than two on CPU). Environments that need just one uniform (preference matrices,
-    ``duel_from_uniform``) use it; any other environment gets a key independent of ``u``.
+    ``u`` is a uniform the bandit drew together with its own choices; the environment also gets a
+    key independent of ``u`` (``fold_in(key, 1)`` of the bandit's step key) for any other randomness.
     """
-    if hasattr(env, "duel_from_uniform"):
-        return env.duel_from_uniform(u, first, second)
-    return env.duel(jax.random.fold_in(key, 1), first, second)
+    return env.duel(jax.random.fold_in(key, 1), first, second, u)
 
 
 def record_duel(wins: Array, first: Array, second: Array, first_won: Array) -> Array:

@@ -31,8 +31,10 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxrank.bandits.base import StepInfo, check_hparams, duel
+from jaxrank.bandits.base import duel
+from jaxrank.types import StepInfo
 from jaxrank.utils import random_argmax, random_argmin, random_choice
+from jaxrank.utils.checks import check_int, check_number
 
 
 class BTMState(NamedTuple):
@@ -50,7 +52,9 @@ def init(key, num_arms: int, *, horizon=None, gamma=1.0) -> BTMState:
     if horizon is None:
         raise ValueError("Beat-the-Mean needs the horizon T: init(..., horizon=T) "
                          "or simulate(..., hparams={'horizon': [T]}).")
-    check_hparams(horizon=(horizon, 1, True), gamma=(gamma, 0.0, False), num_arms=(num_arms, 2, True))
+    check_number("horizon", horizon, low=1, low_inclusive=True)
+    check_number("gamma", gamma, low=0)
+    check_int("num_arms", num_arms, minimum=2)
     zeros = jnp.zeros((num_arms, num_arms), jnp.float32)
     return BTMState(
         wins=zeros,
@@ -90,6 +94,24 @@ def _remove_worst(p_hat, n, active, horizon, gamma, u):
 
 
 def step(state: BTMState, key, env):
+    """One step of Beat-the-Mean (Yue & Joachims, ICML 2011, Algorithm 1, online version).
+
+    Lines 11-12: the arm ``b`` of ``W_ℓ`` with the fewest comparisons (ties uniform) duels an
+    opponent ``b'`` drawn uniformly from ``W_ℓ`` (``b`` included, our reading). Lines 13-14: only
+    ``b``'s record changes. Lines 16-19: if ``min P̂ + c* <= max P̂ - c*``, the arm with the lowest
+    ``P̂`` (ties uniform) leaves ``W_ℓ`` and the comparisons against it stop counting; at most one
+    arm leaves per step. With one arm left it duels itself and no record changes.
+
+    Args:
+      state: the ``BTMState`` of the ``K`` arms.
+      key: this step's PRNG key.
+      env: the ``DuelEnv`` that plays the duel.
+
+    Returns:
+      ``(state, StepInfo)``: the new state (same tree, shapes and dtypes) and the duel played,
+      ``StepInfo(first, second, first_won)`` with ``first = b`` and ``second = b'``,
+      all ``[]`` (i32, i32, bool).
+    """
     u_arm, u_opponent, u_worst, u_duel = jax.random.uniform(key, (4,))
     exploring = jnp.sum(state.active) > 1
 

@@ -32,8 +32,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxrank.bandits.base import StepInfo, check_hparams, copeland_guess, duel, record_duel
+from jaxrank.bandits.base import copeland_guess, duel, record_duel
+from jaxrank.types import StepInfo
 from jaxrank.utils import random_argmax
+from jaxrank.utils.checks import check_int, check_number
 
 
 class DTSState(NamedTuple):
@@ -45,7 +47,8 @@ class DTSState(NamedTuple):
 def init(key, num_arms: int, *, alpha=0.51) -> DTSState:
     """Empty scoresheet for ``K = num_arms``. ``alpha > 0`` (the paper's analysis needs > 1/2)."""
     del key
-    check_hparams(alpha=(alpha, 0.0, False), num_arms=(num_arms, 2, True))
+    check_number("alpha", alpha, low=0)
+    check_int("num_arms", num_arms, minimum=2)
     return DTSState(
         wins=jnp.zeros((num_arms, num_arms), jnp.float32),
         t=jnp.zeros((), jnp.int32),
@@ -125,6 +128,26 @@ def _sample_theta1(key, wins: jax.Array) -> jax.Array:
 
 
 def step(state: DTSState, key, env):
+    """One round of D-TS (Wu & Liu, NIPS 2016, Algorithm 1).
+
+    Phase 1: the upper bounds ``U`` at step ``t`` give the candidates ``C`` (arms of maximal upper
+    Copeland score); one Thompson sample ``θ⁽¹⁾_ij ~ Beta(B_ij + 1, B_ji + 1)`` (``i < j``, mirrored) picks
+    the first arm ``k⁽¹⁾``, the arm of ``C`` beating the most others under ``θ⁽¹⁾``, ties uniform.
+    Phase 2: a fresh sample of column ``k⁽¹⁾``,
+    ``θ⁽²⁾_{i,k⁽¹⁾} ~ Beta(B_{i,k⁽¹⁾} + 1, B_{k⁽¹⁾,i} + 1)`` (``θ⁽²⁾_{k⁽¹⁾,k⁽¹⁾} = 1/2``), picks
+    ``k⁽²⁾``, its argmax over the arms with ``L_{i,k⁽¹⁾} <= 1/2``, ties uniform. The two duel and ``B_{k⁽¹⁾k⁽²⁾}`` or ``B_{k⁽²⁾k⁽¹⁾}``
+    gains one.
+
+    Args:
+      state: the ``DTSState`` of the ``K`` arms.
+      key: this step's PRNG key.
+      env: the ``DuelEnv`` that plays the duel.
+
+    Returns:
+      ``(state, StepInfo)``: the new state (same tree, shapes and dtypes) and the duel played,
+      ``StepInfo(first, second, first_won)`` with ``first = k⁽¹⁾`` and ``second = k⁽²⁾``,
+      all ``[]`` (i32, i32, bool).
+    """
     key_pick, key_theta1, key_theta2 = jax.random.split(key, 3)
     u_first, u_second, u_duel = jax.random.uniform(key_pick, (3,))
     num_arms = state.wins.shape[0]

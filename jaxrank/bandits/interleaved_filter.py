@@ -26,8 +26,10 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxrank.bandits.base import StepInfo, check_hparams, duel
+from jaxrank.bandits.base import duel
+from jaxrank.types import StepInfo
 from jaxrank.utils import random_argmin, random_choice
+from jaxrank.utils.checks import check_int, check_number
 
 
 class IFState(NamedTuple):
@@ -46,7 +48,8 @@ def init(key, num_arms: int, *, horizon=None, if2=True) -> IFState:
     if horizon is None:
         raise ValueError("Interleaved Filter needs the horizon T: init(..., horizon=T) "
                          "or simulate(..., hparams={'horizon': [T]}).")
-    check_hparams(horizon=(horizon, 1, True), num_arms=(num_arms, 2, True))
+    check_number("horizon", horizon, low=1, low_inclusive=True)
+    check_int("num_arms", num_arms, minimum=2)
     arms = jnp.arange(num_arms)
     candidate = random_choice(jax.random.uniform(key), jnp.ones(num_arms, bool))
     remaining = arms != candidate
@@ -99,6 +102,25 @@ def _end_of_pass(candidate, remaining, round_wins, round_counts, log_inv_delta, 
 
 
 def step(state: IFState, key, env):
+    """One duel of Interleaved Filter (Yue, Broder, Kleinberg, Joachims, JCSS 2012, Algorithms 1-2).
+
+    The candidate ``b̂`` duels the next arm of the current pass over ``W`` (index order, our
+    choice; the paper's ``for b ∈ W``, lines 7-11), and ``b̂``'s wins and count against that arm
+    grow. When the pass is complete, lines 12-21 run: arms that ``b̂`` beats confidently leave
+    ``W``; if some arm beats ``b̂`` confidently, the clearest one (lowest ``P̂_b̂b'``, ties uniform:
+    our choice when there are several) becomes the candidate, IF2 also drops the arms with
+    ``P̂_b̂b > 1/2``, and all estimates restart. With ``W`` empty, ``b̂`` duels itself.
+
+    Args:
+      state: the ``IFState`` of the ``K`` arms.
+      key: this step's PRNG key.
+      env: the ``DuelEnv`` that plays the duel.
+
+    Returns:
+      ``(state, StepInfo)``: the new state (same tree, shapes and dtypes) and the duel played,
+      ``StepInfo(first, second, first_won)`` with ``first = b̂`` (before any switch) and ``second``
+      its opponent, all ``[]`` (i32, i32, bool).
+    """
     u_switch, u_duel = jax.random.uniform(key, (2,))
     arms = jnp.arange(state.remaining.shape[0])
     exploring = jnp.any(state.remaining)

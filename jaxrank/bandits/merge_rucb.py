@@ -36,8 +36,10 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxrank.bandits.base import StepInfo, check_hparams, copeland_guess, duel, record_duel
+from jaxrank.bandits.base import copeland_guess, duel, record_duel
+from jaxrank.types import StepInfo
 from jaxrank.utils import random_argmax, random_choice
+from jaxrank.utils.checks import check_int, check_number
 
 
 class MergeRUCBState(NamedTuple):
@@ -62,10 +64,10 @@ def log_c_constant(alpha, delta, num_arms: int):
 
 def init(key, num_arms: int, *, alpha=1.01, delta=0.01, partition_size=4) -> MergeRUCBState:
     """Random partition into ``⌈K/M⌉`` batches. ``α > 1/2``, ``0 < δ < 1``, ``M >= 2``."""
-    check_hparams(alpha=(alpha, 0.5, False), delta=(delta, 0.0, False),
-                  partition_size=(partition_size, 2, True), num_arms=(num_arms, 2, True))
-    if isinstance(delta, (int, float)) and delta >= 1:
-        raise ValueError(f"delta must be < 1; got {delta}.")
+    check_number("alpha", alpha, low=0.5)
+    check_number("delta", delta, low=0, high=1)
+    check_number("partition_size", partition_size, low=2, low_inclusive=True)
+    check_int("num_arms", num_arms, minimum=2)
     size = jnp.asarray(partition_size, jnp.float32)
     order = jax.random.permutation(key, num_arms)  # order[r] = the arm at shuffled position r
     labels = jnp.floor(jnp.arange(num_arms) / size).astype(jnp.int32)
@@ -175,6 +177,27 @@ def _stage_merge(batch, active, u_first, u_second, partition_size, do_merge):
 
 
 def step(state: MergeRUCBState, key, env):
+    """One step of MergeRUCB (Zoghi, Whiteson, de Rijke, WSDM 2015, Algorithm 1).
+
+    The next batch ``B`` with two or more arms, in round-robin order, is visited: with the bound
+    ``U`` at ``ln(t + C)`` (``x/0 := 1``), the arms of ``B`` that some arm of ``B`` beats
+    confidently (``U_ij < 1/2``) are dropped for good (never all of them), a champion ``c`` is
+    drawn uniformly from ``B`` and duels ``d = argmax_{j ∈ B, j != c} U_jc`` (ties uniform), and
+    ``W_cd`` or ``W_dc`` gains one. When at most ``K / 2^s`` arms remain (or only singleton
+    batches), stage ``s`` ends and the batches merge (once, or twice if a batch of at most ``M/2``
+    arms is left). Without a batch of two or more arms, a uniformly drawn active arm duels itself
+    (the last arm, once it is alone).
+
+    Args:
+      state: the ``MergeRUCBState`` of the ``K`` arms.
+      key: this step's PRNG key.
+      env: the ``DuelEnv`` that plays the duel.
+
+    Returns:
+      ``(state, StepInfo)``: the new state (same tree, shapes and dtypes) and the duel played,
+      ``StepInfo(first, second, first_won)`` with ``first = c`` and ``second = d``,
+      all ``[]`` (i32, i32, bool).
+    """
     u_champion, u_challenger, u_merge, u_remerge, u_duel = jax.random.uniform(key, (5,))
     num_arms = state.batch.shape[0]
     labels = jnp.arange(num_arms, dtype=jnp.int32)

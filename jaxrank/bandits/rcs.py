@@ -21,8 +21,10 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxrank.bandits.base import StepInfo, check_hparams, copeland_guess, duel, record_duel, ucb_from_counts
+from jaxrank.bandits.base import copeland_guess, duel, record_duel, ucb_from_counts
+from jaxrank.types import StepInfo
 from jaxrank.utils import log_prob_beta_at_least_half, random_argmax, random_argmin
+from jaxrank.utils.checks import check_int, check_number
 
 
 class RCSState(NamedTuple):
@@ -39,7 +41,8 @@ class RCSState(NamedTuple):
 def init(key, num_arms: int, *, alpha=0.51, lerot: bool = False) -> RCSState:
     """Empty scoresheet for ``K = num_arms``. ``alpha > 0`` (the paper uses 0.501)."""
     del key
-    check_hparams(alpha=(alpha, 0.0, False), num_arms=(num_arms, 2, True))
+    check_number("alpha", alpha, low=0)
+    check_int("num_arms", num_arms, minimum=2)
     prior = 1.0 if lerot else 0.0
     off_diagonal = 1.0 - jnp.eye(num_arms)
     log_q = off_diagonal * log_prob_beta_at_least_half(prior + 1.0, prior + 1.0)
@@ -61,6 +64,27 @@ def champion_probabilities(state: RCSState) -> jax.Array:
 
 
 def step(state: RCSState, key, env):
+    """One round of RCS (Zoghi, Whiteson, de Rijke, Munos, WSDM 2014, Algorithm 1).
+
+    I (lines 4-10): the simulated round-robin tournament, ``Θ_ij ~ Beta(W_ij + 1, W_ji + 1)``, is
+    drawn exactly as one categorical over "arm ``i`` beats every other arm" (probability
+    ``prod_j P(Θ_ij >= 1/2)``) and "no champion"; without a champion, ``c`` is the arm chosen
+    champion least often (ties uniform). ``N_c`` then grows by one (with ``lerot=True`` only after
+    such a fallback pick). II (lines 12-14): ``d = argmax_j U_jc`` of the RUCB bound at step ``t``
+    (``x/0 := 1``, ``U_cc = 1/2``), ties uniform (the paper does not say how ties break; ``d = c``
+    is possible). III (line 16): ``c`` and ``d`` duel, ``W_cd`` or ``W_dc`` gains one, and the
+    tournament probabilities of the two arms are refreshed.
+
+    Args:
+      state: the ``RCSState`` of the ``K`` arms.
+      key: this step's PRNG key.
+      env: the ``DuelEnv`` that plays the duel.
+
+    Returns:
+      ``(state, StepInfo)``: the new state (same tree, shapes and dtypes) and the duel played,
+      ``StepInfo(first, second, first_won)`` with ``first = c`` (champion) and ``second = d``,
+      all ``[]`` (i32, i32, bool).
+    """
     u_champion, u_fallback, u_opponent, u_duel = jax.random.uniform(key, (4,))
     num_arms = state.wins.shape[0]
     t = state.t + 1

@@ -38,8 +38,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax.scipy.special import xlogy
 
-from jaxrank.bandits.base import StepInfo, check_hparams, duel, record_duel
+from jaxrank.bandits.base import duel, record_duel
+from jaxrank.types import StepInfo
 from jaxrank.utils import random_argmin
+from jaxrank.utils.checks import check_int, check_number
 
 
 class RMEDState(NamedTuple):
@@ -55,7 +57,8 @@ class RMEDState(NamedTuple):
 def init(key, num_arms: int, *, kweight=0.3, leader_first=False) -> RMEDState:
     """Empty scoresheet for ``K = num_arms``; ``L_C = L_R = [K]``, ``L_N = ∅`` for the main loop."""
     del key
-    check_hparams(kweight=(kweight, 0.0, True), num_arms=(num_arms, 2, True))
+    check_number("kweight", kweight, low=0, low_inclusive=True)
+    check_int("num_arms", num_arms, minimum=2)
     every = jnp.ones(num_arms, bool)
     return RMEDState(
         wins=jnp.zeros((num_arms, num_arms), jnp.float32),
@@ -103,6 +106,27 @@ def opponent(wins: jax.Array, arm: jax.Array, u: jax.Array, leader: jax.Array, l
 
 
 def step(state: RMEDState, key, env):
+    """One step of RMED1 (Komiyama, Honda, Kashima, Nakagawa, COLT 2015, Algorithms 1-2).
+
+    During the initial phase (the first ``K(K-1)/2`` steps) the pairs ``i < j`` duel once each in
+    lexicographic order and the lists do not change. Afterwards ``l(t)`` is the lowest-index arm
+    of ``L_R`` (the paper only asks for a fixed order) and its opponent ``m(t)`` comes from
+    Algorithm 2 (the arm of ``Ô_l`` beating ``l`` the most, ties uniform, or ``l`` itself when
+    ``Ô_l`` is empty; ``leader_first`` gives the authors' library rule). After the duel, with
+    ``I`` from the updated counts, ``l(t)`` leaves ``L_R``, every arm outside ``L_R`` meeting
+    eq. 4 joins ``L_N``, and an empty ``L_R`` starts the next loop (``L_C, L_R ← L_N``,
+    ``L_N ← ∅``).
+
+    Args:
+      state: the ``RMEDState`` of the ``K`` arms.
+      key: this step's PRNG key.
+      env: the ``DuelEnv`` that plays the duel.
+
+    Returns:
+      ``(state, StepInfo)``: the new state (same tree, shapes and dtypes) and the duel played,
+      ``StepInfo(first, second, first_won)`` with ``first = l(t)`` and ``second = m(t)`` (or the
+      initial-phase pair), all ``[]`` (i32, i32, bool).
+    """
     u_opponent, u_leader, u_duel = jax.random.uniform(key, (3,))
     num_arms = state.wins.shape[0]
     arms = jnp.arange(num_arms)

@@ -1,9 +1,13 @@
 """Relative Upper Confidence Bound (Zoghi, Whiteson, Munos, de Rijke, ICML 2014, Algorithm 1).
 
 Each step: ``U = W/(W + W^T) + sqrt(alpha ln t / (W + W^T))`` (``x/0 := 1``, ``U_ii = 1/2``);
-candidates ``C = {c : U_cj >= 1/2 for all j}`` (a uniform arm if empty); the hypothesised best
-arm ``B`` (at most one arm) is kept while it stays in ``C``; ``c`` is the only candidate, or
-``B`` with probability 1/2 and otherwise uniform over ``C \\ B`` (lines 6-10); the opponent is
+candidates ``C = {c : U_cj >= 1/2 for all j}``; the hypothesised best arm ``B`` (at most one arm)
+is kept while it stays in ``C`` (``B <- B ∩ C``); ``c`` is the only candidate, which becomes ``B``,
+or ``B`` with probability 1/2 and otherwise uniform over ``C \\ B`` (lines 6-10). When ``C`` is
+empty (every arm confidently beaten by some arm), ``c`` is drawn uniformly from all arms and
+``B`` is left empty, as Algorithm 1 reads (``B ∩ ∅ = ∅``, and neither the ``|C| = 1`` nor the
+``|C| > 1`` branch runs) and as duelingbanditlib's ``policy_rucb_icml.hpp`` does; duelpy's
+``RelativeUCB`` instead adds the random arm to ``C``, so that it becomes ``B``. The opponent is
 ``d = argmax_j U_jc`` with uniform ties, never ``c`` itself when tied (line 11). Report rule:
 the arm beating the most others on the scoresheet.
 """
@@ -13,8 +17,10 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxrank.bandits.base import StepInfo, check_hparams, copeland_guess, duel, record_duel, ucb_from_counts
+from jaxrank.bandits.base import copeland_guess, duel, record_duel, ucb_from_counts
+from jaxrank.types import StepInfo
 from jaxrank.utils import random_choice
+from jaxrank.utils.checks import check_int, check_number
 
 
 class RUCBState(NamedTuple):
@@ -27,7 +33,8 @@ class RUCBState(NamedTuple):
 def init(key, num_arms: int, *, alpha=0.51) -> RUCBState:
     """Empty scoresheet for ``K = num_arms``; ``alpha > 0`` (the paper uses 0.501 with RCS)."""
     del key
-    check_hparams(alpha=(alpha, 0.0, False), num_arms=(num_arms, 2, True))
+    check_number("alpha", alpha, low=0)
+    check_int("num_arms", num_arms, minimum=2)
     return RUCBState(jnp.zeros((num_arms, num_arms), jnp.float32), jnp.int32(-1),
                      jnp.zeros((), jnp.int32), jnp.asarray(alpha, jnp.float32))
 
@@ -39,6 +46,26 @@ def upper_bounds(wins, t, alpha):
 
 
 def step(state: RUCBState, key, env):
+    """One round of RUCB (Zoghi, Whiteson, Munos, de Rijke, ICML 2014, Algorithm 1).
+
+    With ``U`` at step ``t`` (``x/0 := 1``, ``U_ii = 1/2``) the candidates are
+    ``C = {c : U_cj >= 1/2 ∀j}`` and the hypothesised best arm is kept only if it is still in ``C``
+    (``B ← B ∩ C``). A single candidate is ``c`` and becomes ``B``; among several, ``c`` is ``B``
+    with probability 1/2 and otherwise uniform over ``C \\ B`` (uniform over ``C`` when ``B`` is
+    empty); when ``C`` is empty, ``c`` is uniform over all arms and ``B`` stays empty. The opponent
+    is ``d = argmax_j U_jc``, ties uniform and never ``c`` itself on a tie. ``c`` and ``d`` duel and
+    ``W_cd`` or ``W_dc`` gains one.
+
+    Args:
+      state: the ``RUCBState`` of the ``K`` arms.
+      key: this step's PRNG key.
+      env: the ``DuelEnv`` that plays the duel.
+
+    Returns:
+      ``(state, StepInfo)``: the new state (same tree, shapes and dtypes) and the duel played,
+      ``StepInfo(first, second, first_won)`` with ``first = c`` and ``second = d``,
+      all ``[]`` (i32, i32, bool).
+    """
     u_empty, u_coin, u_other, u_opponent, u_duel = jax.random.uniform(key, (5,))
     num_arms = state.wins.shape[0]
     arms = jnp.arange(num_arms)
@@ -46,15 +73,16 @@ def step(state: RUCBState, key, env):
     upper = upper_bounds(state.wins, t, state.alpha)
 
     candidates = jnp.all(upper >= 0.5, axis=1)  # [K]
-    fallback = jnp.floor(u_empty * num_arms).astype(jnp.int32)
-    candidates = jnp.where(jnp.any(candidates), candidates, arms == fallback)
+    # B <- B ∩ C; an empty C empties B, and the uniform fallback arm does not join C or B.
     kept = (state.hypothesis >= 0) & candidates[jnp.maximum(state.hypothesis, 0)]
-    hypothesis = jnp.where(kept, state.hypothesis, -1)  # B <- B ∩ C
+    hypothesis = jnp.where(kept, state.hypothesis, -1)
     single = jnp.sum(candidates) == 1
     others = candidates & (arms != hypothesis)
+    fallback = jnp.floor(u_empty * num_arms).astype(jnp.int32)
     champion = jnp.where(
-        single, jnp.argmax(candidates).astype(jnp.int32),
-        jnp.where((hypothesis >= 0) & (u_coin < 0.5), hypothesis, random_choice(u_other, others)))
+        ~jnp.any(candidates), fallback,
+        jnp.where(single, jnp.argmax(candidates).astype(jnp.int32),
+                  jnp.where((hypothesis >= 0) & (u_coin < 0.5), hypothesis, random_choice(u_other, others))))
     hypothesis = jnp.where(single, champion, hypothesis)
 
     column = upper[:, champion]

@@ -15,8 +15,10 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxrank.bandits.base import StepInfo, check_hparams, copeland_guess, duel, record_duel
+from jaxrank.bandits.base import copeland_guess, duel, record_duel
+from jaxrank.types import StepInfo
 from jaxrank.utils import random_argmin
+from jaxrank.utils.checks import check_int, check_number
 
 
 class SavageState(NamedTuple):
@@ -29,7 +31,8 @@ class SavageState(NamedTuple):
 def init(key, num_arms: int, *, horizon) -> SavageState:
     """Every arm active; ``horizon >= 1`` is the number of steps the run will take."""
     del key
-    check_hparams(horizon=(horizon, 1.0, True), num_arms=(num_arms, 2, True))
+    check_number("horizon", horizon, low=1, low_inclusive=True)
+    check_int("num_arms", num_arms, minimum=2)
     return SavageState(jnp.zeros((num_arms, num_arms), jnp.float32), jnp.ones(num_arms, bool),
                        jnp.zeros((), jnp.int32), jnp.asarray(horizon, jnp.float32))
 
@@ -41,6 +44,26 @@ def confidence_radius(totals, num_arms: int, horizon):
 
 
 def step(state: SavageState, key, env):
+    """One step of Condorcet SAVAGE (Urvoy, Clérot, Féraud, Naamane, ICML 2013).
+
+    While more than one arm is active, the active pair ``i < j`` compared least often so far (ties
+    uniform) duels; the win matrix gains one, then every active arm ``i`` with
+    ``p̂_ij + c(n_ij) < 1/2`` for some ``j`` (``n_ij > 0``) is deactivated, ``c(n)`` the
+    union-bound radius with ``δ = 1/T`` (``confidence_radius``). An elimination round that would
+    leave no arm is skipped. Once one arm is left it duels itself until the horizon: exploitation
+    starts at ``|A| = 1``, our choice of stopping rule (Lerot's ``SAVAGESampler`` instead stops
+    once one arm's lower bounds all exceed 1/2).
+
+    Args:
+      state: the ``SavageState`` of the ``K`` arms.
+      key: this step's PRNG key.
+      env: the ``DuelEnv`` that plays the duel.
+
+    Returns:
+      ``(state, StepInfo)``: the new state (same tree, shapes and dtypes) and the duel played,
+      ``StepInfo(first, second, first_won)`` with the pair played (``first == second`` when
+      exploiting), all ``[]`` (i32, i32, bool).
+    """
     u_pair, u_duel = jax.random.uniform(key, (2,))
     num_arms = state.wins.shape[0]
     arms = jnp.arange(num_arms)

@@ -1,15 +1,15 @@
 """Interleaved comparison of two rankers on one query: probabilistic, team-draft and balanced.
 
 * Probabilistic interleave: Hofmann, Whiteson, de Rijke, "A probabilistic method for inferring
-  preferences from clicks", CIKM 2011, §4 (SPEC §4.6; Lerot ``ProbabilisticInterleave.py``).
+  preferences from clicks", CIKM 2011, §4 (as in Lerot's ``ProbabilisticInterleave.py``).
   Each ranker is a softmax over its ranks, ``P(d) ∝ 1 / rank(d)^τ``; at every position a fair
   coin picks a ranker, which samples a document from its softmax over the documents not yet
   shown. The outcome marginalises over the coin flips: given the list, position ``n`` came from
   ranker 2 independently with probability ``π_n = P_2(l_n|·) / (P_1(l_n|·) + P_2(l_n|·))``, and
   ``O = P(o > 0) − P(o < 0)`` for the click difference ``o`` is a DP over the clicked positions.
 * Team-draft interleave: Radlinski, Kurup, Joachims, "How does clickthrough data reflect
-  retrieval quality?", CIKM 2008, Algorithm 1 (SPEC §4.7). Lerot's "common prefix to no team"
-  variant is not implemented (SPEC: off by default).
+  retrieval quality?", CIKM 2008, Algorithm 1 (as in Lerot's ``TeamDraft.py``). Lerot's "common prefix to no team"
+  variant is not implemented (our choice: it is not in the paper).
 * Balanced interleave: Joachims, "Optimizing search engines using clickthrough data", KDD 2002,
   Algorithm ``Combine``, with the randomised first ranker of Joachims 2003 and the evaluation
   rule as stated by Chapelle, Joachims, Radlinski, Yue, TOIS 2012, §2.1.
@@ -106,7 +106,7 @@ def _check_tau_range(tau, list_size: int) -> None:
 def probabilistic_interleave(
     key: PRNGKey, scores_first: Array, scores_second: Array, where: Array, *, list_size: int = 10, tau=3.0
 ) -> tuple[Array, Array, Array]:
-    """Samples a probabilistic-interleave list of one query (Hofmann et al. 2011, SPEC §4.6).
+    """Samples a probabilistic-interleave list of one query (Hofmann et al., CIKM 2011, §4).
 
     Each ranker's softmax gives its document at rank ``r`` the weight ``1 / r^τ``, normalised over
     the documents still remaining. At each position a fair coin picks ranker 1 or 2, that ranker
@@ -177,7 +177,7 @@ def _interleave_ranks(key, ranks_first, ranks_second, where, list_size, tau):
 
 
 def probabilistic_outcome(prob_second: Array, clicks: Array, shown: Array) -> Array:
-    """Marginalised probabilistic-interleave outcome ``O = P(o > 0) − P(o < 0)`` (SPEC §4.6).
+    """Marginalised probabilistic-interleave outcome ``O = P(o > 0) − P(o < 0)`` (Hofmann et al. 2011).
 
     ``o`` = (#clicked positions credited to ranker 2) − (#credited to ranker 1), where position
     ``n`` is credited to ranker 2 independently with probability ``prob_second[n]``. The DP keeps
@@ -212,7 +212,7 @@ def probabilistic_outcome(prob_second: Array, clicks: Array, shown: Array) -> Ar
 def team_draft_interleave(
     key: PRNGKey, scores_first: Array, scores_second: Array, where: Array, *, list_size: int = 10
 ) -> tuple[Array, Array, Array]:
-    """Samples a team-draft interleaved list of one query (Radlinski et al. 2008, SPEC §4.7).
+    """Samples a team-draft interleaved list of one query (Radlinski et al., CIKM 2008, Algorithm 1).
 
     At each position the ranker whose team is smaller picks (a fair coin if they are equal) and
     appends its highest-ranked document not yet in the list, which joins its team.

@@ -1,7 +1,7 @@
 """Click models: the cascade model of online LTR evaluation and the position-based model.
 
 Cascade model (Craswell et al., WSDM 2008, with the click/stop parametrisation of Hofmann,
-Whiteson, de Rijke, CIKM 2011 / Hofmann et al. 2013 and Schuth et al.; SPEC §4.8): the user scans
+Whiteson, de Rijke, CIKM 2011 / Hofmann et al. 2013 and Schuth et al.): the user scans
 the list from the top; at a document of grade ``g`` they click with ``P(click | g)``; after a
 click they stop with ``P(stop | g)``; they never stop without a click. The perfect /
 navigational / informational parameters for 2, 3 and 5 grades are Lerot's (``config-sigir2014-PI.yml``,
@@ -37,7 +37,8 @@ class PositionBasedModel(NamedTuple):
 
 ClickModel = Union[CascadeModel, PositionBasedModel]
 
-# SPEC §4.8: name -> num_grades -> (P(click | g), P(stop | g)).
+# Lerot's parameters (config-sigir2014-PI.yml, lerot-3 meta.yml):
+# name -> num_grades -> (P(click | g), P(stop | g)).
 _CASCADE_TABLE = {
     "perfect": {
         2: ((0.0, 1.0), (0.0, 0.0)),
@@ -95,7 +96,7 @@ def make_cascade_model(click_prob, stop_prob) -> CascadeModel:
 
 
 def cascade_model(name: str, num_grades: int) -> CascadeModel:
-    """The SPEC §4.8 cascade model ``name`` for grades ``0 .. num_grades - 1``.
+    """Lerot's cascade model ``name`` for grades ``0 .. num_grades - 1``.
 
     Args:
       name: ``"perfect"``, ``"navigational"``, ``"informational"`` or ``"random"``.

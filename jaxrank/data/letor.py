@@ -61,7 +61,7 @@ def load_queries(
     """
     _check_layout(layout)
     queries = ragged_queries(load_svmlight(locations.resolve(path), num_features=num_features, cache=cache),
-                             normalize=normalize)
+                             normalize=normalize, in_place=True)
     return queries if layout == "ragged" else pad_queries(queries, list_size)
 
 
@@ -90,7 +90,7 @@ def load_fold(
         raise FileNotFoundError(f"{folder} does not exist: expected the LETOR layout <root>/Fold{fold}/train.txt.")
     parsed = [load_svmlight(split_file(folder, s), cache=cache) for s in SPLITS]
     width = max(p.features.shape[1] for p in parsed)
-    splits = [ragged_queries(_widen(p, width), normalize=normalize) for p in parsed]
+    splits = [ragged_queries(_widen(p, width), normalize=normalize, in_place=True) for p in parsed]
     if layout == "ragged":
         return tuple(splits)
     if list_size is None:

@@ -1,7 +1,7 @@
 """Where data and parsed caches live: one setting each.
 
 ``JAXRANK_DATA`` is the folder that holds datasets by name (``$JAXRANK_DATA/MQ2008/Fold1/...``);
-default ``<user cache>/jaxrank/data``. ``JAXRANK_CACHE`` holds parsed ``.npz`` copies; default
+default ``<user cache>/jaxrank/data``. ``JAXRANK_CACHE`` holds parsed copies (folders of ``.npy`` arrays); default
 ``<user cache>/jaxrank/parsed``. The user cache is ``$XDG_CACHE_HOME`` or ``~/.cache``.
 """
 

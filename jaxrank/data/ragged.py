@@ -2,7 +2,7 @@
 
 ``RaggedQueries`` stores the ``N`` documents once (``[N, D]``) and the queries as offsets, so memory
 is proportional to the documents: one 1,251-document query no longer pads 31,000 others to 2,048
-(MSLR-WEB30K's padded batch would be 93% padding). Per-query computations (metrics, scoring each
+(MSLR-WEB30K's padded batch would be 94% padding). Per-query computations (metrics, scoring each
 query with its own model) run over *buckets*: queries grouped by list size rounded up to a power of
 two, gathered into padded ``[B, L]`` blocks of at most ``max_cells`` documents. Padding is then at
 most 2x per bucket, and only a few block shapes (powers of two in ``B`` and ``L``) ever compile.
@@ -20,6 +20,7 @@ from jaxrank.types import QueryBatch, RaggedQueries
 
 Queries = Union[RaggedQueries, QueryBatch]
 DENSE_LIMIT_BYTES = 1 << 30  # a padded batch larger than this, and over half padding, is refused
+BLOCK_BYTES = 1 << 26  # the features of one bucket block: 64 MiB
 
 
 def bucket_size(num_docs: int, *, minimum: int = 8) -> int:
@@ -40,7 +41,7 @@ def document_query(offsets: np.ndarray) -> np.ndarray:
     return np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
 
 
-def normalize_documents(features: np.ndarray, offsets: np.ndarray, *, block: int = 1 << 16) -> np.ndarray:
+def normalize_documents(features: np.ndarray, offsets: np.ndarray, *, block_cells: int = 1 << 22) -> np.ndarray:
     """Min-max scales each feature to [0, 1] within each query (LETOR QueryLevelNorm), in place.
 
     Args:
@@ -49,8 +50,9 @@ def normalize_documents(features: np.ndarray, offsets: np.ndarray, *, block: int
 
     Returns:
       ``features``; a feature constant within a query becomes 0. Computed in float64 a block of
-      queries at a time (at most about ``block`` documents).
+      queries at a time (about ``block_cells`` values, one query at least).
     """
+    block = max(1, block_cells // max(features.shape[1], 1))
     q = 0
     num_queries = offsets.shape[0] - 1
     while q < num_queries:
@@ -69,13 +71,17 @@ def normalize_documents(features: np.ndarray, offsets: np.ndarray, *, block: int
     return features
 
 
-def ragged_queries(data: SVMLightData, *, normalize: bool = False) -> RaggedQueries:
-    """Documents of a parsed file (queries contiguous, as the parser checks) as ``RaggedQueries``."""
+def ragged_queries(data: SVMLightData, *, normalize: bool = False, in_place: bool = False) -> RaggedQueries:
+    """Documents of a parsed file (queries contiguous, as the parser checks) as ``RaggedQueries``.
+
+    With ``normalize``, ``in_place=True`` scales ``data.features`` itself instead of a copy (the
+    loaders own their arrays; this saves one ``[N, D]`` copy at peak)."""
     lengths = query_lengths(data.qids)
     offsets = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
     features = np.asarray(data.features, np.float32)
     if normalize:
-        features = normalize_documents(features.copy(), offsets)
+        owned = in_place and features is data.features and features.flags.writeable
+        features = normalize_documents(features if owned else features.copy(), offsets)
     return RaggedQueries(features, np.asarray(data.labels, np.float32), offsets,
                          np.asarray(data.qids[offsets[:-1]], np.int64))
 
@@ -185,16 +191,19 @@ class Bucket(NamedTuple):
     batch: QueryBatch  # features [B, L, D] (empty [B, L, 0] without features), labels, mask on the device
 
 
-def buckets(queries: Queries, *, features: bool = True, max_cells: int = 1 << 18,
+def buckets(queries: Queries, *, features: bool = True, max_cells: Optional[int] = None,
             minimum: int = 8) -> Iterator[Bucket]:
     """The queries in padded blocks, by list size (powers of two from ``minimum``).
 
     Each block holds at most ``max_cells`` document slots (at least one query) and has a power of
     two of rows, padded with fully masked rows; every block of one list size has the same shape,
-    so a function jitted over blocks compiles once per list size. ``features=False`` leaves the
-    feature array empty (for work on scores given per document).
+    so a function jitted over blocks compiles once per list size. ``max_cells`` defaults to the
+    power of two that keeps a block's features within ``BLOCK_BYTES`` (at most ``2^18`` slots).
+    ``features=False`` leaves the feature array empty (for work on scores given per document).
     """
     queries = as_ragged(queries)
+    if max_cells is None:
+        max_cells = default_cells(queries.num_features if features else 0)
     lengths = queries.lengths
     sizes = np.maximum(minimum, 1 << np.ceil(np.log2(np.maximum(lengths, 1))).astype(np.int64))
     for size in np.unique(sizes):
@@ -208,6 +217,13 @@ def buckets(queries: Queries, *, features: bool = True, max_cells: int = 1 << 18
             if x is None:
                 x = np.zeros(mask.shape + (0,), np.float32)
             yield Bucket(chunk, docs, QueryBatch(jax.device_put(x), jax.device_put(labels), jax.device_put(mask), qid))
+
+
+def default_cells(num_features: int) -> int:
+    """Document slots per block: a power of two in ``[2^10, 2^18]`` whose ``[cells, D]`` float32
+    features fit in ``BLOCK_BYTES``."""
+    cells = BLOCK_BYTES // (4 * max(num_features, 1))
+    return 1 << min(18, max(10, cells.bit_length() - 1))
 
 
 def map_queries(fn: Callable[[Bucket], jax.Array], queries: Queries, *, axis: int = 0, **bucket_kwargs) -> np.ndarray:

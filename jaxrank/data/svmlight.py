@@ -13,6 +13,10 @@ checked on the character array, every number read by one ``np.fromstring``); whe
 anything odd, the chunk is read line by line in Python, which either parses it or raises a
 ``ValueError`` naming the file, the line and the problem.
 
+Labels are relevance grades, small non-negative integers; a label ``>= 128`` is rejected, naming its
+line: its gain ``2^l - 1`` overflows float32 in every metric, and such values are scores to be
+rescaled to grades, not grades.
+
 Width ``D``. Without ``num_features``, ``D`` is the largest feature index, except that an index far
 above all others (more than twice the next one plus 64) that few documents use (< 1%) is taken for
 a typo and rejected, naming its line: a stray ``1000000000:1`` must not make every document (and
@@ -31,6 +35,7 @@ import numpy as np
 
 CHUNK_BYTES = 1 << 24  # text per chunk: bounds the parser's scratch memory
 _STRAY_SHARE = 0.01  # an index far above the rest is a typo when fewer documents than this share use it
+_LABEL_LIMIT = 128  # labels from here on are rejected: their gain 2^l - 1 is inf in float32
 
 _DOCID = re.compile(r"docid\s*=\s*(\S+)")
 _INTEGER = re.compile(r"[+-]?\d+")
@@ -239,6 +244,22 @@ def _check_features_slowly(path, lineno: int, rest: str, num_features: Optional[
     return indices, values
 
 
+def _label_too_large(path, lineno: int, label: float) -> ValueError:
+    return _error(
+        path, lineno,
+        f"label {label:g} is too large for a relevance grade (grades are small integers: 0-4 for MSLR-WEB "
+        f"and Yahoo! LTR, 0-2 for LETOR 4.0); labels >= {_LABEL_LIMIT} look like scores rather than grades, "
+        f"and their gain 2^l - 1 overflows float32 to inf (NaN metrics). Rescale them to small integer grades",
+    )
+
+
+def _check_label_range(path, labels: np.ndarray, linenos: np.ndarray) -> None:
+    """Raises on the first label ``>= _LABEL_LIMIT`` of a chunk (``labels, linenos [n]``), naming its line."""
+    too_large = np.flatnonzero(labels >= _LABEL_LIMIT)
+    if too_large.size:
+        raise _label_too_large(path, int(linenos[too_large[0]]), float(labels[too_large[0]]))
+
+
 def _parse_label(path, lineno: int, token: str) -> float:
     try:
         label = float(token)
@@ -246,6 +267,8 @@ def _parse_label(path, lineno: int, token: str) -> float:
         raise _error(path, lineno, f"bad label {token!r} (expected a number)") from None
     if not np.isfinite(label) or label < 0:
         raise _error(path, lineno, f"bad label {token!r} (expected a finite grade >= 0)")
+    if label >= _LABEL_LIMIT:
+        raise _label_too_large(path, lineno, label)
     return label
 
 
@@ -391,7 +414,9 @@ def parse_svmlight(
       ``SVMLightData`` with ``features [N, D]`` f32, ``labels [N]`` f32, ``qids [N]`` i64.
 
     Raises:
-      ValueError: naming the file, line and problem, for any malformed input.
+      ValueError: naming the file, line and problem, for any malformed input, and for a label
+        ``>= 128``: labels are relevance grades (small integers), and ``2^l - 1`` overflows float32
+        from ``l = 128`` on, so such labels are taken for scores to be rescaled.
     """
     path = Path(path)
     if num_features is not None and (isinstance(num_features, bool) or not isinstance(num_features, (int, np.integer))
@@ -411,6 +436,8 @@ def parse_svmlight(
         rows = _fast_rows(chunk, line0, has_qid, keep_docids) if has_qid is not None else None
         if rows is None or (num_features is not None and rows.index.size and rows.index.max() > num_features):
             rows, has_qid = _slow_rows(path, chunk, line0, has_qid, keep_docids, num_features)
+        else:  # the slow path checks each label as it reads it (_parse_label)
+            _check_label_range(path, rows.labels, rows.linenos)
         width = buffer.width
         if num_features is None and rows.index.size and rows.index.max() > width:
             width = _reachable_width(width, rows.index[rows.index > width])

@@ -3,7 +3,7 @@
 Zoghi et al. (WSDM 2014, §6) estimate ``P`` for the MSLR feature rankers with 80,000 probabilistic
 interleaving comparisons per pair (perfect click model), then run the bandits on that matrix.
 Each comparison here is exactly one ``InterleavedDuelEnv.duel``: a uniform query, an interleaved
-list (SPEC §4.6 / §4.7), cascade clicks (§4.8), the outcome, and a fair coin on ties. So
+list (probabilistic or team-draft interleave), cascade clicks, the outcome, and a fair coin on ties. So
 ``P[i, j]`` is the fraction of the ``n`` comparisons of the pair that ranker ``i`` (shown as
 ranker 1) won, ``P[j, i] = 1 - P[i, j]`` and the diagonal is 1/2.
 

@@ -2,7 +2,7 @@
 
 ``P[i, j]`` is the probability that arm ``i`` beats arm ``j`` in one comparison; a valid matrix
 has ``P + P^T = 1`` and ``1/2`` on the diagonal. Helpers check a matrix, find its Condorcet
-winner, pick the RCS paper's rankers (Zoghi et al. 2014, §6: feature ids sorted as strings,
+winner, pick the RCS paper's rankers (Zoghi et al. 2014, §5: feature ids sorted as strings,
 first K) and generate synthetic Condorcet and cyclic matrices.
 """
 
@@ -16,7 +16,7 @@ from jaxrank.types import Array, PRNGKey
 
 
 class PrefMatrixEnv(NamedTuple):
-    """Duels drawn as ``Bernoulli(P[i, j])``; vmappable over stacked matrices."""
+    """Duels drawn as ``Bernoulli(P[i, j])`` (a ``jaxrank.types.DuelEnv``); vmappable over stacked matrices."""
 
     pref: Array  # [K, K] f32, P(i beats j)
 
@@ -24,12 +24,10 @@ class PrefMatrixEnv(NamedTuple):
     def num_arms(self) -> int:
         return self.pref.shape[-1]
 
-    def duel(self, key: PRNGKey, i: Array, j: Array) -> Array:
-        """True when arm ``i`` beats arm ``j`` (a duel of an arm with itself is a fair coin)."""
-        return self.duel_from_uniform(jax.random.uniform(key), i, j)
-
-    def duel_from_uniform(self, u: Array, i: Array, j: Array) -> Array:
-        """The same duel driven by one uniform ``u`` in [0, 1) that the caller drew."""
+    def duel(self, key: PRNGKey, i: Array, j: Array, u: Optional[Array] = None) -> Array:
+        """True when arm ``i`` beats arm ``j``: ``u < P[i, j]`` with the caller's uniform ``u``, or one
+        drawn from ``key`` (a duel of an arm with itself is a fair coin)."""
+        u = jax.random.uniform(key) if u is None else u
         return u < self.pref[i, j]
 
 

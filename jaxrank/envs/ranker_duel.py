@@ -1,21 +1,21 @@
 """Dueling environments whose arms are rankers compared by interleaving on simulated clicks.
 
-Zoghi, Whiteson, de Rijke, Munos (WSDM 2014, §6): the arms are linear rankers (in the paper
+Zoghi, Whiteson, de Rijke, Munos (WSDM 2014, §5): the arms are linear rankers (in the paper
 single features, documents sorted by decreasing feature value). One duel samples a query
 uniformly from a ``QueryBatch``, interleaves the two rankers' lists (probabilistic interleave,
 Hofmann et al. CIKM 2011, or team-draft, Radlinski et al. CIKM 2008), simulates cascade clicks on
-the shown list (SPEC §4.8) and credits the clicks; a tie (outcome 0, e.g. no clicks) is a fair
-coin, as in Lerot's ``SamplerSystem.update_solution``. Because queries are i.i.d. and ties are
-coin flips, each duel is a Bernoulli(p_ij) draw for a fixed ``P``, which
+the shown list (``jaxrank.clicks.models``) and credits the clicks; a tie (outcome 0, e.g. no
+clicks) is a fair coin, as in Lerot's ``SamplerSystem.update_solution``. Because queries are
+i.i.d. and ties are coin flips, each duel is a Bernoulli(p_ij) draw for a fixed ``P``, which
 ``jaxrank.envs.estimate.estimate_preference_matrix`` estimates once.
 
 The env is a NamedTuple: its type (``ProbabilisticDuelEnv`` or ``TeamDraftDuelEnv``) picks the
 interleaving method and its leaves are data, so it passes through ``jit`` and works with every
-bandit's ``step(state, key, env)`` (``jaxrank.bandits.base.duel`` calls ``env.duel(key, i, j)``).
+bandit's ``step(state, key, env)`` through the ``DuelEnv`` contract (``env.duel(key, i, j, u)``).
 Build it with ``ranker_duel_env``, which validates the inputs before anything is traced.
 """
 
-from typing import NamedTuple, Sequence, Union
+from typing import NamedTuple, Optional, Sequence, Union
 
 import jax
 import jax.numpy as jnp
@@ -102,12 +102,14 @@ class InterleavedDuelEnv(NamedTuple):
     def list_size(self) -> int:
         return self.list_positions.shape[-1]
 
-    def duel(self, key: PRNGKey, i: Array, j: Array) -> Array:
+    def duel(self, key: PRNGKey, i: Array, j: Array, u: Optional[Array] = None) -> Array:
         """``[]`` bool, True when ranker ``i`` (shown as ranker 1) beats ranker ``j``.
 
         Samples a query uniformly, interleaves the two rankers' lists, simulates clicks and
         credits them; a tie is a fair coin. ``i == j`` is a fair coin too (every outcome ties).
+        Every draw comes from ``key``; the bandit's uniform ``u`` is not needed.
         """
+        del u
         key_query, key_list, key_clicks, key_tie = jax.random.split(key, 4)
         q = jax.random.randint(key_query, (), 0, self.queries.features.shape[-3])
         features = self.queries.features[q]  # [N, D]

@@ -1,4 +1,4 @@
-"""Dueling-bandit regret (Zoghi et al. 2014, §3): ``r_t = (Δ_1i + Δ_1j) / 2``, ``Δ_1k = P_1k - 1/2``.
+"""Dueling-bandit regret (Zoghi et al., WSDM 2014, §2, eq. 1): ``r_t = (Δ_1i + Δ_1j) / 2``, ``Δ_1k = P_1k - 1/2``.
 
 Arm 1 is the Condorcet winner; a duel of the winner with itself costs nothing.
 """

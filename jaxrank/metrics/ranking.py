@@ -6,18 +6,25 @@ axes are batch; ``where`` marks real documents, masked ones sort last and add no
 are fully masked are left out of the reduction; ``reduce_fn=None`` returns per-list values ``[...]``.
 
 Score ties are broken by position (the earlier document ranks first) unless a PRNG ``key`` is
-given, in which case they are broken by seeded uniform noise (SPEC §5.1): one key draws
-``uniform(key, scores.shape)``; an array of keys, one per list (shape ``scores.shape[:-1]``, or a
+given, in which case they are broken by seeded uniform noise (our choice; no paper fixes it): one
+key draws ``uniform(key, scores.shape)``; an array of keys, one per list (shape ``scores.shape[:-1]``, or a
 shape that broadcasts to it), draws ``uniform(key_q, (L,))`` for list ``q``, so a list's tie-breaks do
 not depend on the other lists in the call. Reported numbers should pass a key: single-feature
 rankers tie a lot.
 
-Conventions (SPEC §5.1, Järvelin & Kekäläinen 2002; Chapelle et al. 2009 for ERR):
+Conventions (SOLAR paper, Wang et al., ACL 2015, eq. 1–2; Järvelin & Kekäläinen 2002; Chapelle et al.
+2009 for ERR; AP with the LETOR relevance rule):
   DCG@k = sum_{r<=k} (2^l - 1) / log2(1 + r); NDCG = DCG / IDCG, 0 when IDCG = 0;
   AP = (1/m) sum_{r: rel} Prec@r with rel = l > 0; P@k = #rel in top k / min(k, n).
-``letor_compat=True`` follows the LETOR ``Eval-Score-4.0.pl`` script instead (SPEC §5.3): gain
+``letor_compat=True`` follows the LETOR ``Eval-Score-4.0.pl`` script instead: gain
 table {0: 0, 1: 1, 2: 3}, ranks 1 and 2 undiscounted and ``1/log2(r)`` after, ties kept in input
 order, NDCG@k = 0 for a query with fewer than k documents, P@k divided by k, relevant = l in {1, 2}.
+
+Label range. Labels are relevance grades: small non-negative integers (0-4 for MSLR-WEB and Yahoo!
+LTR, 0-2 for LETOR 4.0, 0-1 for the .Gov sets). The gain ``2^l - 1`` is computed in float32: it
+is ``inf`` from ``l = 128`` on, and a DCG that adds several gains of labels near 127 overflows too,
+so DCG becomes ``inf`` and NDCG ``NaN`` without any error. Labels that large are scores, not grades:
+rescale them to small integers first (``jaxrank.data.parse_svmlight`` rejects labels >= 128 at load).
 """
 
 from typing import Callable, Optional
@@ -138,7 +145,7 @@ def dcg(
       topn: cutoff ``k`` (default the whole list).
       key: PRNG key, or keys ``[...]`` one per list, for random tie-breaking (default: ties keep
         list order).
-      letor_compat: use the LETOR script's gain and discount (SPEC §5.3).
+      letor_compat: use the gain and discount of LETOR's ``Eval-Score-4.0.pl``.
       reduce_fn: reduction over lists (default mean); None returns ``[...]``.
 
     Returns:
@@ -240,13 +247,22 @@ def err(
     ``ERR@k = sum_{r<=k} (1/r) R_r prod_{i<r} (1 - R_i)`` with ``R = (2^l - 1) / 2^max_grade``.
 
     Args:
-      max_grade: the collection's top grade (4 for MSLR, 2 for LETOR 4.0). Default: the largest
-        label among the real documents of ``labels`` (pass it when calling per list).
+      max_grade: required keyword, the top grade of the collection's grade scale (4 for
+        MSLR-WEB and Yahoo! LTR, 2 for LETOR 4.0 and OHSUMED, 1 for the .Gov sets), a property of
+        the data set, so a list's ERR never depends on the other lists of the call. Labels must
+        lie in ``[0, max_grade]``.
       Others as :func:`dcg`.
+
+    Raises:
+      ValueError: when ``max_grade`` is not given.
     """
-    scores, labels, where = _prepare(scores, labels, where, topn)
     if max_grade is None:
-        max_grade = jnp.max(jnp.where(where, labels, 0.0))
+        # Taking the largest label of the call would make one list's ERR depend on its batch.
+        raise ValueError(
+            "err() needs max_grade=, the top grade of the collection's grade scale (e.g. max_grade=4 for "
+            "MSLR-WEB and Yahoo! LTR, max_grade=2 for LETOR 4.0 / OHSUMED, max_grade=1 for the .Gov sets)."
+        )
+    scores, labels, where = _prepare(scores, labels, where, topn)
     ranked_labels, ranked_where = _ranked(scores, labels, where, key, topn)
     stop = jnp.where(ranked_where, (jnp.exp2(ranked_labels) - 1.0) / jnp.exp2(max_grade), 0.0)
     # Probability the user reaches rank r: product of (1 - R_i) over the ranks above it.

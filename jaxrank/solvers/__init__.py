@@ -4,7 +4,7 @@ from jaxrank.solvers.fista import FistaInfo, fista, kkt_residual, weighted_l1_ob
 from jaxrank.solvers.pairwise import (
     IndexedPairs,
     PairRows,
-    Pairs,
+    PairOperator,
     grad_at_margins,
     lambda_max,
     lipschitz_constant,
@@ -50,12 +50,12 @@ from jaxrank.solvers.path import (
     sparsity_ratio,
     stack_penalties,
 )
-from jaxrank.solvers.ranksvm import RankSVMInfo, check_ranksvm_lambda, ranksvm, ranksvm_objective
+from jaxrank.solvers.ranksvm import RankSVMInfo, check_converged, ranksvm, ranksvm_objective
 from jaxrank.solvers.reweighted_l1 import MMInfo, objective, reweighted_l1
 
 __all__ = [
-    "FistaInfo", "IndexedPairs", "L1", "Log", "Lp", "MCP", "MMInfo", "PairRows", "Pairs", "PathInfo", "PathPenalty",
-    "PathState", "Penalty", "RankSVMInfo", "SCAD", "advance_path", "check_lambda", "check_ranksvm_lambda", "fista",
+    "FistaInfo", "IndexedPairs", "L1", "Log", "Lp", "MCP", "MMInfo", "PairRows", "PairOperator", "PathInfo", "PathPenalty",
+    "PathState", "Penalty", "RankSVMInfo", "SCAD", "advance_path", "check_converged", "check_lambda", "fista",
     "grad_at_margins", "informative_features", "init_path", "kkt_residual", "l1", "lambda_grid", "lambda_max",
     "lipschitz_constant", "log", "lp", "make_pairs", "mcp", "objective", "pair_adjoint", "pair_gram", "pair_margins",
     "path_penalty", "path_result", "prox_l1", "prox_weighted_l1", "ranksvm", "ranksvm_objective", "reweighted_l1",

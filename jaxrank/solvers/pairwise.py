@@ -1,4 +1,4 @@
-"""Pairwise squared-hinge RankSVM data term (Laporte et al., TNNLS 2014, eq. 5; SPEC §3.1–3.3).
+"""Pairwise squared-hinge RankSVM data term (Laporte et al., TNNLS 2014, §III-A eq. 5; Proposition 1).
 
 The pair operator ``(A w)_p = wᵀ(x_i − x_j)`` runs over the preference pairs ``p = (i, j)``,
 ``l_i > l_j``, of every query (``jaxrank.pairs``), in one of two forms:
@@ -14,47 +14,26 @@ The pair operator ``(A w)_p = wᵀ(x_i − x_j)`` runs over the preference pairs
 ``make_pairs`` picks the rows when they take at most ``ROWS_LIMIT_BYTES``. Padding pairs
 (``valid = False``) let folds of different sizes share one compiled program.
 
-Scaling [SPEC §3.1, ours]: ``L̄(w) = (1 / N_p) Σ_p max(0, 1 − wᵀ(x_i − x_j))²`` with ``N_p`` the
-number of preference pairs, so λ grids need no rescaling between datasets. All pairs keep
+Scaling (our choice; eq. 5 is the plain sum): ``L̄(w) = (1 / N_p) Σ_p max(0, 1 − wᵀ(x_i − x_j))²``
+with ``N_p`` the number of preference pairs, so λ grids need no rescaling between datasets. All pairs keep
 ``y_p = +1`` (flipping half of them changes nothing without a bias).
 """
 
-from typing import NamedTuple, Optional, Sequence, Union
+from typing import Optional, Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jaxrank.data.ragged import Queries, as_ragged
-from jaxrank.pairs import preference_pairs
+from jaxrank.pairs import IndexedPairs, PairOperator, PairRows, preference_pairs
 
 ROWS_LIMIT_BYTES = 1 << 28  # explicit difference rows up to 256 MB, pair indices beyond
 GRAM_CHUNK = 1 << 15  # pairs per block when accumulating the pair Laplacian
 
 
-class PairRows(NamedTuple):
-    diffs: jax.Array  # [P, D] float, x_i − x_j of pair p (l_i > l_j, same query), zero on padding
-    valid: jax.Array  # [P] bool, False on padding pairs
-    num_pairs: jax.Array  # [] float, N_p = valid.sum() (at least 1)
-
-    @property
-    def features(self):  # dtype and D for the solvers
-        return self.diffs
-
-
-class IndexedPairs(NamedTuple):
-    features: jax.Array  # [N, D] float, the documents (zero rows on padding documents)
-    first: jax.Array  # [P] i32, the preferred document i of pair p
-    second: jax.Array  # [P] i32, the other document j
-    valid: jax.Array  # [P] bool, False on padding pairs
-    num_pairs: jax.Array  # [] float, N_p = valid.sum() (at least 1)
-
-
-Pairs = Union[PairRows, IndexedPairs]
-
-
 def make_pairs(queries: Queries, *, form: str = "auto", dtype=None, num_pairs: Optional[int] = None,
-               num_documents: Optional[int] = None) -> Pairs:
+               num_documents: Optional[int] = None) -> PairOperator:
     """Every preference pair of every query, built once on the host.
 
     Args:
@@ -94,8 +73,8 @@ def make_pairs(queries: Queries, *, form: str = "auto", dtype=None, num_pairs: O
     return IndexedPairs(jax.device_put(features), jax.device_put(first), jax.device_put(second), valid, num)
 
 
-def stack_pairs(collections: Sequence[Queries], *, form: str = "auto", dtype=None) -> Pairs:
-    """Training sets of ``F`` folds as one ``Pairs`` with leaves ``[F, ...]`` (padded to the largest)."""
+def stack_pairs(collections: Sequence[Queries], *, form: str = "auto", dtype=None) -> PairOperator:
+    """Training sets of ``F`` folds as one ``PairOperator`` with leaves ``[F, ...]`` (padded to the largest)."""
     collections = [as_ragged(c) for c in collections]
     counts = [preference_pairs(c).num_pairs for c in collections]
     num_features = collections[0].num_features
@@ -107,7 +86,7 @@ def stack_pairs(collections: Sequence[Queries], *, form: str = "auto", dtype=Non
     return jax.tree.map(lambda *xs: jnp.stack(xs), *parts)
 
 
-def pair_margins(w: jax.Array, pairs: Pairs) -> jax.Array:
+def pair_margins(w: jax.Array, pairs: PairOperator) -> jax.Array:
     """Margins ``wᵀ(x_i − x_j)`` of the pairs: ``[P]``."""
     if isinstance(pairs, PairRows):
         return pairs.diffs @ w
@@ -115,22 +94,22 @@ def pair_margins(w: jax.Array, pairs: Pairs) -> jax.Array:
     return scores[pairs.first] - scores[pairs.second]
 
 
-def margin_residuals(margins: jax.Array, pairs: Pairs) -> jax.Array:
+def margin_residuals(margins: jax.Array, pairs: PairOperator) -> jax.Array:
     """``r = max(0, 1 − margin)`` on the preference pairs, 0 on padding (``margins`` from ``pair_margins``)."""
     return jnp.where(pairs.valid, jnp.maximum(1.0 - margins, 0.0), 0.0)
 
 
-def _residuals(w: jax.Array, pairs: Pairs) -> jax.Array:
+def _residuals(w: jax.Array, pairs: PairOperator) -> jax.Array:
     return margin_residuals(pair_margins(w, pairs), pairs)
 
 
-def squared_hinge_loss(w: jax.Array, pairs: Pairs) -> jax.Array:
-    """``L̄(w) = Σ_p max(0, 1 − wᵀx_p)² / N_p`` (SPEC §3.1, paper eq. 5 divided by N_p)."""
+def squared_hinge_loss(w: jax.Array, pairs: PairOperator) -> jax.Array:
+    """``L̄(w) = Σ_p max(0, 1 − wᵀx_p)² / N_p`` (Laporte et al. 2014, eq. 5, divided by N_p)."""
     r = _residuals(w, pairs)
     return jnp.sum(r * r) / pairs.num_pairs
 
 
-def pair_adjoint(r: jax.Array, pairs: Pairs) -> jax.Array:
+def pair_adjoint(r: jax.Array, pairs: PairOperator) -> jax.Array:
     """``Aᵀ r = Σ_p r_p (x_i − x_j)`` ``[D]`` for pair weights ``r [P]``."""
     if isinstance(pairs, PairRows):
         return r @ pairs.diffs
@@ -140,12 +119,12 @@ def pair_adjoint(r: jax.Array, pairs: Pairs) -> jax.Array:
     return per_doc @ pairs.features
 
 
-def squared_hinge_grad(w: jax.Array, pairs: Pairs) -> jax.Array:
-    """Closed form ``∇L̄(w) = −2 Aᵀ r / N_p`` with ``r = (1 − A w)₊`` (SPEC §3.3)."""
+def squared_hinge_grad(w: jax.Array, pairs: PairOperator) -> jax.Array:
+    """Closed form ``∇L̄(w) = −2 Aᵀ r / N_p``, ``r = (1 − A w)₊`` (Laporte et al. 2014, Proposition 1)."""
     return grad_at_margins(pair_margins(w, pairs), pairs)
 
 
-def grad_at_margins(margins: jax.Array, pairs: Pairs) -> jax.Array:
+def grad_at_margins(margins: jax.Array, pairs: PairOperator) -> jax.Array:
     """``∇L̄`` at the point whose pair margins are ``margins`` (one adjoint pass, no forward pass).
 
     Margins are linear in ``w``, so a solver that keeps the margins of its iterates gets those of
@@ -154,12 +133,12 @@ def grad_at_margins(margins: jax.Array, pairs: Pairs) -> jax.Array:
     return -2.0 * pair_adjoint(margin_residuals(margins, pairs), pairs) / pairs.num_pairs
 
 
-def squared_hinge_value_and_grad(w: jax.Array, pairs: Pairs) -> tuple[jax.Array, jax.Array]:
+def squared_hinge_value_and_grad(w: jax.Array, pairs: PairOperator) -> tuple[jax.Array, jax.Array]:
     r = _residuals(w, pairs)
     return jnp.sum(r * r) / pairs.num_pairs, -2.0 * pair_adjoint(r, pairs) / pairs.num_pairs
 
 
-def pair_gram(pairs: Pairs, weights: Optional[jax.Array] = None) -> jax.Array:
+def pair_gram(pairs: PairOperator, weights: Optional[jax.Array] = None) -> jax.Array:
     """``[D, D]`` ``Aᵀ diag(a) A = Σ_p a_p (x_i − x_j)(x_i − x_j)ᵀ`` (``a`` = 1 on valid pairs by default).
 
     Index form: ``Xᵀ L X`` with ``L`` the pair graph's weighted Laplacian, ``L X = deg · X −
@@ -187,7 +166,7 @@ def pair_gram(pairs: Pairs, weights: Optional[jax.Array] = None) -> jax.Array:
     return x.T @ lx
 
 
-def lipschitz_constant(pairs: Pairs, key: Optional[jax.Array] = None, num_iters: int = 100) -> jax.Array:
+def lipschitz_constant(pairs: PairOperator, key: Optional[jax.Array] = None, num_iters: int = 100) -> jax.Array:
     """``2 σ_max(A)² / N_p`` by power iteration on the ``D x D`` Gram ``AᵀA`` (Proposition 1).
 
     Returns the Rayleigh quotient of the last iterate (a lower estimate of ``σ_max²`` that
@@ -205,7 +184,7 @@ def lipschitz_constant(pairs: Pairs, key: Optional[jax.Array] = None, num_iters:
     return 2.0 * (v @ gram @ v) / pairs.num_pairs
 
 
-def lambda_max(pairs: Pairs) -> jax.Array:
-    """Smallest λ giving ``w = 0`` for ℓ1: ``‖∇L̄(0)‖∞`` (SPEC §3.7, with the 1/N_p scaling)."""
+def lambda_max(pairs: PairOperator) -> jax.Array:
+    """Smallest λ giving ``w = 0`` for ℓ1: ``‖∇L̄(0)‖∞`` (ℓ1 optimality at 0; 1/N_p scaling)."""
     zero = jnp.zeros(pairs.features.shape[-1], pairs.features.dtype)
     return jnp.max(jnp.abs(squared_hinge_grad(zero, pairs)))

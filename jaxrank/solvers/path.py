@@ -1,11 +1,11 @@
-"""Regularisation paths for sparse RankSVM (Laporte et al., TNNLS 2014, §V; SPEC §3.5–3.7).
+"""Regularisation paths for sparse RankSVM (Laporte et al., TNNLS 2014, Algorithms 1–2, protocol of §V-C).
 
 One lane solves, for a descending grid ``λ_1 > … > λ_A``,
 
 * the ℓ1 problem (paper eq. 7, Algorithm 1) at each λ, warm-started at the previous λ's ℓ1
   solution;
 * the reweighted-ℓ1 MM (paper eq. 13, Algorithm 2) of the lane's penalty, started at that
-  λ's ℓ1 solution (SPEC §3.6 initialisation), so every λ is solved from the same point as a
+  λ's ℓ1 solution (our initialisation; the paper leaves it open), so every λ is solved from the same point as a
   one-by-one solver would use and the path only speeds the ℓ1 solves up.
 
 The lane is one ``lax.while_loop`` over FISTA steps that moves on to the next subproblem
@@ -29,14 +29,15 @@ import numpy as np
 from jaxrank.solvers import penalties as P
 from jaxrank.solvers.fista import kkt_residual, momentum, weighted_l1_objective
 from jaxrank.data.ragged import Queries, as_ragged
-from jaxrank.solvers.pairwise import Pairs, grad_at_margins, lambda_max, lipschitz_constant, pair_margins
+from jaxrank.solvers.pairwise import PairOperator, grad_at_margins, lambda_max, lipschitz_constant, pair_margins
 from jaxrank.solvers.reweighted_l1 import objective
 
 KINDS = ("l1", "log", "mcp", "lp", "scad")
 
 
 class PathPenalty(NamedTuple):
-    """Any of the SPEC §3.2 penalties, selected by ``kind`` (an index into ``KINDS``).
+    """ℓ1, the non-convex penalties of Laporte et al. 2014 (eq. 2, Table II) or SCAD, selected by
+    ``kind`` (an index into ``KINDS``).
 
     All leaves are arrays, so a batch of ``H`` penalties is a ``PathPenalty`` with leaves ``[H]``.
     Hyperparameters of the other kinds keep harmless defaults (no NaN in unused branches).
@@ -90,7 +91,9 @@ def stack_penalties(penalties: Sequence[P.Penalty], dtype=jnp.float32) -> PathPe
 
 
 def lambda_grid(lam_max, *, num: int = 17, decades: float = 4.0) -> jax.Array:
-    """``λ_max · 10^{-a}``, ``a = 0, decades/(num-1), …, decades`` (SPEC §3.7: 17 values over 4 decades).
+    """``λ_max · 10^{-a}``, ``a = 0, decades/(num-1), …, decades`` (17 values over 4 decades by default).
+
+    The grid is our choice: the paper tunes λ "on a grid" (§V-C) without giving it.
 
     Args:
       lam_max: ``[...]`` λ_max per problem (``lambda_max(pairs)``).
@@ -156,7 +159,7 @@ def _target(lam, tol):
     return tol * jnp.where(lam > 0, lam, 1.0)
 
 
-def init_path(pairs: Pairs, lams: jax.Array) -> PathState:
+def init_path(pairs: PairOperator, lams: jax.Array) -> PathState:
     """A lane about to check ``w = 0`` for the ℓ1 problem at ``lams[0]`` (its first iteration)."""
     P.check_lambda(lams)
     dtype = pairs.features.dtype
@@ -177,7 +180,7 @@ def init_path(pairs: Pairs, lams: jax.Array) -> PathState:
 
 def advance_path(
     state: PathState,
-    pairs: Pairs,
+    pairs: PairOperator,
     lams: jax.Array,
     penalty,
     lipschitz: jax.Array,
@@ -260,7 +263,7 @@ def advance_path(
     return jax.lax.while_loop(lambda s: ~s.finished & (s.steps < stop_at), body, state)
 
 
-def path_result(state: PathState, pairs: Pairs, lams: jax.Array, penalty) -> tuple[jax.Array, jax.Array, PathInfo]:
+def path_result(state: PathState, pairs: PairOperator, lams: jax.Array, penalty) -> tuple[jax.Array, jax.Array, PathInfo]:
     """``(W [A, D], W_l1 [A, D], PathInfo)`` of a finished lane; objectives are evaluated here."""
     lams = jnp.asarray(lams, pairs.features.dtype)
     objectives = jax.vmap(lambda w, lam: objective(w, pairs, lam, penalty))(state.W, lams)
@@ -274,7 +277,7 @@ def path_result(state: PathState, pairs: Pairs, lams: jax.Array, penalty) -> tup
 
 
 def solve_path(
-    pairs: Pairs,
+    pairs: PairOperator,
     lams: jax.Array,
     penalty,
     *,
@@ -284,7 +287,7 @@ def solve_path(
     """One penalty along a descending λ grid; ``vmap`` over penalties and folds.
 
     At each ``λ_a`` the ℓ1 problem (paper eq. 7) is solved warm-started at ``λ_{a-1}``'s ℓ1
-    solution, then the penalty's reweighted-ℓ1 MM (paper eq. 13) starts from it (SPEC §3.6), so
+    solution, then the penalty's reweighted-ℓ1 MM (paper eq. 13) starts from it (our initialisation), so
     every λ is solved from the point a one-by-one solver would use.
 
     Args:
@@ -293,7 +296,7 @@ def solve_path(
       penalty: a ``PathPenalty`` (or any penalty NamedTuple).
       lipschitz: ``L_lip`` of ∇L̄ (computed when omitted).
       **kwargs: ``tol``, ``max_iter`` (FISTA stop rule KKT ≤ tol·λ and budget per subproblem),
-        ``num_outer``, ``outer_tol`` (MM rounds and stop rule, SPEC §3.6), ``restart``; see
+        ``num_outer``, ``outer_tol`` (MM rounds and stop rule; ours, the paper gives none), ``restart``; see
         ``advance_path``.
 
     Returns:
@@ -309,7 +312,7 @@ def _over_lanes(fn, pair_axes, penalty_axes):
     return jax.vmap(jax.vmap(fn, in_axes=penalty_axes), in_axes=pair_axes)
 
 
-def solve_paths(pairs: Pairs, lams: jax.Array, penalties: PathPenalty, lipschitz: jax.Array, **kwargs):
+def solve_paths(pairs: PairOperator, lams: jax.Array, penalties: PathPenalty, lipschitz: jax.Array, **kwargs):
     """``solve_path`` vmapped over folds (leading axis ``F`` of ``pairs``, ``lams``, ``lipschitz``)
     and penalties (leading axis ``H`` of ``penalties``).
 
@@ -323,7 +326,7 @@ def solve_paths(pairs: Pairs, lams: jax.Array, penalties: PathPenalty, lipschitz
 
 
 def solve_paths_in_chunks(
-    pairs: Pairs,
+    pairs: PairOperator,
     lams: jax.Array,
     penalties: PathPenalty,
     lipschitz: jax.Array,
@@ -385,7 +388,7 @@ def informative_features(queries: Queries) -> np.ndarray:
 
 
 def sparsity_ratio(w, informative) -> jax.Array:
-    """``SR = #{j informative: w_j ≠ 0} / #{informative j}`` (SPEC §3.7); ``w`` is ``[..., D]``."""
+    """``SR = #{j informative: w_j ≠ 0} / #{informative j}`` (Laporte et al. 2014, §V-B); ``w`` is ``[..., D]``."""
     informative = jnp.asarray(informative, bool)
     nonzero = (jnp.asarray(w) != 0) & informative
     return jnp.sum(nonzero, axis=-1) / jnp.maximum(jnp.sum(informative, axis=-1), 1)

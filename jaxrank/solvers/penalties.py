@@ -1,11 +1,11 @@
-"""Sparsity penalties for sparse RankSVM (SPEC §3.2, §3.4, §3.6).
+"""Sparsity penalties for sparse RankSVM (Laporte et al., TNNLS 2014, eq. 2, 11–13 and Table II).
 
 A penalty is a NamedTuple: its type picks the formula and its leaves are hyperparameters, so
 it can be passed through ``jit`` and vmapped over. Every penalty offers
 
 * ``value(w, lam)``: the full regulariser ``R_λ(w)`` added to the loss;
 * ``weight(u, lam)`` with ``u = |w|``: the MM weights ``β ≥ 0`` such that the reweighted
-  subproblem is ``L(w) + λ Σ_j β_j |w_j|`` (SPEC §3.6); ``β = R_λ'(u) / λ``.
+  subproblem is ``L(w) + λ Σ_j β_j |w_j|`` (paper eq. 13); ``β = R_λ'(u) / λ``.
 
 ``value`` is exactly the integral of ``λ · weight``, so each MM step minimises a majoriser of
 ``L + value`` and the objective never increases. For log and ℓp this means the smoothed forms
@@ -18,6 +18,8 @@ from typing import NamedTuple, Union
 
 import jax
 import jax.numpy as jnp
+
+from jaxrank.utils.checks import check_number
 
 ArrayLike = Union[jax.Array, float]
 
@@ -33,7 +35,7 @@ def prox_l1(u: jax.Array, step: ArrayLike, lam: ArrayLike) -> jax.Array:
 
 
 def prox_weighted_l1(u: jax.Array, step: ArrayLike, lam: ArrayLike, weights: jax.Array) -> jax.Array:
-    """``prox_{step·λ Σ β_j |·_j|}(u)_j = sign(u_j) max(|u_j| - step·λ·β_j, 0)`` (SPEC §3.4)."""
+    """``prox_{step·λ Σ β_j |·_j|}(u)_j = sign(u_j) max(|u_j| - step·λ·β_j, 0)`` (paper eq. 12)."""
     return soft_threshold(u, step * lam * weights)
 
 
@@ -82,8 +84,9 @@ class Lp(NamedTuple):
 class MCP(NamedTuple):
     """Minimax concave penalty.
 
-    ``lambda_inside=False`` [SPEC default]: ``R = λ Σ g(|w_j|)`` with λ_M = 1,
-    ``g(u) = u - u²/(2γ)`` for ``u ≤ γ``, ``γ/2`` beyond; weight ``max(1 - u/γ, 0)``.
+    ``lambda_inside=False`` (default; our choice, the paper does not fix the scaling):
+    ``R = λ Σ g(|w_j|)`` with λ_M = 1, ``g(u) = u - u²/(2γ)`` for ``u ≤ γ``, ``γ/2`` beyond; weight
+    ``max(1 - u/γ, 0)``.
     ``lambda_inside=True``: ``R = Σ p_λ(|w_j|)``, ``p_λ(u) = λu - u²/(2γ)`` for ``u ≤ γλ``,
     ``γλ²/2`` beyond; ``p_λ' = max(λ - u/γ, 0)``, so the weight is ``max(1 - u/(γλ), 0)``.
     """
@@ -107,7 +110,10 @@ class MCP(NamedTuple):
 
 
 class SCAD(NamedTuple):
-    """Fan & Li's SCAD with λ inside: ``R = Σ p_λ(|w_j|)`` (SPEC §3.2), weight ``p_λ'(u) / λ``."""
+    """Fan & Li's SCAD with λ inside: ``R = Σ p_λ(|w_j|)``, weight ``p_λ'(u) / λ``.
+
+    Fan & Li (JASA 2001); Laporte et al. 2014 only name it (§II-D) and do not use it in experiments.
+    """
 
     a: ArrayLike = 3.7
 
@@ -126,20 +132,10 @@ class SCAD(NamedTuple):
 Penalty = Union[L1, Log, Lp, MCP, SCAD]
 
 
-def _check(name: str, value, ok, bound: str, hint: str = "") -> None:
-    """Raises ``ValueError`` when a concrete ``value`` fails ``ok``; traced values are not checked."""
-    try:
-        valid = bool(jnp.all(ok(jnp.asarray(value))))
-    except jax.errors.ConcretizationTypeError:  # includes TracerBoolConversionError
-        return
-    if not valid:
-        raise ValueError(f"{name} must be {bound}; got {value}." + (f" {hint}" if hint else ""))
-
-
 def check_lambda(lam) -> None:
     """λ ≥ 0 (checked whenever λ is concrete, i.e. outside ``jit``)."""
-    _check("lam", lam, lambda x: x >= 0, ">= 0",
-           "λ weighs the penalty; use a grid below lambda_max(pairs), e.g. lambda_grid(lambda_max(pairs)).")
+    check_number("lam", lam, low=0, low_inclusive=True,
+                 fix="λ weighs the penalty; use a grid below lambda_max(pairs), e.g. lambda_grid(lambda_max(pairs))")
 
 
 def l1() -> L1:
@@ -147,21 +143,21 @@ def l1() -> L1:
 
 
 def log(eps: ArrayLike = 0.01) -> Log:
-    _check("eps", eps, lambda x: x > 0, "> 0", "ε smooths log(ε + |w|) at 0; the default is 0.01 (SPEC §6).")
+    check_number("eps", eps, low=0, fix="ε smooths log(ε + |w|) at 0; the default is 0.01")
     return Log(eps=eps)
 
 
 def lp(p: ArrayLike = 0.5, eps: ArrayLike = 1e-3) -> Lp:
-    _check("p", p, lambda x: (x > 0) & (x < 1), "in (0, 1)", "Use e.g. p=0.5 (the paper's ℓ0.5); p=1 is l1().")
-    _check("eps", eps, lambda x: x > 0, "> 0", "ε_p smooths the ℓp weight at 0; the default is 1e-3.")
+    check_number("p", p, low=0, high=1, fix="use e.g. p=0.5 (the paper's ℓ0.5); p=1 is l1()")
+    check_number("eps", eps, low=0, fix="ε_p smooths the ℓp weight at 0; the default is 1e-3")
     return Lp(p=p, eps=eps)
 
 
 def mcp(gamma: ArrayLike = 3.0, *, lambda_inside: bool = False) -> MCP:
-    _check("gamma", gamma, lambda x: x > 1, "> 1", "MCP's γ sets where the penalty flattens; the default is 3.")
+    check_number("gamma", gamma, low=1, fix="MCP's γ sets where the penalty flattens; the default is 3")
     return MCP(gamma=gamma, lambda_inside=lambda_inside)
 
 
 def scad(a: ArrayLike = 3.7) -> SCAD:
-    _check("a", a, lambda x: x > 2, "> 2", "Fan & Li's default is a=3.7.")
+    check_number("a", a, low=2, fix="Fan & Li's default is a=3.7")
     return SCAD(a=a)

@@ -1,8 +1,9 @@
-"""Reweighted-ℓ1 MM for non-convex penalties (paper Algorithm 2, SPEC §3.6).
+"""Reweighted-ℓ1 MM for non-convex penalties (Laporte et al., TNNLS 2014, §IV-C, eq. 13, Algorithm 2).
 
 Each outer round takes ``β^k = weight(|w^k|)`` from the penalty (its derivative divided by λ)
 and solves ``min_w L̄(w) + λ Σ_j β_j^k |w_j|`` with FISTA warm-started at ``w^k``. ``w^0`` is the
-plain ℓ1 solution at the same λ [SPEC, ours]. The rounds are a ``lax.scan`` of fixed length
+plain ℓ1 solution at the same λ (our choice: the paper does not say; from ``w^0 = 0`` the weights
+``g'(0)`` would only rescale ℓ1). The rounds are a ``lax.scan`` of fixed length
 ``num_outer``; once ``‖w^{k+1} - w^k‖∞ < outer_tol`` the lane is frozen (its later rounds
 return the same ``w`` and objective, and take 0 FISTA steps).
 """
@@ -13,7 +14,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxrank.solvers.fista import fista
-from jaxrank.solvers.pairwise import Pairs, lipschitz_constant, squared_hinge_loss
+from jaxrank.solvers.pairwise import PairOperator, lipschitz_constant, squared_hinge_loss
 from jaxrank.solvers.penalties import Penalty, check_lambda
 
 
@@ -25,13 +26,13 @@ class MMInfo(NamedTuple):
     converged: jax.Array  # [] bool, outer stop rule met within num_outer
 
 
-def objective(w: jax.Array, pairs: Pairs, lam, penalty: Penalty) -> jax.Array:
+def objective(w: jax.Array, pairs: PairOperator, lam, penalty: Penalty) -> jax.Array:
     """``L̄(w) + R_λ(w)``."""
     return squared_hinge_loss(w, pairs) + penalty.value(w, lam)
 
 
 def reweighted_l1(
-    pairs: Pairs,
+    pairs: PairOperator,
     lam,
     penalty: Penalty,
     *,

@@ -1,6 +1,12 @@
-"""Small pure helpers shared by algorithms: tie-breaking choices and special functions."""
+"""Small helpers shared by every module: tie-breaking choices, special functions, argument checks
+(``checks``) and the hyperparameter-grid convention (``grid``)."""
 
 from jaxrank.utils.beta import log_prob_beta_at_least_half
+from jaxrank.utils.checks import check_choice, check_int, check_key, check_keywords, check_number
 from jaxrank.utils.choice import random_argmax, random_argmin, random_choice
+from jaxrank.utils.grid import grid
 
-__all__ = ["log_prob_beta_at_least_half", "random_argmax", "random_argmin", "random_choice"]
+__all__ = [
+    "check_choice", "check_int", "check_key", "check_keywords", "check_number", "grid", "log_prob_beta_at_least_half",
+    "random_argmax", "random_argmin", "random_choice",
+]

@@ -1,9 +1,10 @@
 """Slow, obviously-correct NumPy references for the dueling-bandit algorithms (test reference only).
 
-Written straight from the pseudo-code of SPEC §4.1-§4.5 (RCS, RUCB ICML'14, Condorcet SAVAGE) and
-the RCS paper (Zoghi, Whiteson, de Rijke, Munos, WSDM 2014, Algorithm 1). No code is shared with
-``jaxrank``. Every random choice comes from an ``np.random.Generator`` passed in explicitly, and
-one run's steps are plain sequential Python loops.
+Written straight from the papers: RCS (Zoghi, Whiteson, de Rijke, Munos, WSDM 2014, Algorithm 1;
+regret eq. 1), RUCB (Zoghi, Whiteson, Munos, de Rijke, ICML 2014, Algorithm 1) and Condorcet SAVAGE
+(Urvoy, Clérot, Féraud, Naamane, ICML 2013). No code is shared with ``jaxrank``. Every random
+choice comes from an ``np.random.Generator`` passed in explicitly, and one run's steps are plain
+sequential Python loops.
 
 Conventions
 -----------
@@ -24,9 +25,9 @@ Resolved ambiguities (see also the docstrings):
   at every t, t = 1 included.
 * RCS: in the measure-zero event that several arms pass ``Θ_cj >= 1/2 ∀j``, one of them is
   picked uniformly.
-* RUCB: when ``C = ∅`` the SPEC says "treat C as {c} for the next lines", so B becomes {c}
-  (in the ICML'14 paper B ← B ∩ ∅ = ∅ and neither branch fires). Both are available via
-  ``empty_c_sets_b``; the default follows the SPEC.
+* RUCB: when ``C = ∅`` the default treats C as {c} for the rest of the step, so B becomes {c}
+  (a reading made here, as duelpy's ``RelativeUCB`` does; in the ICML'14 paper B ← B ∩ ∅ = ∅
+  and neither branch fires, which ``empty_c_sets_b=False`` gives).
 * RUCB report: ``W_cj/(W_cj+W_jc) > 1/2`` is read as ``W_cj > W_jc`` (an unexplored pair is
   not a win, i.e. the x/0 := 1 rule is *not* used for the report).
 * SAVAGE: eliminations of one step are decided on the pre-removal active set and applied all
@@ -56,7 +57,7 @@ __all__ = [
 
 
 # ----------------------------------------------------------------------------------------------
-# problem helpers (SPEC §4.1, §4.5)
+# problem helpers (Zoghi et al., WSDM 2014, §2 and §5)
 # ----------------------------------------------------------------------------------------------
 
 
@@ -86,7 +87,10 @@ def condorcet_winner(P):
 
 
 def step_regret(P, i, j, w=None):
-    """r = (Δ_wi + Δ_wj)/2 with Δ_wk = P[w, k] - 1/2 (SPEC §4.1); w defaults to the Condorcet winner."""
+    """r = (Δ_wi + Δ_wj)/2 with Δ_wk = P[w, k] - 1/2 (Zoghi et al., WSDM 2014, eq. 1).
+
+    w defaults to the Condorcet winner.
+    """
     if w is None:
         w = condorcet_winner(P)
         if w is None:
@@ -165,7 +169,7 @@ def _copeland_report(rng, W, candidates=None, opponents=None):
 
 
 # ----------------------------------------------------------------------------------------------
-# RCS (SPEC §4.2, paper Algorithm 1)
+# RCS (Zoghi et al., WSDM 2014, Algorithm 1)
 # ----------------------------------------------------------------------------------------------
 
 
@@ -222,13 +226,13 @@ class RCS:
 
 
 # ----------------------------------------------------------------------------------------------
-# RUCB, ICML'14 version with the hypothesised-best set B (SPEC §4.3)
+# RUCB, ICML'14 version with the hypothesised-best set B (Zoghi et al., ICML 2014, Algorithm 1)
 # ----------------------------------------------------------------------------------------------
 
 
 class RUCB:
     """Relative UCB (ICML'14). ``empty_c_sets_b``: when C = ∅ (c drawn uniformly from all arms),
-    True (SPEC) treats C as {c}, so B ← {c}; False (paper text) sets B ← ∅."""
+    True (our reading, as duelpy) treats C as {c}, so B ← {c}; False (paper text) sets B ← ∅."""
 
     def __init__(self, K, alpha=0.501, empty_c_sets_b=True):
         self.K = K
@@ -277,7 +281,7 @@ class RUCB:
 
 
 # ----------------------------------------------------------------------------------------------
-# Condorcet SAVAGE (SPEC §4.4)
+# Condorcet SAVAGE (Urvoy et al., ICML 2013)
 # ----------------------------------------------------------------------------------------------
 
 

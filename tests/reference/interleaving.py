@@ -1,6 +1,6 @@
 """Slow, obviously-correct interleaving and cascade clicks (test reference only).
 
-Written straight from the papers / SPEC §4.6–4.8 with plain Python lists, ``random.Random``,
+Written straight from the papers and Lerot's click models with plain Python lists, ``random.Random``,
 ``itertools`` and float64 numpy; no code is shared with ``jaxrank``.
 
 * Probabilistic interleave: Hofmann, Whiteson, de Rijke, CIKM 2011 (softmax over ranks

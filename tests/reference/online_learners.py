@@ -4,7 +4,8 @@
 * ``pa2``: PA-II (Crammer et al. 2006) closed form, for a second opinion next to scikit-learn.
 * ``arow``: AROW (Crammer, Kulesza, Dredze 2009) as SOLAR-II writes it (Wang et al. 2015, eq. 8–9).
 * ``prank``: Crammer & Singer (2001), Figure 1 of the Prank paper.
-* ``prank_pairwise``, ``committee_perceptron``: SPEC §1.6 rules, one instance at a time.
+* ``prank_pairwise``, ``committee_perceptron``: the rules of the jaxrank docstrings (our reading of
+  SOLAR's baselines, Wang et al. 2015, §5.2; Elsas et al., WSDM 2008), one instance at a time.
 """
 
 import numpy as np

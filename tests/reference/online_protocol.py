@@ -73,3 +73,19 @@ def online_pa2(features, labels, mask, order, keys, flips, c):
             if loss > 0:
                 w = w + loss / (z.dot(z) + 1.0 / (2.0 * c)) * y * z
     return w, np.asarray(w_before)
+
+
+def pass_draws(key, num_queries: int, num_instances: int, block: int):
+    """The random inputs of one pass key, drawn with ``jax.random`` as ``protocol.run_pass``
+    documents them: the query order ``[Q]``, a shuffle key per query ``[Q]`` and a flip word per
+    step (``block`` steps a fold-in key)."""
+    import jax
+    import jax.numpy as jnp
+
+    key_perm, key_order, key_steps = jax.random.split(key, 3)
+    order = np.asarray(jax.random.permutation(key_perm, num_queries))
+    keys = np.asarray(jax.random.bits(key_order, (num_queries,), jnp.uint32))
+    blocks = -(-num_instances // block)
+    flips = np.concatenate([np.asarray(jax.random.bits(jax.random.fold_in(key_steps, b), (block,), jnp.uint32))
+                            for b in range(blocks)])
+    return order, keys, flips

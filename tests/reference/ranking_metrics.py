@@ -1,7 +1,8 @@
 """Slow, obviously-correct per-query ranking metrics (test reference only).
 
-Written straight from the definitions in SPEC §5.1 (standard) and from the rules of the
-LETOR 4.0 evaluation script ``Eval-Score-4.0.pl`` (Jun Xu and Tie-Yan Liu, 2009; SPEC §5.3).
+Written straight from the standard definitions (SOLAR paper, Wang et al., ACL 2015, eq. 1–2;
+Chapelle et al. 2009 for ERR) and from the rules of the LETOR 4.0 evaluation script
+``Eval-Score-4.0.pl`` (Jun Xu and Tie-Yan Liu, 2009).
 Plain Python lists and ``math`` only; no code is shared with ``jaxrank``.
 
 Every function takes ONE query: ``scores`` and ``labels`` are equal-length sequences of the
@@ -39,7 +40,7 @@ def _cutoff(k, n):
 
 
 # --------------------------------------------------------------------------------------
-# Standard convention (SPEC §5.1)
+# Standard convention (gain 2^l - 1, discount 1/log2(1 + r); SOLAR eq. 1-2)
 # --------------------------------------------------------------------------------------
 
 
@@ -107,7 +108,7 @@ def err_at_k(scores, labels, k=None, *, max_grade):
 
 
 # --------------------------------------------------------------------------------------
-# LETOR 4.0 Eval-Score-4.0.pl rules (SPEC §5.3)
+# LETOR 4.0 Eval-Score-4.0.pl rules
 # --------------------------------------------------------------------------------------
 # The perl script ranks the documents of a query by predicted score with a stable sort on
 # file order, then:

@@ -2,7 +2,7 @@
 
 Shares no code with ``jaxrank.solvers``: pairs are stacked row by row with Python loops, the
 Lipschitz constant comes from ``numpy.linalg.eigvalsh`` and the penalties are written out again
-from SPEC §3.2. Loss scaling as in jaxrank: ``(1/N_p) Σ_p max(0, 1 - wᵀx_p)²``.
+from Laporte et al. 2014 (eq. 2, Table II). Loss scaling as in jaxrank: ``(1/N_p) Σ_p max(0, 1 - wᵀx_p)²``.
 """
 
 import numpy as np

@@ -1,10 +1,11 @@
-"""Online pairwise learners (SPEC §1): SOLAR-I/II, Prank (pointwise, pairwise), committee perceptron."""
+"""Online pairwise learners of the SOLAR paper (Wang et al., ACL 2015): SOLAR-I/II and its baselines
+Prank (pointwise, pairwise) and the committee perceptron."""
 
 from jaxrank.learners.online import committee_perceptron as committee_perceptron_lib
 from jaxrank.learners.online import prank as prank_lib
 from jaxrank.learners.online.committee_perceptron import CommitteeState, committee_perceptron
 from jaxrank.learners.online.pairs import (
-    Pairs,
+    QueryPairs,
     as_pairs,
     num_pair_slots,
     pair_index,
@@ -32,7 +33,7 @@ prank_score = prank_lib.score
 
 __all__ = [
     "CommitteeState",
-    "Pairs",
+    "QueryPairs",
     "PrankPairwiseState",
     "PrankState",
     "SolarFirstOrderState",

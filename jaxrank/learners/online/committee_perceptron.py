@@ -1,11 +1,13 @@
-"""Committee perceptron (Elsas, Carvalho, Carbonell, WSDM 2008), as SPEC §1.6 reconstructs it.
+"""Committee perceptron (Elsas, Carvalho, Carbonell, WSDM 2008), reconstructed from its description.
 
 A perceptron on pair differences keeps its current hypothesis ``w`` and success count ``c`` (pairs
 ranked correctly in a row). On ``s wᵀz > 0``: ``c += 1``. On a mistake: offer ``(w, c)`` to the
 committee (fill the first empty slot while fewer than ``N`` members; otherwise replace the member
 with the smallest count, lowest index on ties, when ``c`` is strictly larger), then ``w += s z``,
 ``c = 0``. Score: ``Σ_k c_k w_kᵀx`` over members, or ``wᵀx`` while the committee is empty.
-The committee lives in fixed ``[N, D]`` arrays with a ``filled`` mask.
+The committee lives in fixed ``[N, D]`` arrays with a ``filled`` mask. The retention rule (success
+counts) and the success-weighted vote are our reading: the paper's exact criterion was not available.
+``N = 20`` experts in SOLAR's experiments (Wang et al., ACL 2015, §5.2).
 """
 
 from typing import NamedTuple
@@ -13,9 +15,10 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxrank.bandits.base import check_hparams
-from jaxrank.learners.base import Learner, LinearReadout, linear_score
+from jaxrank.learners.linear import LinearReadout, linear_score
 from jaxrank.learners.online.pairs import pairwise_update
+from jaxrank.types import OnlineLearner
+from jaxrank.utils.checks import check_int
 
 
 class CommitteeState(NamedTuple):
@@ -39,9 +42,9 @@ def score(state: CommitteeState, features: jax.Array) -> jax.Array:
     return linear_score(readout(state), features)
 
 
-def committee_perceptron(num_members: int = 20) -> Learner:
+def committee_perceptron(num_members: int = 20) -> OnlineLearner:
     """Committee perceptron with ``N = num_members`` (static, ``>= 1``; the paper uses 20)."""
-    check_hparams(num_members=(num_members, 1, True))
+    check_int("num_members", num_members, minimum=1)
     n = int(num_members)
 
     def init(key, num_features: int, dtype=jnp.float32) -> CommitteeState:
@@ -71,4 +74,4 @@ def committee_perceptron(num_members: int = 20) -> Learner:
         )
         return new, mistake.astype(w.dtype), mistake
 
-    return Learner(init, pairwise_update(step), step, readout, linear_score)
+    return OnlineLearner(init, pairwise_update(step), step, readout, linear_score)

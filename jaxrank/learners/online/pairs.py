@@ -1,4 +1,4 @@
-"""Pair instances of one padded query (SPEC §1.1).
+"""Pair instances of one padded query (SOLAR's triplet instances, Wang et al., ACL 2015, §3.1).
 
 Slots run row-major over ``i < j`` of the padded list: ``(0, 1), (0, 2), …, (0, L−1), (1, 2), …``,
 ``P = L·(L−1)/2`` slots in all. Slot ``(i, j)`` is ``valid`` when both documents are real and their
@@ -6,24 +6,18 @@ grades differ; its instance is ``z = x_i − x_j`` with sign ``s = sign(l_i − 
 must rank above ``j``). Invalid slots hold ``z = 0`` and ``s = 0``. The index arrays are built
 once per list size with NumPy, so nothing loops over pairs.
 
-The online protocol (SPEC §1.4: random flips and a random order) permutes and flips a ``Pairs``
-itself; every pairwise learner's ``update`` accepts either a query or a ``Pairs``.
+The online protocol (random flips and a random order, our choice) permutes and flips a ``QueryPairs``
+itself; every pairwise learner's ``update`` accepts either a query or a ``QueryPairs``.
 """
 
 import functools
-from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-
-class Pairs(NamedTuple):
-    z: jax.Array  # [P, D] f32, x_i − x_j; zero on invalid slots
-    sign: jax.Array  # [P] f32, sign(l_i − l_j) ∈ {−1, +1}; zero on invalid slots
-    valid: jax.Array  # [P] bool, both documents real and l_i ≠ l_j
-    first: jax.Array  # [P] i32, i
-    second: jax.Array  # [P] i32, j
+from jaxrank.pairs import QueryPairs
+from jaxrank.types import UpdateInfo
 
 
 @functools.lru_cache(maxsize=None)
@@ -37,7 +31,7 @@ def num_pair_slots(list_size: int) -> int:
     return list_size * (list_size - 1) // 2
 
 
-def query_pairs(query) -> Pairs:
+def query_pairs(query) -> QueryPairs:
     """The padded pair instances of one query (``features [L, D]``, ``labels [L]``, ``mask [L]``)."""
     first, second = pair_index(query.features.shape[-2])
     x, labels, mask = query.features, query.labels, query.mask
@@ -45,19 +39,19 @@ def query_pairs(query) -> Pairs:
     valid = mask[first] & mask[second] & (diff != 0)
     sign = jnp.where(valid, jnp.sign(diff), 0).astype(x.dtype)
     z = jnp.where(valid[:, None], x[first] - x[second], 0).astype(x.dtype)
-    return Pairs(z=z, sign=sign, valid=valid, first=jnp.asarray(first), second=jnp.asarray(second))
+    return QueryPairs(z=z, sign=sign, valid=valid, first=jnp.asarray(first), second=jnp.asarray(second))
 
 
-def as_pairs(query_or_pairs) -> Pairs:
-    return query_or_pairs if isinstance(query_or_pairs, Pairs) else query_pairs(query_or_pairs)
+def as_pairs(query_or_pairs) -> QueryPairs:
+    return query_or_pairs if isinstance(query_or_pairs, QueryPairs) else query_pairs(query_or_pairs)
 
 
-def scan_pairs(step, state, pairs: Pairs):
+def scan_pairs(step, state, pairs: QueryPairs):
     """Runs ``step(state, z, s) -> (new_state, loss, updated)`` over the slots in order.
 
-    Invalid slots leave the state untouched. Returns ``(state, info)`` with ``updates`` (i32, the
-    number of slots that changed the model), ``pairs`` (i32, valid slots) and ``loss`` (the mean
-    of the per-slot losses before each update over valid slots; 0 when there are none).
+    Invalid slots leave the state untouched. Returns ``(state, UpdateInfo)``: ``loss`` (the mean of
+    the per-slot losses before each update over valid slots; 0 when there are none), ``updates``
+    (slots that changed the model) and ``instances`` (valid slots).
     """
 
     def body(carry, slot):
@@ -74,11 +68,11 @@ def scan_pairs(step, state, pairs: Pairs):
     (state, updates, loss_sum), _ = jax.lax.scan(body, init, (pairs.z, pairs.sign, pairs.valid))
     count = pairs.valid.sum().astype(jnp.int32)
     loss = loss_sum / jnp.maximum(count, 1).astype(dtype)
-    return state, {"updates": updates, "pairs": count, "loss": loss}
+    return state, UpdateInfo(loss=loss, updates=updates, instances=count)
 
 
 def pairwise_update(step):
-    """``update(state, query | Pairs)`` from a one-pair ``step``: the slots in order, then ``t += 1``."""
+    """``update(state, query | QueryPairs)`` from a one-pair ``step``: the slots in order, then ``t += 1``."""
 
     def update(state, query):
         state, info = scan_pairs(step, state, as_pairs(query))

@@ -1,4 +1,4 @@
-"""SOLAR's evaluation protocols (Wang et al., ACL 2015, Algorithm 1 and §5; SPEC §1.4–1.5) as
+"""SOLAR's evaluation protocols (Wang et al., ACL 2015, Algorithm 1, eq. 3, §5.2 and §5.3) as
 compiled programs over query collections of any size.
 
 Instances. An ``InstanceStream`` lists every training instance once, grouped by query in file
@@ -28,7 +28,7 @@ queries are blocked.
   ``num_permutations`` permutations (``vmap``), with the cumulative curves.
 * ``batch_protocol``: one pass over each fold's training set per hyperparameter value (``vmap``
   over folds × grid), then validation and test metrics of the final models under the standard and
-  the LETOR-script conventions (SPEC §5.1, §5.3).
+  the LETOR-script conventions (SOLAR eq. 1–2; LETOR ``Eval-Score-4.0.pl``).
 """
 
 import functools
@@ -40,13 +40,15 @@ import numpy as np
 
 from jaxrank import metrics
 from jaxrank.data.ragged import Queries, as_ragged, map_queries
-from jaxrank.learners.base import Learner
+from jaxrank.types import OnlineLearner
+from jaxrank.utils.checks import check_keywords
 from jaxrank.pairs import preference_pairs
 
 TOPN = (1, 5, 10)
 METRIC_NAMES = tuple(f"ndcg@{k}" for k in TOPN) + ("map",)
 BLOCK = 4096  # steps whose draws are computed together
 SWAP_ROUNDS = 64  # rounds of the swap-or-not shuffle inside a query
+MIN_LIST = 32  # smallest block list size when scoring (fewer block shapes to compile)
 
 
 class InstanceStream(NamedTuple):
@@ -65,7 +67,7 @@ def instance_stream(queries: Queries, instances: str = "pairs") -> InstanceStrea
 
     Args:
       queries: ``RaggedQueries`` or ``QueryBatch``.
-      instances: ``"pairs"`` or ``"documents"`` (``Learner.instances``).
+      instances: ``"pairs"`` or ``"documents"`` (``OnlineLearner.instances``).
 
     Raises:
       ValueError: for an unknown kind, or a collection with no instance at all.
@@ -137,9 +139,10 @@ def shuffle_index(position: jax.Array, size: jax.Array, key: jax.Array) -> jax.A
     return jax.lax.fori_loop(0, SWAP_ROUNDS, round_, position, unroll=8)
 
 
-def run_pass(learner: Learner, docs: Documents, stream: InstanceStream, key, *, snapshots: bool = True,
+def run_pass(learner: OnlineLearner, docs: Documents, stream: InstanceStream, key, *, snapshots: bool = True,
              dtype=jnp.float32) -> Pass:
-    """One online pass over the queries in a random order (SPEC §1.4 steps 1, 2c, 2d).
+    """One online pass over the queries in a random order (SOLAR Algorithm 1; the order inside a
+    query and the random flips are our choice, the paper does not say).
 
     ``key`` draws the query permutation, the order inside each query and the pair flips:
     ``(key_perm, key_order, key_steps) = split(key, 3)``; the queries are visited in the order
@@ -208,7 +211,7 @@ def run_pass(learner: Learner, docs: Documents, stream: InstanceStream, key, *, 
 def query_metrics(scores, labels, mask, key=None, *, letor_compat: bool = False) -> jax.Array:
     """``[..., 4]`` NDCG@1, NDCG@5, NDCG@10 and AP per query (``scores, labels, mask [..., L]``).
 
-    Queries without a relevant document get 0 (SPEC §1.4 step 4). ``key`` (one key, or one per
+    Queries without a relevant document get 0 (LETOR convention; SOLAR does not say). ``key`` (one key, or one per
     query) breaks score ties at random (the standard convention); the LETOR-script convention keeps
     list order.
     """
@@ -244,7 +247,7 @@ def cumulative_mean(per_query: jax.Array) -> jax.Array:
 
 
 @functools.lru_cache(maxsize=None)
-def online_program(learner: Learner, dtype=jnp.float32):
+def online_program(learner: OnlineLearner, dtype=jnp.float32):
     """The jitted ``(docs, stream, keys [P]) -> Pass`` with leaves ``[P, ...]`` (one pass per key)."""
 
     def one(docs, stream, key):
@@ -254,13 +257,15 @@ def online_program(learner: Learner, dtype=jnp.float32):
 
 
 @functools.lru_cache(maxsize=None)
-def _scoring_program(learner: Learner, dtype):
+def _scoring_program(score_fn, dtype):
+    """Keyed by the learner's scoring function, so learners that score alike share the compiles."""
+
     def score(batch, readouts, rows, key_ties, queries):
         """``[P, B, 4]`` metrics of the block's queries, each scored with its row of ``readouts [P, Q, ...]``."""
 
         def lane(readouts, rows, key):
             chosen = jax.tree.map(lambda r: r[rows], readouts)
-            scores = jax.vmap(learner.score)(chosen, batch.features.astype(dtype))
+            scores = jax.vmap(score_fn)(chosen, batch.features.astype(dtype))
             return query_metrics(scores, batch.labels, batch.mask, query_keys(key, queries))
 
         return jax.vmap(lane)(readouts, rows, key_ties)
@@ -268,7 +273,7 @@ def _scoring_program(learner: Learner, dtype):
     return jax.jit(score)
 
 
-def score_passes(learner: Learner, queries: Queries, passes: Pass, keys, *, dtype=jnp.float32) -> jax.Array:
+def score_passes(learner: OnlineLearner, queries: Queries, passes: Pass, keys, *, dtype=jnp.float32) -> jax.Array:
     """``[P, Q, 4]`` metrics of the k-th visited query of each pass, scored with its readout.
 
     ``keys [P]`` are the permutation keys given to ``online_program``; query ``q`` of pass ``p``
@@ -278,17 +283,17 @@ def score_passes(learner: Learner, queries: Queries, passes: Pass, keys, *, dtyp
     order = np.asarray(passes.order)
     rank = np.argsort(order, axis=1)  # [P, Q] the visit position of each query
     key_ties = jax.vmap(lambda k: jax.random.split(k)[1])(keys)
-    program = _scoring_program(learner, dtype)
+    program = _scoring_program(learner.score, dtype)
 
     def block(bucket):
         rows = jnp.asarray(rank[:, np.maximum(bucket.queries, 0)])
         return program(bucket.batch, passes.readouts, rows, key_ties, jnp.asarray(bucket.queries, jnp.int32))
 
-    by_query = map_queries(block, queries, axis=1)  # [P, Q, 4]
+    by_query = map_queries(block, queries, axis=1, minimum=MIN_LIST)  # [P, Q, 4]
     return jnp.asarray(np.take_along_axis(by_query, order[:, :, None], axis=1))
 
 
-def online_protocol(learner: Learner, queries: Queries, key, num_permutations: int = 10, *,
+def online_protocol(learner: OnlineLearner, queries: Queries, key, num_permutations: int = 10, *,
                     dtype=jnp.float32) -> OnlineResult:
     """SOLAR's online protocol (Algorithm 1, eq. 3) over ``num_permutations`` random permutations.
 
@@ -311,8 +316,8 @@ def online_protocol(learner: Learner, queries: Queries, key, num_permutations: i
 
 class BatchResult(NamedTuple):
     vali: jax.Array  # [F, H, 4] validation NDCG@1/5/10, MAP (standard convention)
-    test: jax.Array  # [F, H, 4] test, standard convention (SPEC §5.1)
-    test_letor: jax.Array  # [F, H, 4] test, LETOR-script convention (SPEC §5.3)
+    test: jax.Array  # [F, H, 4] test, standard convention (SOLAR eq. 1–2)
+    test_letor: jax.Array  # [F, H, 4] test, LETOR-script convention (Eval-Score-4.0.pl)
 
 
 def _stack_folds(folds, instances: str, dtype):
@@ -334,23 +339,33 @@ def _stack_folds(folds, instances: str, dtype):
     return docs, stream
 
 
-def batch_protocol(make_learner: Callable[[jax.Array], Learner], hparams, train: Sequence[Queries],
+def batch_protocol(make_learner: Callable[..., OnlineLearner], hparams: dict, train: Sequence[Queries],
                    vali: Sequence[Queries], test: Sequence[Queries], key, *, dtype=jnp.float32) -> BatchResult:
-    """SOLAR's batch protocol (SPEC §1.5): one random pass over each fold's train set per value.
+    """SOLAR's batch protocol (Wang et al. 2015, §5.3.1): one random pass over each fold's train set
+    per setting (the number of passes is our choice; the paper does not give it).
 
     Args:
-      make_learner: hyperparameter (a traced scalar) ``-> Learner``, e.g. ``solar_first_order``.
-      hparams: ``[H]`` grid, checked by the caller (all values are run in one program).
+      make_learner: a learner factory, e.g. ``solar_first_order``.
+      hparams: the grid ``{name: [H] values}`` of ``make_learner``'s keyword hyperparameters (e.g.
+        ``{"c": [1e-5, 1e-4]}``, or ``jaxrank.utils.grid(...)``); every setting runs in one program.
       train, vali, test: one collection per fold (``RaggedQueries`` or ``QueryBatch``).
-      key: fold ``f`` trains with ``fold_in(key, f)`` (the same order for every grid value) and
+      key: fold ``f`` trains with ``fold_in(key, f)`` (the same order for every setting) and
         breaks metric ties with ``fold_in(fold_in(key, f), 1)``.
     """
+    check_keywords(getattr(make_learner, "__name__", "the learner"), hparams, make_learner)
+    grid = {name: jnp.asarray(v, jnp.float32).reshape(-1) for name, v in hparams.items()}
+    sizes = {v.shape[0] for v in grid.values()}
+    if len(sizes) != 1:
+        raise ValueError(f"every hyperparameter of the grid needs the same number of settings; got "
+                         f"{ {k: v.shape[0] for k, v in grid.items()} }.")
+    example = make_learner(**{k: np.asarray(v)[0] for k, v in grid.items()})  # checks the values too
+    for h in range(1, sizes.pop()):
+        make_learner(**{k: np.asarray(v)[h] for k, v in grid.items()})
     train, vali, test = ([as_ragged(b) for b in split] for split in (train, vali, test))
-    instances = make_learner(jnp.float32(1.0)).instances
-    docs, stream = _stack_folds(train, instances, dtype)
+    docs, stream = _stack_folds(train, example.instances, dtype)
     keys = jax.vmap(lambda f: jax.random.fold_in(key, f))(jnp.arange(len(train)))
-    readouts = _train_program(make_learner, dtype)(docs, stream, keys, jnp.asarray(hparams, jnp.float32))
-    return evaluate_folds(make_learner(jnp.float32(1.0)).score, readouts, vali, test, keys, dtype=dtype)
+    readouts = _train_program(make_learner, dtype)(docs, stream, keys, grid)
+    return evaluate_folds(example.score, readouts, vali, test, keys, dtype=dtype)
 
 
 def evaluate_folds(score, readouts, vali: Sequence[Queries], test: Sequence[Queries], keys, *,
@@ -371,8 +386,8 @@ def evaluate_folds(score, readouts, vali: Sequence[Queries], test: Sequence[Quer
 
 @functools.lru_cache(maxsize=None)
 def _train_program(make_learner, dtype):
-    def one(docs, stream, key, hparam):
-        learner = make_learner(hparam)
+    def one(docs, stream, key, hparams):
+        learner = make_learner(**hparams)
         state = run_pass(learner, docs, stream, key, snapshots=False, dtype=dtype).state
         return learner.readout(state)
 
@@ -388,7 +403,7 @@ def mean_query_metrics(score, readouts, queries: Queries, key, *, letor_compat: 
     """
     program = _mean_program(score, dtype, letor_compat)
     per_query = map_queries(lambda b: program(b.batch, readouts, key, jnp.asarray(b.queries, jnp.int32)),
-                            queries, axis=1)  # [H, Q, 4]
+                            queries, axis=1, minimum=MIN_LIST)  # [H, Q, 4]
     return per_query.mean(axis=1)
 
 

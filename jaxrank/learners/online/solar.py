@@ -1,8 +1,9 @@
 """SOLAR (Wang, Wan, Zhang, Hoi, ACL 2015): online pairwise learners on pair differences.
 
-SOLAR-I is PA-II with the squared hinge (SPEC §1.2, paper eq. 4–6); SOLAR-II is AROW with a full
-covariance (SPEC §1.3, paper eq. 8–9). ``step`` learns from one pair ``(z, y)``; ``update(state,
-query)`` runs one query's pair slots in order (``pairs.py``) and also takes a ready ``Pairs``.
+SOLAR-I is PA-II with the squared hinge (paper eq. 4–6; Crammer et al. 2006); SOLAR-II is AROW with a
+full covariance (paper eq. 7–9; Crammer, Kulesza, Dredze 2009). ``step`` learns from one pair
+``(z, y)``; ``update(state, query)`` runs one query's pair slots in order (``pairs.py``) and also
+takes a ready ``Pairs``.
 Documents are scored by ``features @ w``.
 """
 
@@ -11,9 +12,10 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxrank.bandits.base import check_hparams
-from jaxrank.learners.base import Learner, linear_readout, linear_score
+from jaxrank.learners.linear import linear_readout, linear_score
 from jaxrank.learners.online.pairs import pairwise_update
+from jaxrank.types import OnlineLearner
+from jaxrank.utils.checks import check_number
 
 
 class SolarFirstOrderState(NamedTuple):
@@ -30,9 +32,9 @@ class SolarSecondOrderState(NamedTuple):
 score = linear_score  # ``[..., L]`` scores ``features @ w`` of any state or readout with a ``w`` leaf
 
 
-def solar_first_order(c=1e-5) -> Learner:
+def solar_first_order(c=1e-5) -> OnlineLearner:
     """SOLAR-I: ``ℓ = max(0, 1 − y wᵀz)``, ``τ = ℓ / (‖z‖² + 1/(2C))``, ``w += τ y z``. ``C > 0``."""
-    check_hparams(c=(c, 0.0, False))
+    check_number("c", c, low=0)
     c = jnp.asarray(c, jnp.float32)
 
     def init(key, num_features: int, dtype=jnp.float32) -> SolarFirstOrderState:
@@ -45,13 +47,13 @@ def solar_first_order(c=1e-5) -> Learner:
         tau = loss / (z @ z + 0.5 / c.astype(w.dtype))
         return state._replace(w=w + tau * y * z), loss, loss > 0
 
-    return Learner(init, pairwise_update(step), step, linear_readout, linear_score)
+    return OnlineLearner(init, pairwise_update(step), step, linear_readout, linear_score)
 
 
-def solar_second_order(gamma=1e4, guard: bool = True) -> Learner:
+def solar_second_order(gamma=1e4, guard: bool = True) -> OnlineLearner:
     """SOLAR-II (AROW): on a pair with ``ℓ = max(0, 1 − y wᵀz) > 0`` (always if ``guard=False``),
     ``β = zᵀΣz + γ``, ``w += (ℓ/β) y Σz``, ``Σ −= (Σz)(Σz)ᵀ/β``. ``γ > 0``; ``guard`` is static."""
-    check_hparams(gamma=(gamma, 0.0, False))
+    check_number("gamma", gamma, low=0)
     gamma = jnp.asarray(gamma, jnp.float32)
 
     def init(key, num_features: int, dtype=jnp.float32) -> SolarSecondOrderState:
@@ -70,4 +72,4 @@ def solar_second_order(gamma=1e4, guard: bool = True) -> Learner:
         sigma = jnp.where(updated, sigma - jnp.outer(sz, sz) / beta, sigma)
         return state._replace(w=w, sigma=sigma), loss, updated
 
-    return Learner(init, pairwise_update(step), step, linear_readout, linear_score)
+    return OnlineLearner(init, pairwise_update(step), step, linear_readout, linear_score)

@@ -1,4 +1,4 @@
-"""Stochastic pairwise learners (SPEC §2): SPD (pairwise Pegasos), SPD-MV and LCRA-k-l
+"""Stochastic pairwise learners: SPD (pairwise Pegasos), SPD-MV and LCRA-k-l
 (Tsivtsivadze, Hofmann, Heskes 2012), their pair samplers and the semi-supervised protocol."""
 
 from jaxrank.learners.pairwise.lcra import LCRAState, check_sizes, lcra, random_views, score, train

@@ -1,4 +1,4 @@
-"""LCRA: large-scale co-regularized ranking (Tsivtsivadze, Hofmann, Heskes 2012; SPEC §2.3).
+"""LCRA: large-scale co-regularized ranking (Tsivtsivadze, Hofmann, Heskes 2012, eq. 1–3, Algorithm 1).
 
 ``M`` views split the ``D`` features into disjoint random subsets (drawn by ``init`` from its key,
 fixed for the run). View ``v`` has weights ``w^v`` (stored as ``w[v]`` over all ``D`` features, zero
@@ -12,9 +12,9 @@ Update (paper eq. 3 / Algorithm 1 line 6, all views at once from the *old* ``W_t
     w^v ← max(1 − η_t^v λ_v, clamp) w^v + η_t^v g^v − 4 μ η_t^v Σ_{u≠v} Σ_{p̂∈Â_t} (w^vᵀp̂^v − w^uᵀp̂^u) p̂^v
 
 with ``g^v = Σ_{A_t^{v+}} y p^v`` for the hinge loss (``A^{v+} = {y⟨p^v, w^v⟩ < 1}``) or
-``g^v = Σ_{A_t} (y − w^vᵀp^v) p^v`` with the graded label for the squared loss. The seed prints
-``− η Σ y p``, an ascent step on the hinge: we use the descent sign (SPEC §2.3). The factor 4 is 2
-(ordered view pairs) × 2 (derivative of the square). ``Σ_{u≠v}(s^v − s^u) = M s^v − Σ_u s^u``, so
+``g^v = Σ_{A_t} (y − w^vᵀp^v) p^v`` with the graded label for the squared loss. Algorithm 1 line 6
+prints ``− η Σ y p``, an ascent step on the hinge: we read it as a typo and descend.
+The factor 4 is 2 (ordered view pairs) × 2 (derivative of the square). ``Σ_{u≠v}(s^v − s^u) = M s^v − Σ_u s^u``, so
 the co-regularization costs ``O(M l D)``. The ``k`` labeled and ``l`` unlabeled pairs are drawn
 fresh each step and shared by the views. ``η_t^v = 1/(λ_v t)`` or ``η0/(1 + η0 λ_v t)`` and the
 optional projection ``min(1, 1/(√λ_v ‖w^v‖))`` per view, as in ``spd.py``.
@@ -30,11 +30,11 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxrank.learners.base import Learner
+from jaxrank.types import Learner
+from jaxrank.utils.checks import check_choice, check_int, check_number
 from jaxrank.learners.pairwise.pairs import PairSource, sample_pairs
 from jaxrank.learners.pairwise.spd import (
     SOFIA_MIN_SCALING,
-    check_hparam,
     check_schedule,
     learning_rate,
     pair_targets,
@@ -43,6 +43,13 @@ from jaxrank.learners.pairwise.spd import (
 )
 
 LOSSES = ("hinge", "squared")
+
+
+class LCRAInfo(NamedTuple):
+    """What one LCRA step reports."""
+
+    updates: jax.Array  # [M] i32 |A_t^{v+}|, labeled pairs that moved view v
+    disagreement: jax.Array  # [] mean squared view disagreement on the unlabeled pairs before the step
 
 
 class LCRAState(NamedTuple):
@@ -72,10 +79,10 @@ def check_sizes(num_labeled: int, num_unlabeled: int = 0, *, co_regularized: boo
 
 def lcra(lam=1e-4, mu=0.0, *, num_views: int = 2, loss: str = "hinge", schedule: str = "pegasos",
          eta0=1.0, project_ball: bool = False, clamp=SOFIA_MIN_SCALING, graded_label: bool = False) -> Learner:
-    """Co-regularized multi-view pairwise SGD (SPEC §2.3).
+    """Co-regularized multi-view pairwise SGD (Tsivtsivadze et al. 2012, Algorithm 1 and eq. 3).
 
     Args:
-      lam: ``λ_v > 0``, a scalar or ``[M]`` (one per view; SPEC's λ1, λ2).
+      lam: ``λ_v > 0``, a scalar or ``[M]`` (one per view; the paper's λ1, λ2, §4).
       mu: co-regularization ``μ ≥ 0``; 0 gives SPD / SPD-MV.
       num_views: ``M ≥ 1`` (static).
       loss: ``"hinge"`` (sign label unless ``graded_label``) or ``"squared"`` (graded label), static.
@@ -83,16 +90,13 @@ def lcra(lam=1e-4, mu=0.0, *, num_views: int = 2, loss: str = "hinge", schedule:
 
     Returns:
       ``Learner(init, update)``: ``init(key, num_features) -> LCRAState`` (``key`` draws the views);
-      ``update(state, pairs: PairBatch) -> (state, info)``, info ``{"updates": [M] i32 |A^{v+}|,
-      "disagreement": mean squared view disagreement on Â_t before the step}``.
+      ``update(state, pairs: PairBatch) -> (state, LCRAInfo)``.
     """
-    if not isinstance(num_views, int) or num_views < 1:
-        raise ValueError(f"num_views must be an int >= 1; got {num_views!r}.")
-    if loss not in LOSSES:
-        raise ValueError(f"loss must be one of {LOSSES}; got {loss!r}.")
-    check_hparam("lam", lam, fix="the step 1/(lam t) needs a positive regularization per view, e.g. 1e-4")
-    check_hparam("mu", mu, inclusive=True, fix="mu = 0 switches co-regularization off")
-    check_hparam("clamp", clamp, inclusive=True)
+    check_int("num_views", num_views, minimum=1)
+    check_choice("loss", loss, LOSSES)
+    check_number("lam", lam, low=0, fix="the step 1/(lam t) needs a positive regularization per view, e.g. 1e-4")
+    check_number("mu", mu, low=0, low_inclusive=True, fix="mu = 0 switches co-regularization off")
+    check_number("clamp", clamp, low=0, low_inclusive=True)
     check_schedule(schedule, eta0)
     lam = jnp.broadcast_to(jnp.asarray(lam, jnp.float32), (num_views,))
     mu = jnp.asarray(mu, jnp.float32)
@@ -129,7 +133,7 @@ def lcra(lam=1e-4, mu=0.0, *, num_views: int = 2, loss: str = "hinge", schedule:
         num_hat = jnp.maximum(pairs.valid_hat.sum(), 1)
         pair_gap = s_hat[:, None, :] - s_hat[None, :, :]  # [M, M, l]
         disagreement = jnp.sum(jnp.where(pairs.valid_hat, pair_gap ** 2, 0.0)) / num_hat
-        info = {"updates": active.sum(-1).astype(jnp.int32), "disagreement": disagreement}
+        info = LCRAInfo(updates=active.sum(-1).astype(jnp.int32), disagreement=disagreement)
         return LCRAState(w=new_w, views=views, t=t), info
 
     return Learner(init, update)

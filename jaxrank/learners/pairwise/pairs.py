@@ -1,4 +1,4 @@
-"""Pair samplers for SPD and LCRA (Tsivtsivadze, Hofmann, Heskes 2012, §2.1; SPEC §2.1).
+"""Pair samplers for SPD and LCRA (Tsivtsivadze, Hofmann, Heskes 2012, §2.1; sofia-ml).
 
 The paper draws two training documents uniformly at random until they share a query and have
 different labels: the accepted ordered pair ``(a, b)`` is then uniform over the *ordered* valid
@@ -29,7 +29,7 @@ partner of ``a`` in document order. On a ``QueryBatch`` the draws are those of t
 its padded view.
 
 Label of a pair: the graded difference ``y = l_a − l_b`` (the paper's); the learners take its sign
-for the hinge loss unless asked for the graded label (SPEC §6 item 4).
+for the hinge loss unless asked for the graded label (our default; the paper does not say).
 """
 
 import dataclasses
@@ -41,6 +41,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxrank.data.ragged import Queries
+from jaxrank.pairs import PairBatch
 from jaxrank.types import RaggedQueries
 
 SAMPLERS = ("exact", "sofia_rank")
@@ -74,16 +75,6 @@ class PairSource:
     @property
     def num_documents(self) -> int:
         return self.features.shape[-2]
-
-
-class PairBatch(NamedTuple):
-    """One step's pairs: ``k`` labeled and ``l`` unlabeled difference vectors."""
-
-    p: jax.Array  # [k, D] f32, x_a − x_b
-    y: jax.Array  # [k] f32, graded l_a − l_b (0 where not valid)
-    valid: jax.Array  # [k] bool, False only for a skipped sofia_rank draw
-    p_hat: jax.Array  # [l, D] f32, x_a − x_b of unlabeled pairs
-    valid_hat: jax.Array  # [l] bool, False when the set has no unlabeled pair
 
 
 class PairDraws(NamedTuple):

@@ -1,14 +1,14 @@
-"""Semi-supervised LTR protocol of the LCRA paper (Tsivtsivadze et al. 2012, §4; SPEC §2.4).
+"""Semi-supervised LTR protocol of the LCRA paper (Tsivtsivadze et al. 2012, §4).
 
 Per random split ``s``: 70% of the queries train, 30% test [query level: ours]; a random 20% of the
-*training documents* keep their labels [document level: ours, SPEC §6 item 4], the other training
+*training documents* keep their labels [document level: ours], the other training
 documents are unlabeled (usable only in ``P̂``); supervised methods (SPD, SPD-MV) see only the
 labeled documents. Hyperparameters are chosen by 5-fold cross-validation over the training
 queries: a fold's model trains on the other four folds (their labeled docs for ``P`` and their
 unlabeled docs for ``P̂``) and is scored by MAP on the held-out fold's *labeled* documents (the
 only labels the protocol may read) [ours]. The best grid point (highest mean validation MAP, first
 on ties) is retrained on the whole training part and scored by test MAP (binary relevance
-``l > 0``, queries without a relevant document count as AP 0, SPEC §5.1).
+``l > 0``, queries without a relevant document count as AP 0, the LETOR convention).
 
 Every (split, fold, grid point) of one method runs in one compiled program: ``vmap`` over splits
 and folds builds the per-fold pair tables once, and the grid ``[H]`` is vmapped inside the step so
@@ -27,7 +27,8 @@ import numpy as np
 
 from jaxrank.learners.pairwise.lcra import LCRAState, check_sizes, lcra, random_views
 from jaxrank.learners.pairwise.pairs import pair_source, sample_pairs
-from jaxrank.learners.pairwise.spd import SOFIA_MIN_SCALING, check_hparam
+from jaxrank.learners.pairwise.spd import SOFIA_MIN_SCALING
+from jaxrank.utils.checks import check_number
 from jaxrank.metrics import average_precision
 from jaxrank.pairs import pairs_per_query
 from jaxrank.types import QueryBatch
@@ -82,25 +83,22 @@ class Options:
     sampler: str = "exact"
 
 
-class Grid(NamedTuple):
-    """``H`` hyperparameter settings (arrays, so a grid compiles once)."""
-
-    lam: jax.Array  # [H, M] f32, λ per view
-    mu: jax.Array  # [H] f32
-    eta0: jax.Array  # [H] f32 (read only by schedule="eta0")
+Grid = dict  # {"lam": [H, M] f32 λ per view, "mu": [H] f32, "eta0": [H] f32 (read by schedule="eta0")}
 
 
 def make_grid(method: Method, lambdas, mus=(0.0,), eta0s=(1.0,), *, tie_view_lambdas: bool = True) -> Grid:
-    """Cartesian grid: λ per view (tied or one λ per view), μ (only for co-regularized methods), η0."""
-    check_hparam("lambdas", lambdas, fix="use a positive grid such as 1e-6..1e-1")
-    check_hparam("mus", mus, inclusive=True)
-    check_hparam("eta0s", eta0s)
+    """Cartesian grid of ``lcra``'s keyword hyperparameters, ``{name: [H, ...]}`` (the jaxrank grid
+    convention, as ``jaxrank.utils.grid``): λ per view (tied or one λ per view), μ (only for
+    co-regularized methods), η0."""
+    check_number("lambdas", lambdas, low=0, fix="use a positive grid such as 1e-6..1e-1")
+    check_number("mus", mus, low=0, low_inclusive=True)
+    check_number("eta0s", eta0s, low=0)
     m = method.num_views
     lam_sets = [(x,) * m for x in lambdas] if tie_view_lambdas else list(itertools.product(lambdas, repeat=m))
     mus = tuple(mus) if method.co_regularized else (0.0,)
     rows = list(itertools.product(lam_sets, mus, eta0s))
-    return Grid(lam=jnp.asarray([r[0] for r in rows], jnp.float32), mu=jnp.asarray([r[1] for r in rows], jnp.float32),
-                eta0=jnp.asarray([r[2] for r in rows], jnp.float32))
+    return {"lam": jnp.asarray([r[0] for r in rows], jnp.float32), "mu": jnp.asarray([r[1] for r in rows], jnp.float32),
+            "eta0": jnp.asarray([r[2] for r in rows], jnp.float32)}
 
 
 def semi_supervised_split(key, mask: jax.Array, *, train_fraction: float = 0.7, label_fraction: float = 0.2,
@@ -143,14 +141,14 @@ def fit_grid(method: Method, options: Options, key_views, key_steps, batch: Quer
     ``labeled``/``unlabeled`` are ``[Q, L]`` masks of the training documents.
     """
     source = pair_source(batch, labeled, unlabeled if method.co_regularized else None, sampler=options.sampler)
-    num_grid, num_features = grid.mu.shape[0], batch.features.shape[-1]
+    num_grid, num_features = grid["mu"].shape[0], batch.features.shape[-1]
     views = random_views(key_views, num_features, method.num_views)
     states = LCRAState(w=jnp.zeros((num_grid, method.num_views, num_features), batch.features.dtype),
                        views=jnp.broadcast_to(views, (num_grid,) + views.shape).astype(batch.features.dtype),
                        t=jnp.zeros((num_grid,), jnp.int32))
 
     def update(hparams: Grid, state, pairs):
-        return _learner(method, options, hparams.lam, hparams.mu, hparams.eta0).update(state, pairs)[0]
+        return _learner(method, options, hparams["lam"], hparams["mu"], hparams["eta0"]).update(state, pairs)[0]
 
     def body(states, t):
         pairs = sample_pairs(jax.random.fold_in(key_steps, t), source, method.num_labeled, method.num_unlabeled)

@@ -1,6 +1,7 @@
 """SPD: stochastic pairwise descent = pairwise Pegasos (Sculley 2009; Shalev-Shwartz et al. 2007).
 
-SPEC §2.2. State ``w`` starts at 0; at step ``t = 1..N`` with ``k`` labeled pairs ``A_t`` and
+The LCRA paper's baseline (Tsivtsivadze et al. 2012, §4) and sofia-ml's Pegasos learner in its
+``rank`` loop. State ``w`` starts at 0; at step ``t = 1..N`` with ``k`` labeled pairs ``A_t`` and
 ``A_t⁺ = {(p, y) ∈ A_t : y wᵀp < 1}`` (margins taken with the old ``w``)::
 
     η_t = 1/(λ t)                      (schedule="pegasos", Algorithm 1 of the LCRA paper)
@@ -12,7 +13,8 @@ The sum over ``A_t⁺`` is not divided by ``k`` (LCRA paper eq. 3; Pegasos divid
 only matters for ``k > 1``). ``clamp`` mirrors sofia-ml's ``L2Regularize``, whose shrink factor never
 drops below 1e-7 (at ``t = 1`` the exact factor ``1 − η_1 λ`` is 0 and would erase ``w``); ``clamp=0``
 gives the textbook update. The hinge label is ``sign(l_a − l_b)`` unless ``graded_label=True``
-(then the margin condition ``y wᵀp < 1`` uses the graded difference; SPEC §2.1 / §6 item 4).
+(the LCRA paper's label, §2.1; the margin condition ``y wᵀp < 1`` then uses the graded difference).
+The sign label by default is our choice: the paper does not say which label its hinge loss uses.
 
 A step whose labeled draws are all invalid (sofia-ml's skipped iteration, see ``pairs.py``) leaves
 ``w`` untouched while ``t`` still advances, as in sofia-ml's ``StochasticRankLoop``.
@@ -22,10 +24,10 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
-from jaxrank.learners.base import Learner
-from jaxrank.learners.pairwise.pairs import PairBatch
+from jaxrank.types import Learner, UpdateInfo
+from jaxrank.utils.checks import check_choice, check_number
+from jaxrank.pairs import PairBatch
 
 SCHEDULES = ("pegasos", "eta0")
 SOFIA_MIN_SCALING = 1e-7  # sofia-ml MIN_SCALING_FACTOR
@@ -36,26 +38,10 @@ class SPDState(NamedTuple):
     t: jax.Array  # [] i32, steps taken
 
 
-def check_hparam(name: str, value, lower: float = 0.0, *, inclusive: bool = False, fix: str = "") -> None:
-    """Rejects a concrete hyperparameter (number or array) outside ``> lower`` (``>=`` if inclusive).
-
-    Traced values (inside ``jit``/``vmap``) cannot be checked and pass through.
-    """
-    if isinstance(value, jax.core.Tracer):
-        return
-    arr = np.asarray(value, dtype=np.float64)
-    ok = arr >= lower if inclusive else arr > lower
-    if not np.all(ok):
-        bound = f">= {lower}" if inclusive else f"> {lower}"
-        bad = float(arr[~ok].ravel()[0]) if arr.ndim else float(arr)
-        raise ValueError(f"{name} must be {bound}; got {bad:g}{'; ' + fix if fix else ''}.")
-
-
 def check_schedule(schedule: str, eta0) -> None:
-    if schedule not in SCHEDULES:
-        raise ValueError(f"schedule must be one of {SCHEDULES}; got {schedule!r}.")
+    check_choice("schedule", schedule, SCHEDULES)
     if schedule == "eta0":
-        check_hparam("eta0", eta0, fix="eta0 is the initial step size of eta_t = eta0/(1 + eta0 lam t)")
+        check_number("eta0", eta0, low=0, fix="eta0 is the initial step size of eta_t = eta0/(1 + eta0 lam t)")
 
 
 def learning_rate(schedule: str, lam: jax.Array, eta0: jax.Array, t: jax.Array) -> jax.Array:
@@ -86,15 +72,15 @@ def pair_targets(pairs: PairBatch, graded_label: bool) -> jax.Array:
 
 def spd(lam=0.1, *, schedule: str = "pegasos", eta0=1.0, project_ball: bool = True,
         clamp=SOFIA_MIN_SCALING, graded_label: bool = False) -> Learner:
-    """Pairwise Pegasos on difference vectors (SPEC §2.2). ``lam > 0``; the other options are static
+    """Pairwise Pegasos on difference vectors (Sculley 2009). ``lam > 0``; the other options are static
     except ``eta0`` and ``clamp`` (arrays are fine). Defaults are sofia-ml's (λ = 0.1, projection on).
 
     Returns ``Learner(init, update)``: ``init(key, num_features) -> SPDState`` and
-    ``update(state, pairs: PairBatch) -> (state, info)`` with info ``{"updates": #A_t⁺, "loss": mean
-    hinge over valid pairs before the step}``.
+    ``update(state, pairs: PairBatch) -> (state, UpdateInfo)``: ``loss`` the mean hinge over valid
+    pairs before the step, ``updates`` = ``|A_t⁺|``, ``instances`` the valid pairs.
     """
-    check_hparam("lam", lam, fix="the Pegasos step 1/(lam t) needs a positive regularization, e.g. 1e-4")
-    check_hparam("clamp", clamp, inclusive=True)
+    check_number("lam", lam, low=0, fix="the Pegasos step 1/(lam t) needs a positive regularization, e.g. 1e-4")
+    check_number("clamp", clamp, low=0, low_inclusive=True)
     check_schedule(schedule, eta0)
     lam = jnp.asarray(lam, jnp.float32)
     eta0 = jnp.asarray(eta0, jnp.float32)
@@ -116,6 +102,7 @@ def spd(lam=0.1, *, schedule: str = "pegasos", eta0=1.0, project_ball: bool = Tr
         w = jnp.where(pairs.valid.any(), w, state.w)  # sofia-ml's skipped iteration
         loss = jnp.sum(jnp.where(pairs.valid, jnp.maximum(0.0, 1.0 - margin), 0.0))
         loss = loss / jnp.maximum(pairs.valid.sum(), 1)
-        return SPDState(w=w, t=t), {"updates": active.sum().astype(jnp.int32), "loss": loss}
+        return SPDState(w=w, t=t), UpdateInfo(loss=loss, updates=active.sum().astype(jnp.int32),
+                                              instances=pairs.valid.sum().astype(jnp.int32))
 
     return Learner(init, update)

@@ -1,11 +1,11 @@
-"""One driver for every dueling bandit: ``lax.scan`` over steps, ``vmap`` over lanes.
+"""The driver of dueling-bandit simulations: many lanes of ``jaxrank.bandits.run`` over a device
+mesh, in resumable chunks, with progress.
 
 A lane is one (matrix, hyperparameter setting, run) triple; all lanes of a ``simulate`` call run
-in one compiled program: a scan over the segments between checkpoints, each a ``fori_loop``
-whose trip count all lanes share (so no per-step branch). Long horizons run as several calls of
-that one compiled program with progress printed between them. Only what is reported is carried: cumulative regret (Zoghi et al. 2014,
-§3), the count of duels other than (winner, winner), and at each checkpoint the best-arm guess;
-no per-step array of size T x lanes is ever stored.
+in one compiled program (``vmap`` of ``run.advance``). Long horizons run as several calls of that
+one compiled program with progress printed between them. The environment is either the
+preference matrices themselves (each lane draws its duels from its matrix) or any ``DuelEnv``
+shared by every lane (e.g. rankers interleaved on LTR queries), scored against a reference matrix.
 
 Run ``r`` uses the key ``fold_in(key, r)`` for every matrix and setting (common random numbers),
 so its numbers do not depend on how many runs are launched.
@@ -28,7 +28,6 @@ import hashlib
 import json
 import time
 from pathlib import Path
-from types import ModuleType
 from typing import NamedTuple, Optional
 
 import jax
@@ -37,9 +36,12 @@ import numpy as np
 from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from jaxrank.bandits.run import Scoring, advance, default_checkpoints, init_lane, segments
 from jaxrank.data.checkpoint import load_checkpoint, save_checkpoint
 from jaxrank.envs.matrix import PrefMatrixEnv
 from jaxrank.metrics.duel_regret import regret_table
+from jaxrank.types import Bandit, DuelEnv
+from jaxrank.utils.checks import check_int, check_key, check_keywords
 
 
 _SEGMENTS_PER_CALL = 16  # fixed, so every horizon reuses one compiled program
@@ -56,63 +58,17 @@ class Trace(NamedTuple):
     suboptimal: np.ndarray  # [M, H, R, C] f32 fraction of duels other than (winner, winner)
 
 
-class _Carry(NamedTuple):
-    state: tuple
-    key_steps: jax.Array
-    key_report: jax.Array
-    regret: jax.Array  # [] f32
-    suboptimal: jax.Array  # [] i32
-    rec_regret: jax.Array  # [C] f32
-    rec_correct: jax.Array  # [C] bool
-    rec_suboptimal: jax.Array  # [C] f32
-
-
-def default_checkpoints(num_steps: int, *, num_log: int = 40, num_linear: int = 50) -> np.ndarray:
-    """Sorted unique step counts: log-spaced from 1 and evenly spaced, both ending at ``num_steps``."""
-    log = np.geomspace(1, num_steps, num_log)
-    linear = np.linspace(num_steps / num_linear, num_steps, num_linear)
-    return np.unique(np.round(np.r_[log, linear]).astype(np.int64).clip(1, num_steps))
-
-
-def _lane_segments(algo, carry: _Carry, starts, stops, slots, env, table, winner):
-    """Runs steps ``[starts[g], stops[g])`` for each g, recording checkpoint ``slots[g]`` after each."""
-
-    def one_step(t, c: _Carry):
-        state, info = algo.step(c.state, jax.random.fold_in(c.key_steps, t), env)
-        off_winner = (info.first != winner) | (info.second != winner)
-        return c._replace(state=state, regret=c.regret + table[info.first, info.second],
-                          suboptimal=c.suboptimal + off_winner.astype(jnp.int32))
-
-    def segment(c: _Carry, bounds):
-        start, stop, slot = bounds
-        # The trip count is shared by all lanes, so under vmap this stays one loop with no per-step branch.
-        c = jax.lax.fori_loop(start, stop, one_step, c)
-        guess = algo.best_arm(c.state, jax.random.fold_in(c.key_report, stop))
-        c = c._replace(
-            rec_regret=c.rec_regret.at[slot].set(c.regret),
-            rec_correct=c.rec_correct.at[slot].set(guess == winner),
-            rec_suboptimal=c.rec_suboptimal.at[slot].set(c.suboptimal / jnp.maximum(stop, 1).astype(jnp.float32)),
-        )
-        return c, None
-
-    return jax.lax.scan(segment, carry, (starts, stops, slots))[0]
-
-
-def _run_lanes(algo, carry, starts, stops, slots, env, table, winner):
+def _run_lanes(algo, env_axis, carry, starts, stops, slots, env, score):
     """One call: every lane (leading axis ``N``) runs segments ``[S]`` of ``starts``/``stops``/``slots``."""
-    lanes = jax.vmap(functools.partial(_lane_segments, algo), in_axes=(0, None, None, None, 0, 0, 0))
-    return lanes(carry, starts, stops, slots, env, table, winner)
+    lanes = jax.vmap(functools.partial(advance, algo), in_axes=(0, None, None, None, env_axis, 0))
+    return lanes(carry, starts, stops, slots, env, score)
 
 
 def _init_lanes(algo, key_impl, num_arms, num_checkpoints, key_data, hparams):
-    """``_Carry`` with leading lane axis ``N`` from key data ``[N, 2] u32`` and ``{name: [N] f32}``."""
+    """``Lane`` with leading lane axis ``N`` from key data ``[N, 2] u32`` and ``{name: [N] f32}``."""
 
     def one(kd, hp):
-        key = jax.random.wrap_key_data(kd, impl=key_impl)
-        key_init, key_steps, key_report = jax.random.split(key, 3)
-        zeros = jnp.zeros(num_checkpoints)
-        return _Carry(algo.init(key_init, num_arms, **hp), key_steps, key_report,
-                      jnp.zeros(()), jnp.zeros((), jnp.int32), zeros, zeros.astype(bool), zeros)
+        return init_lane(algo, jax.random.wrap_key_data(kd, impl=key_impl), num_arms, num_checkpoints, **hp)
 
     return jax.vmap(one)(key_data, hparams)
 
@@ -139,10 +95,10 @@ def _init_program(algo, mesh, key_impl, num_arms, num_checkpoints):
 
 
 @functools.lru_cache(maxsize=None)
-def _run_program(algo, mesh):
+def _run_program(algo, mesh, shared_env: bool):
     lanes, shared = NamedSharding(mesh, PartitionSpec(LANE_AXIS)), NamedSharding(mesh, PartitionSpec())
-    return jax.jit(functools.partial(_run_lanes, algo),  # (carry, starts, stops, slots, env, table, winner)
-                   in_shardings=(lanes, shared, shared, shared, lanes, lanes, lanes),
+    return jax.jit(functools.partial(_run_lanes, algo, None if shared_env else 0),  # (carry, starts, stops, slots, env, score)
+                   in_shardings=(lanes, shared, shared, shared, shared if shared_env else lanes, lanes),
                    out_shardings=lanes, donate_argnums=0)
 
 
@@ -176,8 +132,16 @@ def _carry_from_host(template, leaves, take, sharding, key_impl, path):
     return jax.tree.unflatten(treedef, out)
 
 
+def _digest_env(env) -> str:
+    """A hash of an environment's type and leaves (names a resumable checkpoint)."""
+    h = hashlib.sha256(type(env).__name__.encode())
+    for leaf in jax.tree.leaves(env):
+        h.update(np.asarray(jax.random.key_data(leaf) if _is_key(leaf) else leaf).tobytes())
+    return h.hexdigest()
+
+
 def simulate(
-    algo: ModuleType,
+    algo: Bandit,
     key,
     prefs,
     *,
@@ -189,13 +153,15 @@ def simulate(
     label: Optional[str] = None,
     mesh: Optional[Mesh] = None,
     checkpoint_dir=None,
+    env: Optional[DuelEnv] = None,
 ) -> Trace:
-    """Runs a dueling bandit on preference matrices.
+    """Runs a dueling bandit for ``num_runs`` runs per matrix and setting, in one compiled program.
 
     Args:
-      algo: a module with ``init``, ``step`` and ``best_arm`` (e.g. ``jaxrank.bandits.rcs``).
-      key: root PRNG key.
-      prefs: ``[K, K]`` or ``[M, K, K]`` preference matrices, each with a Condorcet winner.
+      algo: a bandit module with ``init``, ``step`` and ``best_arm`` (``jaxrank.bandits.ALGORITHMS``).
+      key: root PRNG key (``jax.random.key(seed)``).
+      prefs: ``[K, K]`` or ``[M, K, K]`` preference matrices, each with a Condorcet winner: regret and
+        best-arm accuracy are scored against them.
       num_runs: ``R`` independent runs per matrix and setting.
       num_steps: horizon ``T``.
       hparams: ``{name: [H] values}`` passed to ``algo.init`` (e.g. ``{"alpha": [0.1, 0.501]}``);
@@ -208,25 +174,33 @@ def simulate(
         (default ``lane_mesh()``: all devices). The results do not depend on it.
       checkpoint_dir: folder for a resumable checkpoint, written atomically after every call;
         if it already holds one for these same inputs, the simulation continues from it.
+      env: the ``DuelEnv`` the bandit plays, shared by every lane (e.g. ``ranker_duel_env`` over
+        LTR queries), with ``prefs`` ``[K, K]`` its reference matrix; default: each lane draws its
+        duels from its own matrix (``PrefMatrixEnv``).
 
     Returns:
       ``Trace`` with ``[M, H, R, C]`` arrays (``M = 1`` for a single matrix).
 
     Raises:
-      ValueError: on an invalid matrix, one without a Condorcet winner, bad sizes or
-        hyperparameters, before anything is compiled; on an unreadable or mismatched checkpoint.
+      ValueError: on an invalid matrix, one without a Condorcet winner, bad sizes, an unknown or
+        impossible hyperparameter, or a bad key, before anything is compiled; on an unreadable or
+        mismatched checkpoint.
     """
+    check_key("key", key)
+    check_int("num_runs", num_runs, minimum=1)
+    check_int("num_steps", num_steps, minimum=1)
+    check_int("chunk_size", chunk_size, minimum=1)
     prefs = np.asarray(prefs, np.float64)
     prefs = prefs[None] if prefs.ndim == 2 else prefs
     if prefs.ndim != 3:
         raise ValueError(f"prefs must be [K, K] or [M, K, K]; got shape {prefs.shape}.")
-    if num_runs < 1 or num_steps < 1:
-        raise ValueError(f"num_runs and num_steps must be >= 1; got {num_runs} and {num_steps}.")
-    if chunk_size < 1:
-        raise ValueError(f"chunk_size must be >= 1; got {chunk_size}.")
+    if env is not None and prefs.shape[0] != 1:
+        raise ValueError(f"a shared env is scored against one reference matrix; got {prefs.shape[0]} matrices.")
     tables, winners = zip(*(regret_table(p) for p in prefs))
     num_matrices, num_arms = prefs.shape[0], prefs.shape[-1]
-    hparams = {k: np.asarray(v, np.float32).reshape(-1) for k, v in (hparams or {}).items()}
+    hparams = dict(hparams or {})
+    check_keywords(getattr(algo, "__name__", "the algorithm"), hparams, algo.init, skip=2)
+    hparams = {k: np.asarray(v, np.float32).reshape(-1) for k, v in hparams.items()}
     num_settings = len(next(iter(hparams.values()))) if hparams else 1
     if any(v.size != num_settings for v in hparams.values()):
         raise ValueError(f"every hyperparameter needs the same number of settings; got { {k: v.size for k, v in hparams.items()} }.")
@@ -254,24 +228,17 @@ def simulate(
     run_keys = np.asarray(jax.random.key_data(jax.vmap(lambda r: jax.random.fold_in(key, r))(jnp.arange(num_runs))))
     keys = np.broadcast_to(run_keys, lanes + run_keys.shape[1:]).reshape((size,) + run_keys.shape[1:])
     lane_hparams = {k: put(np.broadcast_to(v[None, :, None], lanes).reshape(size)) for k, v in hparams.items()}
-    env = PrefMatrixEnv(put(np.repeat(prefs, num_settings * num_runs, axis=0).astype(np.float32)))
-    table = put(np.repeat(np.stack(tables), num_settings * num_runs, axis=0))
-    winner = put(np.repeat(np.asarray(winners, np.int32), num_settings * num_runs))
+    shared_env = env is not None
+    if not shared_env:
+        env = PrefMatrixEnv(put(np.repeat(prefs, num_settings * num_runs, axis=0).astype(np.float32)))
+    score = Scoring(put(np.repeat(np.stack(tables), num_settings * num_runs, axis=0)),
+                    put(np.repeat(np.asarray(winners, np.int32), num_settings * num_runs)))
     init_fn = _init_program(algo, mesh, key_impl, num_arms, int(checkpoints.size))
 
     # Segments between consecutive checkpoints, cut at most chunk_size long and grouped so every
     # call has the same shapes (one compile); progress is printed between calls.
-    bounds = np.r_[0, checkpoints]
-    starts, stops, slots = [], [], []
-    for slot, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
-        cuts = np.r_[np.arange(lo, hi, chunk_size), hi]
-        starts += list(cuts[:-1])
-        stops += list(cuts[1:])
-        slots += [slot] * (cuts.size - 1)
     per_call = _SEGMENTS_PER_CALL
-    pad = -len(starts) % per_call
-    starts, stops, slots = (np.asarray(x + [x[-1]] * pad, np.int32) for x in (starts, stops, slots))
-    starts[len(starts) - pad:] = stops[-1]  # padding segments are empty and rewrite the last slot
+    starts, stops, slots = segments(checkpoints, chunk_size, per_call)
     num_calls = len(starts) // per_call
 
     # A checkpoint is named by a hash of everything that determines the result (not the mesh).
@@ -283,6 +250,8 @@ def simulate(
                   "hparams": {k: v.tolist() for k, v in sorted(hparams.items())}, "num_runs": num_runs,
                   "num_steps": num_steps, "checkpoints": checkpoints.tolist(), "chunk_size": chunk_size,
                   "segments_per_call": per_call}
+        if shared_env:
+            inputs["env"] = _digest_env(env)
         digest = hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:16]
         path = Path(checkpoint_dir) / f"{algo.__name__.rsplit('.', 1)[-1]}-K{num_arms}-{digest}.npz"
     template = jax.eval_shape(init_fn, jax.ShapeDtypeStruct((take.size,) + keys.shape[1:], keys.dtype), lane_hparams)
@@ -295,14 +264,14 @@ def simulate(
             print(f"[{label}] resuming at step {header['steps_done']:,}/{num_steps:,} from {path}", flush=True)
     else:
         carry = init_fn(put(keys), lane_hparams)
-    run_fn = _run_program(algo, mesh)
+    run_fn = _run_program(algo, mesh, shared_env)
 
     host = None
     start = time.perf_counter()
     first_done, first_time = 0, None  # the first call compiles: rates and ETA start after it
     for call in range(first_call, num_calls):
         part = slice(call * per_call, (call + 1) * per_call)
-        carry = run_fn(carry, starts[part], stops[part], slots[part], env, table, winner)
+        carry = run_fn(carry, starts[part], stops[part], slots[part], env, score)
         done = int(stops[part][-1])
         if path is not None:
             host = [_to_host(x, size) for x in jax.tree.leaves(carry)]

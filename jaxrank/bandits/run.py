@@ -1,0 +1,141 @@
+"""The pure core of a dueling-bandit run: one lane (one run of one algorithm against one
+``DuelEnv``), jittable and vmappable, whatever the environment.
+
+A lane carries only what is reported, scored against a reference preference matrix: cumulative
+regret ``Σ_t (Δ_{1 i_t} + Δ_{1 j_t}) / 2`` (Zoghi et al., WSDM 2014, §2, eq. 1), the count of duels other
+than (winner, winner), and at each checkpoint the best-arm guess. Its steps run as a scan over the
+segments between checkpoints, each a ``fori_loop`` whose bounds all lanes share, so under ``vmap``
+there is no per-step branch; no per-step array of size T x lanes is ever stored.
+
+Keys: a lane's key splits into ``(init, steps, report)``; step ``t`` uses ``fold_in(steps, t)``, the
+best-arm guess after step ``s`` uses ``fold_in(report, s)``.
+
+``run`` is one lane from start to horizon; ``jaxrank.bandits.driver.simulate`` runs many lanes
+(matrices × hyperparameter settings × runs) over a device mesh, in resumable chunks, with progress.
+"""
+
+from typing import NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxrank.metrics.duel_regret import regret_table
+from jaxrank.types import Array, Bandit, DuelEnv, PRNGKey
+
+
+class Scoring(NamedTuple):
+    """What a lane is scored against (from the reference preference matrix)."""
+
+    table: Array  # [K, K] f32, regret of duel (i, j): (Δ_1i + Δ_1j) / 2
+    winner: Array  # [] i32, the Condorcet winner
+
+
+def scoring(pref) -> Scoring:
+    """``Scoring`` of a ``[K, K]`` preference matrix with a Condorcet winner (``ValueError`` otherwise)."""
+    table, winner = regret_table(pref)
+    return Scoring(jnp.asarray(table), jnp.asarray(winner, jnp.int32))
+
+
+class Lane(NamedTuple):
+    """A lane between segments: the algorithm's state, its keys and the record so far."""
+
+    state: tuple
+    key_steps: jax.Array
+    key_report: jax.Array
+    regret: jax.Array  # [] f32 cumulative regret
+    suboptimal: jax.Array  # [] i32 duels other than (winner, winner)
+    rec_regret: jax.Array  # [C] f32
+    rec_correct: jax.Array  # [C] bool, best-arm guess == winner
+    rec_suboptimal: jax.Array  # [C] f32 share of suboptimal duels
+
+
+class Record(NamedTuple):
+    """A lane's results at the checkpoints ``[C]``."""
+
+    regret: Array  # [C] f32 cumulative regret
+    correct: Array  # [C] bool, the best-arm guess is the Condorcet winner
+    suboptimal: Array  # [C] f32 share of duels other than (winner, winner)
+
+
+def default_checkpoints(num_steps: int, *, num_log: int = 40, num_linear: int = 50) -> np.ndarray:
+    """Sorted unique step counts: log-spaced from 1 and evenly spaced, both ending at ``num_steps``."""
+    log = np.geomspace(1, num_steps, num_log)
+    linear = np.linspace(num_steps / num_linear, num_steps, num_linear)
+    return np.unique(np.round(np.r_[log, linear]).astype(np.int64).clip(1, num_steps))
+
+
+def segments(checkpoints: np.ndarray, chunk_size: int, multiple: int = 1) -> tuple[np.ndarray, ...]:
+    """``(starts, stops, slots)`` i32: the steps between consecutive checkpoints, cut at most
+    ``chunk_size`` long, padded to a multiple of ``multiple`` with empty segments that rewrite the
+    last slot (so fixed-size groups of segments share one compiled program)."""
+    bounds = np.r_[0, checkpoints]
+    starts, stops, slots = [], [], []
+    for slot, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
+        cuts = np.r_[np.arange(lo, hi, chunk_size), hi]
+        starts += list(cuts[:-1])
+        stops += list(cuts[1:])
+        slots += [slot] * (cuts.size - 1)
+    pad = -len(starts) % multiple
+    starts, stops, slots = (np.asarray(x + [x[-1]] * pad, np.int32) for x in (starts, stops, slots))
+    starts[len(starts) - pad:] = stops[-1]
+    return starts, stops, slots
+
+
+def init_lane(algorithm: Bandit, key: PRNGKey, num_arms: int, num_checkpoints: int, **hparams) -> Lane:
+    """A lane about to take its first step."""
+    key_init, key_steps, key_report = jax.random.split(key, 3)
+    zeros = jnp.zeros(num_checkpoints)
+    return Lane(algorithm.init(key_init, num_arms, **hparams), key_steps, key_report, jnp.zeros(()),
+                jnp.zeros((), jnp.int32), zeros, zeros.astype(bool), zeros)
+
+
+def advance(algorithm: Bandit, lane: Lane, starts: Array, stops: Array, slots: Array, env: DuelEnv,
+            score: Scoring) -> Lane:
+    """Runs steps ``[starts[g], stops[g])`` for each segment ``g``, recording checkpoint ``slots[g]`` after each."""
+
+    def one_step(t, c: Lane):
+        state, info = algorithm.step(c.state, jax.random.fold_in(c.key_steps, t), env)
+        off_winner = (info.first != score.winner) | (info.second != score.winner)
+        return c._replace(state=state, regret=c.regret + score.table[info.first, info.second],
+                          suboptimal=c.suboptimal + off_winner.astype(jnp.int32))
+
+    def segment(c: Lane, bounds):
+        start, stop, slot = bounds
+        c = jax.lax.fori_loop(start, stop, one_step, c)  # bounds shared by all lanes: no per-step branch
+        guess = algorithm.best_arm(c.state, jax.random.fold_in(c.key_report, stop))
+        c = c._replace(
+            rec_regret=c.rec_regret.at[slot].set(c.regret),
+            rec_correct=c.rec_correct.at[slot].set(guess == score.winner),
+            rec_suboptimal=c.rec_suboptimal.at[slot].set(c.suboptimal / jnp.maximum(stop, 1).astype(jnp.float32)),
+        )
+        return c, None
+
+    return jax.lax.scan(segment, lane, (starts, stops, slots))[0]
+
+
+def record(lane: Lane) -> Record:
+    return Record(lane.rec_regret, lane.rec_correct, lane.rec_suboptimal)
+
+
+def run(algorithm: Bandit, key: PRNGKey, env: DuelEnv, score: Scoring, *, num_steps: int,
+        checkpoints: Optional[np.ndarray] = None, chunk_size: int = 4096, hparams: Optional[dict] = None) -> Record:
+    """One run of ``algorithm`` against ``env`` for ``num_steps`` steps, scored against ``score``.
+
+    Pure: jit it, and vmap it over keys (runs), environments (matrices) or hyperparameters.
+    ``num_steps``, ``checkpoints`` and ``chunk_size`` are static.
+
+    Args:
+      algorithm: a bandit module (``jaxrank.bandits.rcs``, ...).
+      key: the lane's key.
+      env: any ``DuelEnv`` (``PrefMatrixEnv``, an interleaving env, ...).
+      score: ``scoring(reference_pref)``.
+      checkpoints: 1-based step counts to record (default ``default_checkpoints``).
+      hparams: keyword hyperparameters of ``algorithm.init`` (arrays vmap).
+
+    Returns:
+      ``Record`` with ``[C]`` arrays.
+    """
+    checkpoints = default_checkpoints(num_steps) if checkpoints is None else np.asarray(checkpoints, np.int64)
+    lane = init_lane(algorithm, key, score.table.shape[-1], int(checkpoints.size), **(hparams or {}))
+    return record(advance(algorithm, lane, *map(jnp.asarray, segments(checkpoints, chunk_size)), env, score))

@@ -3,7 +3,7 @@
     python benchmarks/bench_data_metrics.py [--repeats 5] [--data /path/to/MQ2008]
 
 1. Parsing ``Fold1/train.txt.gz`` (9,630 docs): ``parse_svmlight`` (no cache), ``load_svmlight``
-   cold (parse + write .npz) and warm (read .npz), against ``sklearn.datasets.load_svmlight_file``.
+   cold (parse + write the .npy entry) and warm (read it), against ``sklearn.datasets.load_svmlight_file``.
 2. NDCG@10 over all 784 queries (S1..S5) with tie-free random scores: jitted ``jaxrank.metrics.ndcg``
    against a padded NumPy reference and ranx ``ndcg_burges@10`` (exponential gain), plus a vmapped
    batch of 100 score vectors per query.
@@ -72,11 +72,11 @@ def bench_parsing(path, repeats):
 
     with tempfile.TemporaryDirectory() as tmp:
         fresh = iter(range(repeats))  # a new, empty cache folder for every cold run
-        rows.append(("jaxrank `load_svmlight`, cold cache (parse + write .npz)",
+        rows.append(("jaxrank `load_svmlight`, cold cache (parse + write .npy)",
                      median_ms(cold, repeats, setup=lambda: Path(tmp) / f"cold{next(fresh)}")))
         with cache_at(Path(tmp) / "warm"):
             load_svmlight(path)  # fill the cache
-            rows.append(("jaxrank `load_svmlight`, warm cache (hash source + read .npz)",
+            rows.append(("jaxrank `load_svmlight`, warm cache (stat source + read .npy)",
                          median_ms(lambda _: load_svmlight(path), repeats)))
     table = [(name, ms, ms / rows[0][1]) for name, ms in rows]
     return n, table

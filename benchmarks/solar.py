@@ -53,25 +53,23 @@ def table2_row(queries, permutations: int, key):
 
 
 def _replayed_order(stream, key_pass):
-    """The instance sequence and flips of one pass, from its documented draws (``protocol.run_pass``)."""
+    """The instance sequence and flips of one pass, from its documented draws (``protocol.run_pass``):
+    the query order, each query's swap-or-not order under its key, and a flip bit per step."""
     offsets = np.asarray(stream.offsets)
     num_queries, num_steps = offsets.size - 1, int(offsets[-1])
-    key_perm, key_steps = jax.random.split(key_pass)
+    key_perm, key_order, key_steps = jax.random.split(key_pass, 3)
     order = np.asarray(jax.random.permutation(key_perm, num_queries))
+    words = np.asarray(jax.random.bits(key_order, (num_queries,), jnp.uint32))
+    counts = np.diff(offsets)[order]
+    visit = np.repeat(np.arange(num_queries), counts)  # the visit of each step
+    m = np.arange(num_steps) - np.repeat(np.cumsum(counts) - counts, counts)
+    shuffled = protocol.shuffle_index(jnp.asarray(m, jnp.uint32), jnp.asarray(counts[visit], jnp.uint32),
+                                      jnp.asarray(words[order][visit]))
+    sequence = offsets[order][visit] + np.asarray(shuffled).astype(np.int64)
     blocks = -(-num_steps // protocol.BLOCK)
-    bits = np.asarray(jax.vmap(lambda b: jax.random.bits(jax.random.fold_in(key_steps, b), (protocol.BLOCK, 2),
-                                                         jnp.uint32))(jnp.arange(blocks))).reshape(-1, 2)
-    sequence, step = [], 0
-    for q in order:
-        n = int(offsets[q + 1] - offsets[q])
-        perm = np.arange(n)
-        for m in range(n):
-            r = m + (int(bits[step, 0]) * (n - m)) // 2**32
-            perm[m], perm[r] = perm[r], perm[m]
-            step += 1
-        sequence.append(offsets[q] + perm)
-    sequence = np.concatenate(sequence)
-    flips = np.where(bits[:num_steps, 1] & 1, -1.0, 1.0)
+    bits = np.concatenate([np.asarray(jax.random.bits(jax.random.fold_in(key_steps, b), (protocol.BLOCK,), jnp.uint32))
+                           for b in range(blocks)])
+    flips = np.where(bits[:num_steps] & 1, -1.0, 1.0)
     return order, sequence, flips
 
 
@@ -80,11 +78,11 @@ def sklearn_online(queries, permutations: int, key, c: float):
     from sklearn.linear_model import PassiveAggressiveClassifier
 
     x, offsets = queries.features, queries.offsets
-    stream, _ = protocol.instance_stream(queries, "pairs")
+    stream = protocol.instance_stream(queries, "pairs")
     first, second = np.asarray(stream.first), np.asarray(stream.second)
     weights, seconds = [], 0.0
     for p in range(permutations):
-        key_pass, _ = jax.random.split(jax.random.fold_in(key, p))
+        key_pass = jax.random.split(jax.random.fold_in(key, p))[0]  # as protocol.online_program
         order, seq, flip = _replayed_order(stream, key_pass)
         z = (flip[:, None] * (x[first[seq]] - x[second[seq]])).astype(np.float32)
         y = flip.astype(int)

@@ -1,14 +1,17 @@
 """SOLAR benchmarks on MQ2008 (all 784 queries): the whole Table 2 row (5 algorithms x 10
-permutations, online protocol) after compile; SOLAR-I's online protocol against scikit-learn's
-PA-II (``PassiveAggressiveClassifier(loss="squared_hinge")``, the same update) driven query by
-query over the same pairs in the same order; SOLAR-I/II against the primal RankSVM baseline.
+permutations, online protocol) after compile; SOLAR-I and SOLAR-II under the online protocol
+against an independent float64 NumPy loop written from the paper (same permutations, same pairs in
+the same order, the same per-query metrics), with the cost of 1 against 10 vmapped permutations;
+SOLAR-I against scikit-learn's PA-II (``PassiveAggressiveClassifier(loss="squared_hinge")``, the
+same update) driven query by query; SOLAR-I/II against the primal RankSVM baseline.
 
-    python benchmarks/solar.py [--data ../shared/data] [--permutations 10]
+    python benchmarks/solar.py [--data ../shared/data] [--permutations 10] [--json PATH]
 
-Prints the machine, the timings and Markdown tables.
+Prints the machine, the timings and Markdown tables; ``--json`` writes the figures (ratios included).
 """
 
 import argparse
+import json
 import os
 import platform
 import time
@@ -73,6 +76,96 @@ def _replayed_order(stream, key_pass):
     return order, sequence, flips
 
 
+def _numpy_query_metrics(scores, labels):
+    """NDCG@1/5/10 (gain 2^l − 1, discount 1/log2(1 + r)) and AP (relevant: l > 0) of one query; ties
+    keep file order (a stable sort), 0 where the query has no relevant document (SOLAR eq. 1–2)."""
+    ranked = labels[np.argsort(-scores, kind="stable")]
+    ideal = np.sort(labels)[::-1]
+    discount = 1.0 / np.log2(np.arange(2, labels.size + 2))
+    out = []
+    for k in protocol.TOPN:
+        idcg = ((2.0 ** ideal[:k] - 1) * discount[:k]).sum()
+        out.append(((2.0 ** ranked[:k] - 1) * discount[:k]).sum() / idcg if idcg > 0 else 0.0)
+    relevant = ranked > 0
+    hits = np.cumsum(relevant)
+    out.append((hits / np.arange(1, labels.size + 1))[relevant].sum() / relevant.sum() if relevant.any() else 0.0)
+    return out
+
+
+def numpy_online(queries, permutations: int, key, name: str, hparam: float):
+    """SOLAR-I (PA-II, eq. 4–6) or SOLAR-II (AROW, eq. 7–9) under the online protocol (Algorithm 1,
+    eq. 3) as a float64 NumPy loop, one pair at a time, over the permutations of ``online_program``
+    (draws replayed by ``_replayed_order``). Returns the final weights ``[P, D]``, the final cumulative
+    metrics ``[P, 4]`` and the seconds spent (the replay of the draws not included)."""
+    x, labels, offsets = queries.features.astype(np.float64), queries.labels.astype(np.float64), queries.offsets
+    stream = protocol.instance_stream(queries, "pairs")
+    first, second = np.asarray(stream.first), np.asarray(stream.second)
+    weights, finals, seconds = [], [], 0.0
+    for p in range(permutations):
+        key_pass = jax.random.split(jax.random.fold_in(key, p))[0]  # as protocol.online_program
+        order, seq, flip = _replayed_order(stream, key_pass)
+        bounds = np.r_[0, np.cumsum(np.diff(np.asarray(stream.offsets))[order])]
+        start = time.perf_counter()
+        d = x.shape[1]
+        w, sigma, total = np.zeros(d), np.eye(d), np.zeros(4)
+        for k, q in enumerate(order):
+            lo, hi = offsets[q], offsets[q + 1]
+            total += _numpy_query_metrics(x[lo:hi] @ w, labels[lo:hi])
+            for t in range(bounds[k], bounds[k + 1]):
+                y = flip[t]
+                z = y * (x[first[seq[t]]] - x[second[seq[t]]])
+                loss = max(0.0, 1.0 - y * (w @ z))
+                if loss <= 0.0:
+                    continue
+                if name == "solar_i":
+                    w = w + loss / (z @ z + 0.5 / hparam) * y * z
+                else:
+                    sz = sigma @ z
+                    beta = z @ sz + hparam
+                    w = w + (loss / beta) * y * sz
+                    sigma = sigma - np.outer(sz, sz) / beta
+        seconds += time.perf_counter() - start
+        weights.append(w)
+        finals.append(total / len(order))
+    return np.asarray(weights), np.asarray(finals), seconds
+
+
+def versus_numpy(queries, permutations: int, key, figures: dict):
+    """SOLAR-I and SOLAR-II: jaxrank (compile; pass and scoring after compile; 1 vs ``permutations``
+    lanes) against ``numpy_online`` on the same permutations."""
+    docs = protocol.documents(queries)
+    stream = protocol.instance_stream(queries, "pairs")
+    keys = protocol.permutation_keys(key, permutations)
+    print(f"\n## SOLAR online protocol vs a float64 NumPy loop ({permutations} permutations, same pairs and order)\n")
+    print("| learner | compile s | 1 lane pass s | pass s | lanes cost | scoring s | jaxrank s | NumPy s | NumPy / jaxrank "
+          "| max abs diff w | max abs diff final metrics |\n|---|---|---|---|---|---|---|---|---|---|---|")
+    for name, make, hparam in (("solar_i", solar_first_order, 1e-5), ("solar_ii", solar_second_order, 1e4)):
+        learner = make(hparam)
+        program = protocol.online_program(learner)
+        start = time.perf_counter()
+        compiled = program.lower(docs, stream, keys).compile()
+        one = program.lower(docs, stream, keys[:1]).compile()
+        protocol.score_passes(learner, queries, compiled(docs, stream, keys), keys)  # compiles the scoring blocks
+        compile_s = (time.perf_counter() - start) / 2  # the two pass programs; the scoring compiled once
+        lane_s = min(_timed(one, docs, stream, keys[:1])[1] for _ in range(3))
+        pass_s, score_s = [], []
+        for _ in range(3):
+            passes, s = _timed(compiled, docs, stream, keys)
+            pass_s.append(s)
+            per_query, s = _timed(lambda: protocol.score_passes(learner, queries, passes, keys))
+            score_s.append(s)
+        jax_s = min(pass_s) + min(score_s)
+        final = np.asarray(protocol.cumulative_mean(per_query)[:, -1])
+        w_np, final_np, np_s = numpy_online(queries, permutations, key, name, hparam)
+        diff_w = float(np.abs(np.asarray(passes.state.w) - w_np).max())
+        diff_m = float(np.abs(final - final_np).max())
+        print(f"| {name} | {compile_s:.2f} | {lane_s:.3f} | {min(pass_s):.3f} | {min(pass_s) / lane_s:.1f}x | "
+              f"{min(score_s):.3f} | {jax_s:.3f} | {np_s:.2f} | **{np_s / jax_s:.1f}x** | {diff_w:.1e} | {diff_m:.1e} |")
+        figures[name] = dict(compile_seconds=compile_s, one_lane_pass_seconds=lane_s, pass_seconds=min(pass_s),
+                             lanes_cost=min(pass_s) / lane_s, scoring_seconds=min(score_s), jaxrank_seconds=jax_s,
+                             numpy_seconds=np_s, ratio=np_s / jax_s, max_abs_diff_w=diff_w, max_abs_diff_metrics=diff_m)
+
+
 def sklearn_online(queries, permutations: int, key, c: float):
     """PA-II from scikit-learn under the same protocol: score each query, then partial_fit its pairs."""
     from sklearn.linear_model import PassiveAggressiveClassifier
@@ -107,13 +200,17 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
     parser.add_argument("--permutations", type=int, default=10)
+    parser.add_argument("--json", help="write the figures to this JSON file")
     args = parser.parse_args()
+    figures = dict(machine=f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
+                   jax=jax.__version__, backend=jax.default_backend(), permutations=args.permutations)
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"jax {jax.__version__} ({jax.default_backend()})")
     ds = letor_datasets.resolve(str(Path(args.data) / "MQ2008"), "bench")
     batch = letor_datasets.all_queries(ds)
     key = jax.random.key(0)
     table2_row(batch, args.permutations, key)
+    versus_numpy(batch, args.permutations, key, figures)
 
     c = 1e-5
     learner = solar_first_order(c)
@@ -135,6 +232,7 @@ def main():
     print(f"| jaxrank (jit, vmap over permutations; includes scoring + metrics) | {jax_s:.3f} | {pairs / jax_s:,.0f} | {diff:.1e} |")
     print(f"| scikit-learn partial_fit per query (+ decision_function) | {sk_s:.3f} | {pairs / sk_s:,.0f} | |")
     print(f"\nRatio: {sk_s / jax_s:.1f}x")
+    figures["sklearn_pa2"] = dict(jaxrank_seconds=jax_s, sklearn_seconds=sk_s, ratio=sk_s / jax_s, max_abs_diff_w=diff)
 
     print("\n## float32 vs float64 (paper hyperparameters: tiny updates)\n")
     print("| learner | max abs diff of final cumulative NDCG@1/5/10, MAP over permutations |\n|---|---|")
@@ -151,6 +249,9 @@ def main():
     for label, b in (("Fold1 train (471 queries)", train), ("all 784 queries", batch)):
         s = solar_scalability.training_seconds(b, c=c, gamma=1e4, lam=1e-4, repeats=5, key=key)
         print(f"| {label} | {s['solar_first_order']:.4f} | {s['solar_second_order']:.4f} | {s['ranksvm']:.4f} | {s['ranksvm'] / s['solar_first_order']:.1f} |")
+        figures.setdefault("training_seconds", {})[label] = {k: float(v) for k, v in s.items()}
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=2))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """SPD (pairwise Pegasos) on MQ2008 Fold1: jaxrank's one-jit grid against sofia-ml run by run.
 
-    python benchmarks/spd.py [--data /path/to/MQ2008] [--steps 100000] [--seeds 10] [--skip-sofia]
+    python benchmarks/spd.py [--data /path/to/MQ2008] [--steps 100000] [--seeds 10] [--skip-sofia] [--json PATH]
 
 jaxrank trains 6 λ values × 10 seeds × 100,000 steps in one jitted ``vmap(vmap(train))`` with the
 sofia-ml sampler (``sampler="sofia_rank"``, projection on, shrink clamp 1e-7); sofia-ml (Sculley's
@@ -9,6 +9,7 @@ one after another. Both are scored by test MAP on Fold1/test. Prints a Markdown 
 """
 
 import argparse
+import json
 import os
 import platform
 import sys
@@ -63,6 +64,7 @@ def main():
     parser.add_argument("--steps", type=int, default=100_000)
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--skip-sofia", action="store_true")
+    parser.add_argument("--json", help="write the figures (ratio included) to this JSON file")
     args = parser.parse_args()
 
     train_set, _, test_set = load_fold(args.data, 1)  # RaggedQueries: flat documents
@@ -132,6 +134,16 @@ def main():
         print(f"\nsofia-ml time / jaxrank time: {rows[1][1] / rows[0][1]:.2f} "
               f"(training only, parsing subtracted: {(rows[1][1] - rows[2][1]) / rows[0][1]:.2f})")
         print(f"largest |mean MAP difference| over lambdas: {np.max(np.abs(rows[0][3].mean(1) - rows[1][3].mean(1))):.4f}")
+    if args.json:
+        figures = dict(machine=f"{platform.machine()}, {os.cpu_count()} cores", load_average=os.getloadavg()[0],
+                       jax=jax.__version__, runs=len(LAMBDAS) * args.seeds, steps=args.steps,
+                       jaxrank_seconds=rows[0][1], jaxrank_compile_seconds=rows[0][2],
+                       jaxrank_map_by_lambda=rows[0][3].mean(1).tolist())
+        if len(rows) > 1:
+            figures.update(sofia_seconds=rows[1][1], sofia_parse_seconds=rows[2][1], ratio=rows[1][1] / rows[0][1],
+                           ratio_training_only=(rows[1][1] - rows[2][1]) / rows[0][1],
+                           sofia_map_by_lambda=rows[1][3].mean(1).tolist())
+        Path(args.json).write_text(json.dumps(figures, indent=2))
 
 
 if __name__ == "__main__":

@@ -546,7 +546,7 @@ def test_protocol_fit_is_unchanged_by_the_flat_sampler(padded_sampler, monkeypat
 
     new = np.asarray(fit())
     monkeypatch.setattr(protocol, "pair_source", padded_sampler.pair_source)
-    monkeypatch.setattr(protocol, "sample_pairs", padded_sampler.sample_pairs)
+    monkeypatch.setattr(flat_pairs, "sample_pairs", padded_sampler.sample_pairs)  # scan_pair_steps draws with it
     old = np.asarray(fit())
     assert np.abs(new).max() > 0
     np.testing.assert_array_equal(new, old)

@@ -6,14 +6,16 @@ order: the preference pairs ``(i, j)``, ``l_i > l_j`` (``jaxrank.pairs.PairIndex
 learners, the documents for pointwise ones, as flat document indices (8 bytes an instance).
 
 One pass (``run_pass``) visits the queries in a random order. Inside a query it draws the
-instances in a uniformly random order without replacement (a Fisher–Yates shuffle taken one swap
-per step, in a ``[M]`` buffer whose entries are tagged with the visit, so nothing is reset between
-queries; ``M`` is the largest query's number of instances) and flips each pair
+instances in a uniformly random order without replacement (the keyed swap-or-not permutation of
+``shuffle_index``, computed for any position without storing the permutation) and flips each pair
 ``(z, +1) → (−z, −1)`` with probability ½; each step feeds ``z = x_i − x_j`` (or ``x_i`` and its
-grade) to ``learner.step``. One ``lax.scan`` runs every instance of the collection, so MQ2008's
-80,925 pairs take 80,925 steps with no padding to the largest query; random bits are drawn for
-blocks of 256 steps. Per lane the pass holds ``O(Q + M)`` numbers besides the learner's state;
-documents and instances are shared by all lanes (``vmap`` over permutations, folds, grids).
+grade) to ``learner.step``. The steps run in blocks of ``BLOCK``: the block's draws and its inputs
+``[BLOCK, D]`` are computed in one vectorised call (a gather inside the step loop made ``vmap``-ed
+lanes as slow as separate runs on CPU), then a ``lax.scan`` applies them. Every visit's steps are
+padded to whole segments of ``SEGMENT`` (masked steps), so a visit starts at a segment and the
+readout is kept once a segment rather than once a step; MQ2008's 80,925 pairs take 84,656 steps.
+Per lane the pass holds ``O(Q + BLOCK · D)`` numbers besides the learner's state; documents and
+instances are shared by all lanes (``vmap`` over permutations, folds, grids).
 Before the first instance of each visited query the learner's ``readout`` is written to a
 ``[Q + 1, ...]`` buffer, so every query is scored with the model as it stood before learning from
 it; queries without instances (one document, one grade) are scored with the model of the next
@@ -47,6 +49,7 @@ from jaxrank.pairs import preference_pairs
 TOPN = (1, 5, 10)
 METRIC_NAMES = tuple(f"ndcg@{k}" for k in TOPN) + ("map",)
 BLOCK = 4096  # steps whose draws are computed together
+SEGMENT = 16  # every visit starts a segment of this many steps: snapshots are taken once a segment
 SWAP_ROUNDS = 64  # rounds of the swap-or-not shuffle inside a query
 MIN_LIST = 32  # smallest block list size when scoring (fewer block shapes to compile)
 
@@ -136,7 +139,7 @@ def shuffle_index(position: jax.Array, size: jax.Array, key: jax.Array) -> jax.A
         bit = _mix(_mix(key + r * jnp.uint32(0x632BE5AB)) ^ jnp.maximum(x, partner)) >> 31
         return jnp.where(bit == 1, partner, x)
 
-    return jax.lax.fori_loop(0, SWAP_ROUNDS, round_, position, unroll=8)
+    return jax.lax.fori_loop(0, SWAP_ROUNDS, round_, position)
 
 
 def run_pass(learner: OnlineLearner, docs: Documents, stream: InstanceStream, key, *, snapshots: bool = True,
@@ -147,20 +150,24 @@ def run_pass(learner: OnlineLearner, docs: Documents, stream: InstanceStream, ke
     ``key`` draws the query permutation, the order inside each query and the pair flips:
     ``(key_perm, key_order, key_steps) = split(key, 3)``; the queries are visited in the order
     ``permutation(key_perm, Q)``; query ``q``'s instances in the order ``shuffle_index(m, n_q, w_q)``,
-    ``m = 0 .. n_q − 1``, with ``w = bits(key_order, (Q,))``; step ``t`` of block ``b`` flips its pair when
-    the lowest bit of ``bits(fold_in(key_steps, b), (BLOCK,))[t mod BLOCK]`` is set. With
+    ``m = 0 .. n_q − 1``, with ``w = bits(key_order, (Q,))``; the pass's ``t``-th instance (padding not
+    counted) flips its pair when the lowest bit of ``bits(fold_in(key_steps, t // BLOCK), (BLOCK,))[t mod
+    BLOCK]`` is set. With
     ``snapshots`` the readout before each visited query is kept (``Pass.readouts``).
     """
     features = docs.features.astype(dtype)
     labels = docs.labels.astype(dtype)
     num_queries = stream.offsets.shape[0] - 1
-    num_steps = stream.first.shape[0]
     pairs = learner.instances == "pairs"
     key_perm, key_order, key_steps = jax.random.split(key, 3)
     order = jax.random.permutation(key_perm, num_queries).astype(jnp.int32)
     words = jax.random.bits(key_order, (num_queries,), jnp.uint32)
-    count = (stream.offsets[1:] - stream.offsets[:-1]).astype(jnp.int32)[order]  # instances of the k-th visit
+    sizes = (stream.offsets[1:] - stream.offsets[:-1]).astype(jnp.int32)
+    count = sizes[order]  # instances of the k-th visit
     ends = jnp.cumsum(count)  # the k-th visit's instances are steps ends[k] - count[k] .. ends[k] - 1
+    slots = -(-count // SEGMENT) * SEGMENT  # the k-th visit's steps padded to whole segments
+    slot_ends = jnp.cumsum(slots)
+    num_blocks = -(-jnp.sum(-(-sizes // SEGMENT) * SEGMENT) // BLOCK)  # the same for every permutation
     position = jnp.arange(num_queries + 1, dtype=jnp.int32)
     has_instances = jnp.concatenate([count > 0, jnp.ones(1, bool)])
     next_nonempty = jax.lax.cummin(jnp.where(has_instances, position, num_queries), reverse=True)  # [Q + 1]
@@ -169,39 +176,55 @@ def run_pass(learner: OnlineLearner, docs: Documents, stream: InstanceStream, ke
               if snapshots else None)
 
     def draws(b):
-        """The block's steps, vectorised: their instance, whether they are real, snapshot row and flip."""
+        """The block's padded steps, vectorised: their instance, whether they are real, the snapshot row
+        of each segment and the flip."""
         t = b * BLOCK + jnp.arange(BLOCK, dtype=jnp.int32)
-        k = jnp.searchsorted(ends, t, side="right").astype(jnp.int32)  # Q once every instance is used
-        live = k < num_queries
+        k = jnp.searchsorted(slot_ends, t, side="right").astype(jnp.int32)  # Q past the last visit
         kk = jnp.minimum(k, num_queries - 1)
         q, n = order[kk], count[kk]
-        m = jnp.where(live, t - (ends[kk] - n), 0)
-        shuffled = shuffle_index(m.astype(jnp.uint32), jnp.maximum(n, 1).astype(jnp.uint32), words[q])
-        instance = stream.offsets[q] + shuffled.astype(jnp.int32)
-        flip = jax.random.bits(jax.random.fold_in(key_steps, b), (BLOCK,), jnp.uint32) & 1
+        m = t - (slot_ends[kk] - slots[kk])
+        live = (k < num_queries) & (m < n)
+        shuffled = shuffle_index(jnp.where(live, m, 0).astype(jnp.uint32), jnp.maximum(n, 1).astype(jnp.uint32), words[q])
+        instance = jnp.where(live, stream.offsets[q] + shuffled.astype(jnp.int32), 0)
+        step = jnp.where(live, ends[kk] - n + m, 0)  # the instance's step in the unpadded pass
+        first = jnp.min(jnp.where(live, step, jnp.iinfo(jnp.int32).max)) // BLOCK  # live steps span <= 2 blocks
+        first = jnp.minimum(first, jnp.iinfo(jnp.int32).max // BLOCK - 1)
+        bits = jnp.concatenate([jax.random.bits(jax.random.fold_in(key_steps, first + i), (BLOCK,), jnp.uint32)
+                                for i in (0, 1)])
+        flip = bits[jnp.clip(step - first * BLOCK, 0, 2 * BLOCK - 1)] & 1
         sign = jnp.where(flip == 1, -1.0, 1.0).astype(dtype)
-        snapshot = jnp.where(live & (m == 0), k, num_queries)  # row Q takes the other steps' writes
-        return jnp.where(live, instance, 0), live, snapshot, sign
+        starts = (live & (m == 0))[::SEGMENT]  # a visit starts only at a segment's first step
+        snapshot = jnp.where(starts, k[::SEGMENT], num_queries)  # row Q takes the other segments' writes
+        return instance, live, snapshot, sign
 
-    def step(carry, xs):
-        state, buffer = carry
-        instance, live, snapshot, sign = xs
+    def inputs(instance, sign):
+        """The block's learner inputs ``x [BLOCK, D]``, ``y [BLOCK]``, gathered in one vectorised call."""
         i = stream.first[instance]
         if pairs:
-            x, y = sign * (features[i] - features[stream.second[instance]]), sign
-        else:
-            x, y = features[i], labels[i]
-        if snapshots:
-            buffer = jax.tree.map(lambda b, v: b.at[snapshot].set(v), buffer, learner.readout(state))
+            return sign[:, None] * (features[i] - features[stream.second[instance]]), sign
+        return features[i], labels[i]
+
+    def step(state, xs):
+        x, y, live = xs
         new, _, _ = learner.step(state, x, y)
-        state = jax.tree.map(lambda a, b: jnp.where(live, a, b), new, state)
-        return (state, buffer), None
+        return jax.tree.map(lambda a, b: jnp.where(live, a, b), new, state), None
 
-    def block(carry, b):
-        return jax.lax.scan(step, carry, draws(b))[0], None
+    def segment(state, xs):
+        """``SEGMENT`` steps; returns the readout from before them (a snapshot if a visit starts here)."""
+        readout = learner.readout(state) if snapshots else None
+        return jax.lax.scan(step, state, xs)[0], readout
 
-    num_blocks = -(-num_steps // BLOCK)
-    (state, buffer), _ = jax.lax.scan(block, (state, buffer), jnp.arange(num_blocks, dtype=jnp.int32))
+    def block(b, carry):
+        state, buffer = carry
+        instance, live, snapshot, sign = draws(b)
+        x, y = inputs(instance, sign)
+        xs = jax.tree.map(lambda a: a.reshape((BLOCK // SEGMENT, SEGMENT) + a.shape[1:]), (x, y, live))
+        state, readouts = jax.lax.scan(segment, state, xs)
+        if snapshots:  # one scatter a block: the readout before each visit's first instance
+            buffer = jax.tree.map(lambda buf, r: buf.at[snapshot].set(r), buffer, readouts)
+        return state, buffer
+
+    state, buffer = jax.lax.fori_loop(0, num_blocks, block, (state, buffer))
     if not snapshots:
         return Pass(state, order, None)
     buffer = jax.tree.map(lambda b, r: b.at[num_queries].set(r), buffer, learner.readout(state))

@@ -32,7 +32,7 @@ import jax.numpy as jnp
 
 from jaxrank.types import Learner
 from jaxrank.utils.checks import check_choice, check_int, check_number
-from jaxrank.learners.pairwise.pairs import PairSource, sample_pairs
+from jaxrank.learners.pairwise.pairs import PairSource, scan_pair_steps
 from jaxrank.learners.pairwise.spd import (
     SOFIA_MIN_SCALING,
     check_schedule,
@@ -147,14 +147,9 @@ def score(state, features: jax.Array) -> jax.Array:
 
 def train(learner: Learner, state, key, source: PairSource, *, num_steps: int, num_labeled: int = 1,
           num_unlabeled: int = 0):
-    """``num_steps`` SGD steps from ``state``: a ``lax.scan`` whose step ``t`` draws its pairs with
-    ``fold_in(key, t)`` (so step ``t``'s pairs do not depend on ``num_steps``). Works for any learner
+    """``num_steps`` SGD steps from ``state``; step ``t`` draws its pairs with ``fold_in(key, t)`` (so
+    step ``t``'s pairs do not depend on ``num_steps``; ``scan_pair_steps``). Works for any learner
     whose ``update`` takes a ``PairBatch`` (``spd``, ``lcra``). Returns the final state."""
     check_sizes(num_labeled, num_unlabeled)
-
-    def body(state, t):
-        pairs = sample_pairs(jax.random.fold_in(key, t), source, num_labeled, num_unlabeled)
-        return learner.update(state, pairs)[0], None
-
-    state, _ = jax.lax.scan(body, state, jnp.arange(num_steps, dtype=jnp.int32))
-    return state
+    return scan_pair_steps(lambda state, pairs: learner.update(state, pairs)[0], state, key, source,
+                           num_steps=num_steps, num_labeled=num_labeled, num_unlabeled=num_unlabeled)

@@ -34,7 +34,7 @@ for the hinge loss unless asked for the graded label (our default; the paper doe
 
 import dataclasses
 import functools
-from typing import NamedTuple, Optional
+from typing import Callable, NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
@@ -45,6 +45,7 @@ from jaxrank.pairs import PairBatch
 from jaxrank.types import RaggedQueries
 
 SAMPLERS = ("exact", "sofia_rank")
+STEP_BLOCK = 512  # steps whose pairs are drawn and gathered together by ``scan_pair_steps``
 
 
 @functools.partial(
@@ -319,3 +320,28 @@ def sample_pairs(key, source: PairSource, num_labeled: int = 1, num_unlabeled: i
     a, b, valid_hat = sample_pair_indices(key_unl, source, num_unlabeled, unlabeled=True)
     p_hat, _ = gather(a, b, valid_hat)
     return PairBatch(p=p, y=y, valid=valid, p_hat=p_hat, valid_hat=valid_hat)
+
+
+def scan_pair_steps(update: Callable, state, key, source: PairSource, *, num_steps: int, num_labeled: int = 1,
+                    num_unlabeled: int = 0):
+    """``num_steps`` calls ``state = update(state, pairs)``, step ``t`` on ``sample_pairs(fold_in(key, t), ...)``.
+
+    The draws and feature rows of ``STEP_BLOCK`` steps are taken in one vectorised call, then a
+    ``lax.scan`` applies the updates: a gather inside the step loop made ``vmap``-ed runs on CPU as
+    slow as separate ones. Step ``t``'s pairs do not depend on ``num_steps`` or on the blocking.
+    Holds ``STEP_BLOCK × (k + l) × D`` numbers per lane. Returns the final state.
+    """
+
+    def draw(t):
+        return sample_pairs(jax.random.fold_in(key, t), source, num_labeled, num_unlabeled)
+
+    def steps(state, ts):
+        return jax.lax.scan(lambda s, pairs: (update(s, pairs), None), state, jax.vmap(draw)(ts))[0]
+
+    full, rest = divmod(num_steps, STEP_BLOCK)
+    if full:
+        blocks = jnp.arange(full * STEP_BLOCK, dtype=jnp.int32).reshape(full, STEP_BLOCK)
+        state, _ = jax.lax.scan(lambda s, ts: (steps(s, ts), None), state, blocks)
+    if rest:
+        state = steps(state, jnp.arange(full * STEP_BLOCK, num_steps, dtype=jnp.int32))
+    return state

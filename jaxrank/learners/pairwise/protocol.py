@@ -26,7 +26,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxrank.learners.pairwise.lcra import LCRAState, check_sizes, lcra, random_views
-from jaxrank.learners.pairwise.pairs import pair_source, sample_pairs
+from jaxrank.learners.pairwise.pairs import pair_source, scan_pair_steps
 from jaxrank.learners.pairwise.spd import SOFIA_MIN_SCALING
 from jaxrank.utils.checks import check_number
 from jaxrank.metrics import average_precision
@@ -150,11 +150,11 @@ def fit_grid(method: Method, options: Options, key_views, key_steps, batch: Quer
     def update(hparams: Grid, state, pairs):
         return _learner(method, options, hparams["lam"], hparams["mu"], hparams["eta0"]).update(state, pairs)[0]
 
-    def body(states, t):
-        pairs = sample_pairs(jax.random.fold_in(key_steps, t), source, method.num_labeled, method.num_unlabeled)
-        return jax.vmap(update, in_axes=(0, 0, None))(grid, states, pairs), None
+    def body(states, pairs):
+        return jax.vmap(update, in_axes=(0, 0, None))(grid, states, pairs)
 
-    states, _ = jax.lax.scan(body, states, jnp.arange(num_steps, dtype=jnp.int32))
+    states = scan_pair_steps(body, states, key_steps, source, num_steps=num_steps, num_labeled=method.num_labeled,
+                             num_unlabeled=method.num_unlabeled)
     return states.w
 
 

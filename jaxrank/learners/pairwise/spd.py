@@ -94,9 +94,10 @@ def spd(lam=0.1, *, schedule: str = "pegasos", eta0=1.0, project_ball: bool = Tr
         t = state.t + 1
         eta = learning_rate(schedule, lam, eta0, t).astype(state.w.dtype)
         y = pair_targets(pairs, graded_label)  # [k]
-        margin = y * (pairs.p @ state.w)  # [k], with the old w (sofia-ml computes it before shrinking)
+        # products as sums, not dots: under vmap a dot of these tiny shapes costs a transpose and a call
+        margin = y * jnp.sum(pairs.p * state.w, axis=-1)  # [k], with the old w (sofia-ml computes it before shrinking)
         active = pairs.valid & (margin < 1.0)
-        w = shrink(eta, lam, clamp) * state.w + eta * (jnp.where(active, y, 0.0) @ pairs.p)
+        w = shrink(eta, lam, clamp) * state.w + eta * jnp.sum(jnp.where(active, y, 0.0)[:, None] * pairs.p, axis=0)
         if project_ball:
             w = project(w, lam)
         w = jnp.where(pairs.valid.any(), w, state.w)  # sofia-ml's skipped iteration

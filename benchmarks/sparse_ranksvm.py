@@ -3,23 +3,27 @@
 The problem set: 17 λ (λ_max·10^{-a}, a = 0..4 step 0.25) × 5 MQ2008 folds ×
 {ℓ1, log (ε = 0.01), MCP (γ = 3), ℓ0.5 (ε_p = 1e-3)}, float64, KKT tolerance 1e-6·λ.
 
-* jaxrank: ``solve_paths_in_chunks`` (``vmap`` over penalties, and over ``--fold-batch`` folds at
-  a time; each lane one ``while_loop`` through its λ path with ℓ1 warm starts and reweighted-ℓ1
-  MM at each λ from that λ's ℓ1 solution), run in jitted chunks with progress output; the time
-  includes the compiles.
+* jaxrank: ``solve_paths_in_chunks`` with ``--solver newton`` (the default: proximal Newton on
+  every subproblem, lanes one after another, one jitted program per fold) or ``--solver fista``
+  (paper Algorithm 1: ``vmap`` over penalties, and over ``--fold-batch`` folds at a time; each
+  lane one ``while_loop`` of FISTA steps through its λ path), both with ℓ1 warm starts along λ and
+  reweighted-ℓ1 MM at each λ from that λ's ℓ1 solution; the time includes the compiles.
 * skglm 0.5: ``AndersonCD`` (working sets + Anderson acceleration) on the explicit pair matrix with
   a squared-hinge datafit written here; per (fold, penalty, λ) a plain ℓ1 solve from 0, then the
   same MM rounds (``WeightedL1`` with weights ``g'(|w|)``, warm-started), the same outer stop rule
   and ``tol = 1e-6·λ`` on the subdifferential distance (the same criterion as jaxrank's KKT residual).
 
     python benchmarks/sparse_ranksvm.py [--data ../shared/data] [--folds 1,2,3,4,5] [--skglm-folds 1,2,3,4,5] \
-        [--fold-batch 1] [--save paths.npz]
+        [--solver newton|fista] [--fold-batch 1] [--save paths.npz] [--json figures.json]
 
 Prints the machine, both wall times, their ratio, and the objective gaps between the two (split by
-whether jaxrank's solve was KKT-certified within its budget).
+whether jaxrank's solve was KKT-certified within its budget); ``--json`` writes the same figures.
+``--file PATH`` replaces the MQ2008 folds by one SVMlight file (e.g. the TD2004-shaped file of
+``benchmarks/scale.py``), solved as one fold with pair indices.
 """
 
 import argparse
+import json
 import os
 import platform
 import sys
@@ -102,35 +106,82 @@ def main():
     parser.add_argument("--tol", type=float, default=1e-6)
     parser.add_argument("--fold-batch", type=int, default=1, help="folds jaxrank solves at once (0: all)")
     parser.add_argument("--save", default="", help="write per-problem objectives and iterations to this .npz")
+    parser.add_argument("--solver", default="newton", choices=S.SOLVERS, help="jaxrank's subproblem solver")
+    parser.add_argument("--max-iter", type=int, default=0,
+                        help="steps per subproblem (default 5000 FISTA steps or 100 Newton steps)")
+    parser.add_argument("--penalties", default=",".join(PENALTIES), help="subset of " + ",".join(PENALTIES))
+    parser.add_argument("--file", default="", help="one SVMlight file instead of the MQ2008 folds")
+    parser.add_argument("--num-lambdas", type=int, default=17)
+    parser.add_argument("--decades", type=float, default=4.0)
+    parser.add_argument("--json", default="", help="write the figures to this JSON file")
     args = parser.parse_args()
-    folds = [int(k) for k in args.folds.split(",")]
+    folds = [1] if args.file else [int(k) for k in args.folds.split(",")]
     sk_folds = [int(k) for k in args.skglm_folds.split(",") if k]
-    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-          f"jax {jax.__version__} ({jax.default_backend()}), load average {os.getloadavg()[0]:.1f}")
-    trains = [data.load_fold(Path(args.data) / "MQ2008", k)[0] for k in folds]
-    names = list(PENALTIES)
+    names = [n for n in args.penalties.split(",") if n]
+    if not set(names) <= set(PENALTIES):
+        raise ValueError(f"--penalties must be a subset of {list(PENALTIES)}; got {names}.")
+    max_iter = args.max_iter or (5000 if args.solver == "fista" else 100)
+    machine = (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
+               f"{platform.python_version()}, jax {jax.__version__} ({jax.default_backend()})")
+    load_before = os.getloadavg()
+    print(f"{machine}, load average {load_before[0]:.1f}")
+    if args.file:
+        trains = [data.load_queries(args.file)]
+    else:
+        trains = [data.load_fold(Path(args.data) / "MQ2008", k)[0] for k in folds]
+    fold_seconds = []
+    start = time.perf_counter()
+
+    def log(line):
+        print(line, flush=True)
+        if args.solver == "newton":
+            fold_seconds.append(time.perf_counter() - start - sum(fold_seconds))
+
     with jax.enable_x64(True):
         pairs = S.stack_pairs(trains, dtype=jnp.float64)  # difference rows (MQ2008 folds are small)
-        lip = jax.vmap(S.lipschitz_constant)(pairs)
-        lams = S.lambda_grid(jax.vmap(S.lambda_max)(pairs))
+        lip = jax.vmap(S.lipschitz_constant)(pairs) if args.solver == "fista" else None
+        lams = S.lambda_grid(jax.vmap(S.lambda_max)(pairs), num=args.num_lambdas, decades=args.decades)
         pens = S.stack_penalties([PENALTIES[n] for n in names], jnp.float64)
         start = time.perf_counter()
-        w, _, info = S.solve_paths_in_chunks(pairs, lams, pens, lip, tol=args.tol, max_iter=5000,
-                                              fold_batch=args.fold_batch or None)
+        w, w_l1, info = S.solve_paths_in_chunks(pairs, lams, pens, lip, tol=args.tol, max_iter=max_iter,
+                                              fold_batch=args.fold_batch or None, solver=args.solver, log=log)
         jax_s = time.perf_counter() - start
         objective = np.asarray(info.objective)  # [F, H, A]
         certified = np.asarray(info.converged)
+        kkt_over_lam = np.asarray(info.kkt) / np.asarray(lams)[:, None, :]
         lane_steps = np.asarray(info.l1_iterations).sum(-1) + np.asarray(info.mm_iterations).sum(-1)  # [F, H]
         steps = int(lane_steps.sum())
         lams = np.asarray(lams)
+        # the ℓ1 solutions' KKT residuals again, from fresh margins in NumPy (the MM rounds' weights are not kept)
+        l1_kkt = []
+        for f in range(len(folds)):
+            one = jax.tree.map(lambda x: x[f], pairs)
+            for h in range(len(names)):
+                for a in range(lams.shape[1]):
+                    w_a = np.asarray(w_l1[f, h, a])
+                    g = np.asarray(S.squared_hinge_grad(jnp.asarray(w_a), one))
+                    lam = lams[f, a]
+                    r = np.where(w_a == 0, np.maximum(np.abs(g) - lam, 0), np.abs(g + lam * np.sign(w_a)))
+                    l1_kkt.append(r.max() / lam)
+        l1_kkt = float(np.max(l1_kkt))
     num_problems = len(folds) * len(names) * lams.shape[1]
-    print(f"\njaxrank: {num_problems} problems in {jax_s:.1f} s (compile included), "
-          f"{certified.mean():.1%} KKT-certified, {steps:,} FISTA steps over all lanes, "
-          f"longest lane {int(lane_steps.max()):,}", flush=True)
+    print(f"\njaxrank ({args.solver}): {num_problems} problems in {jax_s:.1f} s (compile included), "
+          f"{int(certified.sum())}/{certified.size} KKT-certified (max KKT/λ {kkt_over_lam.max():.1e}), "
+          f"{steps:,} {args.solver} steps over all lanes, longest lane {int(lane_steps.max()):,}", flush=True)
+    figures = {
+        "machine": machine, "load_average_before": load_before[0], "solver": args.solver,
+        "problem_set": args.file or f"MQ2008 folds {folds}", "penalties": names, "num_lambdas": int(lams.shape[1]),
+        "tol_times_lambda": args.tol, "max_iter": max_iter, "problems": num_problems,
+        "jaxrank_seconds": round(jax_s, 2), "jaxrank_fold_seconds": [round(x, 2) for x in fold_seconds],
+        "certified": int(certified.sum()), "max_kkt_over_lambda": float(kkt_over_lam.max()),
+        "steps": steps, "longest_lane_steps": int(lane_steps.max()), "l1_kkt_over_lambda_rechecked": l1_kkt,
+    }
+    print(f"ℓ1 solutions rechecked from fresh margins: max KKT/λ {l1_kkt:.1e}")
 
     sk_s, sk_objective = 0.0, np.full_like(objective, np.nan)
+    sk_fold_seconds = {}
     for f, k in enumerate(folds):
-        if k not in sk_folds:
+        if k not in sk_folds or args.file:
             continue
         t = trains[f]
         with jax.enable_x64(True):
@@ -138,6 +189,7 @@ def main():
         start = time.perf_counter()
         objs = _skglm_paths(diffs, lams[f], names, tol=args.tol)
         sk_s += time.perf_counter() - start
+        sk_fold_seconds[k] = round(time.perf_counter() - start, 2)
         sk_objective[f] = np.stack([objs[n] for n in names])
         gap = (objective[f] - sk_objective[f]) / sk_objective[f]
         print(f"skglm fold {k}: {time.perf_counter() - start:.1f} s; relative objective gap jaxrank - skglm "
@@ -146,7 +198,7 @@ def main():
         np.savez(args.save, folds=folds, penalties=names, lambdas=lams, jaxrank_objective=objective,
                  skglm_objective=sk_objective, certified=certified, l1_iterations=np.asarray(info.l1_iterations),
                  mm_iterations=np.asarray(info.mm_iterations), outer_iterations=np.asarray(info.outer_iterations))
-    if sk_folds:
+    if sk_fold_seconds:
         share = len([k for k in folds if k in sk_folds]) / len(folds)
         print("\n| solver | problems | wall time | per problem |\n|---|---:|---:|---:|")
         print(f"| jaxrank `solve_paths_in_chunks` (compile included) | {num_problems} | {jax_s:.1f} s | "
@@ -159,6 +211,23 @@ def main():
               f"objective gap jaxrank - skglm: max |gap| {np.abs(gap[solved]).max():.2e} over all problems, "
               f"{np.abs(gap[solved & certified]).max():.2e} over jaxrank's KKT-certified ones; "
               f"jaxrank lower on {int((gap[solved] < 0).sum())} of {int(solved.sum())}")
+        same = [f for f, k in enumerate(folds) if k in sk_fold_seconds]
+        figures.update(
+            skglm_folds=sorted(sk_fold_seconds), skglm_seconds=round(sk_s, 2), skglm_fold_seconds=sk_fold_seconds,
+            skglm_problems=n_sk, ratio_per_problem=round((sk_s / n_sk) / (jax_s / num_problems), 2),
+            max_abs_relative_gap=float(np.abs(gap[solved]).max()), min_relative_gap=float(gap[solved].min()),
+            max_relative_gap=float(gap[solved].max()), jaxrank_lower=int((gap[solved] < 0).sum()),
+            compared=int(solved.sum()), certified_on_skglm_folds=int(certified[same].sum()),
+        )
+        if len(fold_seconds) == len(folds):
+            jax_same = sum(fold_seconds[f] for f in same)
+            figures.update(jaxrank_seconds_on_skglm_folds=round(jax_same, 2),
+                           ratio_same_folds=round(sk_s / jax_same, 2))
+            print(f"same folds {figures['skglm_folds']}: skglm {sk_s:.1f} s, jaxrank {jax_same:.1f} s "
+                  f"(first fold includes the compile): {sk_s / jax_same:.1f}x")
+    figures["load_average_after"] = os.getloadavg()[0]
+    if args.json:
+        Path(args.json).write_text(json.dumps(figures, indent=2) + "\n")
 
 if __name__ == "__main__":
     main()

@@ -49,3 +49,8 @@ def test_bad_penalty_specs_are_rejected_with_the_value(spec, message):
 def test_bad_penalty_in_config_fails_before_loading_data(tmp_path):
     with pytest.raises(ValueError, match="gamma must be > 1"):
         registry.launch("sparse_ranksvm", tmp_path, ["dataset=/nonexistent", "penalties=l1,mcp@0.5"])
+
+
+def test_unknown_solver_fails_before_loading_data(tmp_path):
+    with pytest.raises(ValueError, match="solver must be 'auto', 'fista' or 'newton'; got 'cd'"):
+        registry.launch("sparse_ranksvm", tmp_path, ["dataset=/nonexistent", "solver=cd"])

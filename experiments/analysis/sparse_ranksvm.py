@@ -83,8 +83,8 @@ def table(results: dict) -> str:
                          f"{t['ndcg10_letor']:.4f} | {lams} |")
         lines.append("")
     uncert = {s: lanes[s]["uncertified_solutions"] for s in lanes if lanes[s]["uncertified_solutions"]}
-    lines.append(f"Solve: {results['solve_seconds']} s including compile, {results['total_fista_iterations']:,} FISTA "
-                 f"steps over all lanes; informative features per fold {results['informative_features_folds']} of "
+    lines.append(f"Solve: {results['solve_seconds']} s including compile, {_steps(results)} "
+                 f"over all lanes; informative features per fold {results['informative_features_folds']} of "
                  f"{results['num_features']}; solutions not KKT-certified (excluded from λ selection): "
                  f"{uncert or 'none'}; MM paths that used all outer rounds without meeting the 1e-4 stop rule "
                  f"(their last iterate is kept): {({s: lanes[s]['mm_at_round_limit'] for s in lanes} or 'none')}.")
@@ -143,6 +143,14 @@ def _map_vs_sparsity(path, results, arrays):
     ax_path.set_title("regularisation paths", fontsize=10)
     ax_path.legend(fontsize=8)
     save_figure(fig, path)
+
+
+def _steps(results) -> str:
+    """``"N FISTA steps"`` or ``"N Newton steps"`` (results written before the solver choice say FISTA)."""
+    if "total_fista_iterations" in results:
+        return f"{results['total_fista_iterations']:,} FISTA steps"
+    name = {"fista": "FISTA", "newton": "Newton"}[results["solver"]]
+    return f"{results['total_iterations']:,} {name} steps"
 
 
 def report(run_dir) -> None:

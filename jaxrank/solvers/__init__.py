@@ -1,4 +1,5 @@
-"""RankSVM solvers: pairwise squared hinge, FISTA (ℓ1 / weighted ℓ1), reweighted-ℓ1 MM, primal L2 RankSVM."""
+"""RankSVM solvers: pairwise squared hinge, FISTA and proximal Newton (ℓ1 / weighted ℓ1), reweighted-ℓ1 MM,
+primal L2 RankSVM."""
 
 from jaxrank.solvers.fista import FistaInfo, fista, kkt_residual, weighted_l1_objective
 from jaxrank.solvers.pairwise import (
@@ -34,7 +35,9 @@ from jaxrank.solvers.penalties import (
     scad,
     soft_threshold,
 )
+from jaxrank.solvers.prox_newton import NewtonResult, prox_newton
 from jaxrank.solvers.path import (
+    SOLVERS,
     PathInfo,
     PathPenalty,
     PathState,
@@ -42,6 +45,7 @@ from jaxrank.solvers.path import (
     informative_features,
     init_path,
     lambda_grid,
+    newton_path,
     path_penalty,
     path_result,
     solve_path,
@@ -54,12 +58,13 @@ from jaxrank.solvers.ranksvm import RankSVMInfo, check_converged, ranksvm, ranks
 from jaxrank.solvers.reweighted_l1 import MMInfo, objective, reweighted_l1
 
 __all__ = [
-    "FistaInfo", "IndexedPairs", "L1", "Log", "Lp", "MCP", "MMInfo", "PairRows", "PairOperator", "PathInfo", "PathPenalty",
-    "PathState", "Penalty", "RankSVMInfo", "SCAD", "advance_path", "check_converged", "check_lambda", "fista",
-    "grad_at_margins", "informative_features", "init_path", "kkt_residual", "l1", "lambda_grid", "lambda_max",
-    "lipschitz_constant", "log", "lp", "make_pairs", "mcp", "objective", "pair_adjoint", "pair_gram", "pair_margins",
-    "path_penalty", "path_result", "prox_l1", "prox_weighted_l1", "ranksvm", "ranksvm_objective", "reweighted_l1",
-    "scad", "soft_threshold", "solve_path", "solve_paths", "solve_paths_in_chunks", "sparsity_ratio",
+    "FistaInfo", "IndexedPairs", "L1", "Log", "Lp", "MCP", "MMInfo", "NewtonResult", "PairRows", "PairOperator",
+    "PathInfo", "PathPenalty", "PathState", "Penalty", "RankSVMInfo", "SCAD", "SOLVERS", "advance_path",
+    "check_converged", "check_lambda", "fista", "grad_at_margins", "informative_features", "init_path",
+    "kkt_residual", "l1", "lambda_grid", "lambda_max", "lipschitz_constant", "log", "lp", "make_pairs", "mcp",
+    "newton_path", "objective", "pair_adjoint", "pair_gram", "pair_margins", "path_penalty", "path_result",
+    "prox_l1", "prox_newton", "prox_weighted_l1", "ranksvm", "ranksvm_objective", "reweighted_l1", "scad",
+    "soft_threshold", "solve_path", "solve_paths", "solve_paths_in_chunks", "sparsity_ratio",
     "squared_hinge_grad", "squared_hinge_loss", "squared_hinge_value_and_grad", "stack_pairs", "stack_penalties",
     "weighted_l1_objective",
 ]

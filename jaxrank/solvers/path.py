@@ -16,6 +16,13 @@ Penalties of different kinds share one compiled program through ``PathPenalty``,
 ``kind`` and hyperparameters are arrays: ``solve_path`` is ``vmap``-ed over penalties and
 folds (``solve_paths``) with one compile per data shape; ``solve_paths_in_chunks`` runs the
 same program in chunks and reports progress.
+
+``solver="newton"`` solves every subproblem of the same protocol by proximal Newton
+(``prox_newton.py``) instead: a lane is a ``lax.scan`` over λ whose ℓ1 solve and MM rounds
+are each a ``while_loop`` of Newton steps, carrying the pair margins, gradient and generalised
+Hessian from subproblem to subproblem (and the ℓ1 solution's to the next λ). Its lanes run one
+after another (``lax.map``): under ``vmap`` both branches of its Hessian update would run, and
+on a CPU batching lanes saves nothing.
 """
 
 import functools
@@ -30,9 +37,11 @@ from jaxrank.solvers import penalties as P
 from jaxrank.solvers.fista import kkt_residual, momentum, weighted_l1_objective
 from jaxrank.data.ragged import Queries, as_ragged
 from jaxrank.solvers.pairwise import PairOperator, grad_at_margins, lambda_max, lipschitz_constant, pair_margins
+from jaxrank.solvers.prox_newton import HESSIAN_BUFFER, newton_point, solve_from
 from jaxrank.solvers.reweighted_l1 import objective
 
 KINDS = ("l1", "log", "mcp", "lp", "scad")
+SOLVERS = ("fista", "newton")
 
 
 class PathPenalty(NamedTuple):
@@ -61,8 +70,10 @@ class PathPenalty(NamedTuple):
         return jnp.stack([m.weight(u, lam) for m in self._members()])[self.kind]
 
 
-def path_penalty(penalty: P.Penalty) -> PathPenalty:
-    """The ``PathPenalty`` equal to one of ``l1()``, ``log()``, ``mcp()``, ``lp()``, ``scad()``."""
+def path_penalty(penalty: P.Penalty, dtype=jnp.float32) -> PathPenalty:
+    """The ``PathPenalty`` equal to one of ``l1()``, ``log()``, ``mcp()``, ``lp()``, ``scad()``, with
+    hyperparameters in ``dtype`` (converted once from the penalty's values: a float32 ε = 0.01
+    widened to float64 would move float64 objectives by ~1e-9 relative)."""
     fields = dict(kind=0, eps=0.01, p=0.5, p_eps=1e-3, gamma=3.0, lambda_inside=False, a=3.7)
     if isinstance(penalty, P.L1):
         pass
@@ -79,15 +90,14 @@ def path_penalty(penalty: P.Penalty) -> PathPenalty:
     return PathPenalty(
         kind=jnp.asarray(fields["kind"], jnp.int32),
         lambda_inside=jnp.asarray(fields["lambda_inside"], bool),
-        **{k: jnp.asarray(v, jnp.float32) for k, v in fields.items() if k not in ("kind", "lambda_inside")},
+        **{k: jnp.asarray(v, dtype) for k, v in fields.items() if k not in ("kind", "lambda_inside")},
     )
 
 
 def stack_penalties(penalties: Sequence[P.Penalty], dtype=jnp.float32) -> PathPenalty:
     """``H`` penalties as one ``PathPenalty`` with leaves ``[H]`` (vmap axis 0)."""
-    lanes = [path_penalty(p) for p in penalties]
-    stacked = jax.tree.map(lambda *xs: jnp.stack(xs), *lanes)
-    return stacked._replace(**{k: getattr(stacked, k).astype(dtype) for k in ("eps", "p", "p_eps", "gamma", "a")})
+    lanes = [path_penalty(p, dtype) for p in penalties]
+    return jax.tree.map(lambda *xs: jnp.stack(xs), *lanes)
 
 
 def lambda_grid(lam_max, *, num: int = 17, decades: float = 4.0) -> jax.Array:
@@ -276,12 +286,82 @@ def path_result(state: PathState, pairs: PairOperator, lams: jax.Array, penalty)
     return state.W, state.W_l1, info
 
 
+def newton_path(
+    pairs: PairOperator,
+    lams: jax.Array,
+    penalty,
+    *,
+    tol: float = 1e-6,
+    max_iter: int = 100,
+    num_outer: int = 10,
+    outer_tol: float = 1e-4,
+    qp_max_iter: Optional[int] = None,
+    buffer: int = HESSIAN_BUFFER,
+) -> tuple[jax.Array, jax.Array, PathInfo]:
+    """One lane of the path protocol (``solve_path``'s) with every subproblem solved by proximal Newton.
+
+    A ``lax.scan`` over ``λ_a``: the ℓ1 solve warm-started at ``λ_{a-1}``'s ℓ1 solution, then MM
+    rounds (weights ``β = R'_λ(|w|)/λ``, paper eq. 13) from it until ``‖Δw‖∞ < outer_tol`` or
+    ``num_outer`` rounds. Margins, gradient and generalised Hessian are carried between
+    subproblems, so a subproblem whose start is already certified costs no pass over the pairs.
+    ``max_iter`` counts Newton steps per subproblem; ``l1_iterations`` and ``mm_iterations`` of the
+    ``PathInfo`` count Newton steps. Meant for float64 (tolerances ~1e-6·λ): in float32 the
+    quadratic model of an ill-conditioned support is solved too coarsely and FISTA is the safer choice.
+
+    Args:
+      pairs: one training set (``P`` pairs, ``D`` features).
+      lams: ``[A]`` descending λ ≥ 0.
+      penalty: a ``PathPenalty`` (or any penalty NamedTuple).
+
+    Returns:
+      ``(W [A, D], W_l1 [A, D], PathInfo with leaves [A])``.
+    """
+    dtype = pairs.features.dtype
+    lams = jnp.asarray(lams, dtype)
+    num_features = pairs.features.shape[-1]
+    solve = functools.partial(solve_from, pairs=pairs, max_iter=max_iter, qp_max_iter=qp_max_iter, buffer=buffer)
+    i0 = jnp.zeros((), jnp.int32)
+
+    def per_lambda(start, lam):
+        target = _target(lam, tol)
+        point_l1, info_l1 = solve(start, thresholds=lam * jnp.ones(num_features, dtype), target=target)
+
+        def mm_round(c):
+            point, rounds, _, _, _, steps = c
+            weights = penalty.weight(jnp.abs(point.w), lam)
+            new, info = solve(point, thresholds=lam * weights, target=target)
+            moved = jnp.max(jnp.abs(new.w - point.w))
+            return new, rounds + 1, moved < outer_tol, info.kkt, info.converged, steps + info.iterations
+
+        init = (point_l1, i0, jnp.zeros((), bool), info_l1.kkt, info_l1.converged, i0)
+        point, rounds, stopped, kkt, certified, mm_steps = jax.lax.while_loop(
+            lambda c: ~c[2] & (c[1] < num_outer), mm_round, init)
+        out = (point.w, point_l1.w, kkt, info_l1.iterations, mm_steps, rounds, info_l1.converged & certified,
+               stopped)
+        return point_l1, out
+
+    start = newton_point(jnp.zeros(num_features, dtype), pairs)
+    _, (W, W_l1, kkt, l1_it, mm_it, rounds, converged, mm_converged) = jax.lax.scan(per_lambda, start, lams)
+    objectives = jax.vmap(lambda w, lam: objective(w, pairs, lam, penalty))(W, lams)
+    l1_objectives = jax.vmap(lambda w, lam: weighted_l1_objective(w, pairs, lam))(W_l1, lams)
+    info = PathInfo(objective=objectives, l1_objective=l1_objectives, kkt=kkt, l1_iterations=l1_it,
+                    mm_iterations=mm_it, outer_iterations=rounds, converged=converged, mm_converged=mm_converged)
+    return W, W_l1, info
+
+
+def _check_solver(solver: str) -> None:
+    if solver not in SOLVERS:
+        raise ValueError(f"solver must be one of {SOLVERS} ('fista': paper Algorithm 1, 'newton': proximal "
+                         f"Newton); got {solver!r}.")
+
+
 def solve_path(
     pairs: PairOperator,
     lams: jax.Array,
     penalty,
     *,
     lipschitz: Optional[jax.Array] = None,
+    solver: str = "fista",
     **kwargs,
 ) -> tuple[jax.Array, jax.Array, PathInfo]:
     """One penalty along a descending λ grid; ``vmap`` over penalties and folds.
@@ -294,14 +374,19 @@ def solve_path(
       pairs: ``make_pairs`` of one training set (rows or pair indices).
       lams: ``[A]`` descending λ ≥ 0.
       penalty: a ``PathPenalty`` (or any penalty NamedTuple).
-      lipschitz: ``L_lip`` of ∇L̄ (computed when omitted).
-      **kwargs: ``tol``, ``max_iter`` (FISTA stop rule KKT ≤ tol·λ and budget per subproblem),
-        ``num_outer``, ``outer_tol`` (MM rounds and stop rule; ours, the paper gives none), ``restart``; see
-        ``advance_path``.
+      lipschitz: ``L_lip`` of ∇L̄ (computed when omitted; FISTA only).
+      solver: ``"fista"`` (paper Algorithm 1, ``advance_path``) or ``"newton"`` (``newton_path``).
+      **kwargs: ``tol``, ``max_iter`` (stop rule KKT ≤ tol·λ and the solver's step budget per
+        subproblem), ``num_outer``, ``outer_tol`` (MM rounds and stop rule; ours, the paper gives
+        none); FISTA also ``restart``, Newton ``qp_max_iter``, ``buffer``.
 
     Returns:
       ``(W [A, D], W_l1 [A, D], PathInfo)``: the penalty's MM fixed point and the ℓ1 solution per λ.
     """
+    _check_solver(solver)
+    if solver == "newton":
+        P.check_lambda(lams)
+        return newton_path(pairs, lams, penalty, **kwargs)
     lip = lipschitz_constant(pairs) if lipschitz is None else lipschitz
     state = advance_path(init_path(pairs, lams), pairs, lams, penalty, lip, **kwargs)
     return path_result(state, pairs, lams, penalty)
@@ -312,15 +397,30 @@ def _over_lanes(fn, pair_axes, penalty_axes):
     return jax.vmap(jax.vmap(fn, in_axes=penalty_axes), in_axes=pair_axes)
 
 
-def solve_paths(pairs: PairOperator, lams: jax.Array, penalties: PathPenalty, lipschitz: jax.Array, **kwargs):
-    """``solve_path`` vmapped over folds (leading axis ``F`` of ``pairs``, ``lams``, ``lipschitz``)
-    and penalties (leading axis ``H`` of ``penalties``).
+def _newton_folds(pairs: PairOperator, lams: jax.Array, penalties: PathPenalty, **kwargs):
+    """``newton_path`` over folds (outer) and penalties (inner), one lane after another (``lax.map``)."""
+    def fold(args):
+        p, l = args
+        return jax.lax.map(lambda pen: newton_path(p, l, pen, **kwargs), penalties)
+    return jax.lax.map(fold, (pairs, lams))
+
+
+def solve_paths(pairs: PairOperator, lams: jax.Array, penalties: PathPenalty, lipschitz: Optional[jax.Array] = None,
+                *, solver: str = "fista", **kwargs):
+    """``solve_path`` over folds (leading axis ``F`` of ``pairs``, ``lams``, ``lipschitz``) and
+    penalties (leading axis ``H`` of ``penalties``): vmapped for FISTA, one lane after another
+    (``lax.map``) for Newton, which ignores ``lipschitz``.
 
     Returns:
       ``(W [F, H, A, D], W_l1 [F, H, A, D], PathInfo with leaves [F, H, A])``. Jit the caller;
-      ``kwargs`` (tol, max_iter, num_outer, outer_tol) are static. ``solve_paths_in_chunks``
-      runs the same program with progress output.
+      ``solver`` and ``kwargs`` (tol, max_iter, num_outer, outer_tol) are static.
+      ``solve_paths_in_chunks`` runs the same program with progress output.
     """
+    _check_solver(solver)
+    if solver == "newton":
+        return _newton_folds(pairs, lams, penalties, **kwargs)
+    if lipschitz is None:
+        raise ValueError("FISTA needs lipschitz [F]: jax.vmap(lipschitz_constant)(pairs).")
     one = lambda p, l, pen, lip: solve_path(p, l, pen, lipschitz=lip, **kwargs)  # noqa: E731
     return _over_lanes(one, (0, 0, None, 0), (None, None, 0, None))(pairs, lams, penalties, lipschitz)
 
@@ -334,6 +434,7 @@ def solve_paths_in_chunks(
     chunk_steps: int = 2000,
     fold_batch: Optional[int] = None,
     log: Optional[Callable[[str], None]] = functools.partial(print, flush=True),
+    solver: str = "fista",
     **kwargs,
 ):
     """``solve_paths`` as a Python loop over jitted chunks of ``chunk_steps`` iterations, logging
@@ -347,7 +448,14 @@ def solve_paths_in_chunks(
     pair rows fit in the last-level cache is fastest: with a 32 MB L3, one MQ2008 fold in float64
     (19 MB, ``fold_batch=1``) steps in 1.6 ms, five folds at once in 14.6 ms. On a GPU keep
     ``None``. ``log=None`` is silent. Returns what ``solve_paths`` returns.
+
+    ``solver="newton"`` runs one jitted program per fold (its penalty lanes one after another,
+    one compile for all folds), logging after each fold; ``chunk_steps`` and ``fold_batch`` are
+    FISTA's and ignored, and so is ``lipschitz`` (may be ``None``).
     """
+    _check_solver(solver)
+    if solver == "newton":
+        return _newton_by_fold(pairs, lams, penalties, log, **kwargs)
     lanes = (0, 0, None, 0), (None, None, 0, None)
     init = jax.jit(_over_lanes(lambda p, l, pen, lip: init_path(p, l), *lanes))
     advance = jax.jit(jax.vmap(jax.vmap(
@@ -376,6 +484,26 @@ def solve_paths_in_chunks(
                 f"lanes and {int((a == num_lams).all(axis=1).sum())}/{a.shape[0]} folds finished")
 
 
+@functools.partial(jax.jit, static_argnames=("tol", "max_iter", "num_outer", "outer_tol", "qp_max_iter", "buffer"))
+def _newton_fold(pairs, lams, penalties, **kwargs):
+    return _newton_folds(jax.tree.map(lambda x: x[None], pairs), lams[None], penalties, **kwargs)
+
+
+def _newton_by_fold(pairs, lams, penalties, log, **kwargs):
+    solve = functools.partial(_newton_fold, **kwargs)
+    num_folds = lams.shape[0]
+    start, parts = time.perf_counter(), []
+    for f in range(num_folds):
+        part = solve(jax.tree.map(lambda x: x[f], pairs), lams[f], penalties)
+        parts.append(jax.block_until_ready(part))
+        if log is not None:
+            info = part[2]
+            log(f"[sparse path] fold {f + 1}/{num_folds} in {time.perf_counter() - start:.1f} s: "
+                f"{int(np.asarray(info.converged).sum())}/{info.converged.size} (penalty, λ) certified, "
+                f"{int(np.asarray(info.l1_iterations).sum() + np.asarray(info.mm_iterations).sum()):,} Newton steps")
+    return jax.tree.map(lambda *xs: jnp.concatenate(xs), *parts)
+
+
 def informative_features(queries: Queries) -> np.ndarray:
     """``[D]`` bool: feature j is not constant over the training documents.
 
@@ -395,7 +523,7 @@ def sparsity_ratio(w, informative) -> jax.Array:
 
 
 __all__ = [
-    "KINDS", "PathInfo", "PathPenalty", "PathState", "advance_path", "informative_features", "init_path",
-    "lambda_grid", "lambda_max", "path_penalty", "path_result", "solve_path", "solve_paths", "solve_paths_in_chunks",
-    "sparsity_ratio", "stack_penalties",
+    "KINDS", "SOLVERS", "PathInfo", "PathPenalty", "PathState", "advance_path", "informative_features", "init_path",
+    "lambda_grid", "lambda_max", "newton_path", "path_penalty", "path_result", "solve_path", "solve_paths",
+    "solve_paths_in_chunks", "sparsity_ratio", "stack_penalties",
 ]

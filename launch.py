@@ -2,9 +2,11 @@
 
 ``--resume=RUN_DIR`` (or ``--resume=latest`` with ``--experiment``) continues an interrupted run
 from its checkpoints; ``--distributed`` calls ``jax.distributed.initialize()`` first, for a launch
-of the same command on several hosts.
+of the same command on several hosts. Compiled programs are kept in JAX's persistent compilation
+cache (``--compilation_cache``), so a second launch with the same shapes skips XLA compilation.
 """
 
+import os
 import sys
 
 import jax
@@ -12,6 +14,7 @@ from absl import app, flags, logging
 
 import experiments  # noqa: F401  (registers every experiment)
 from experiments import registry
+from jaxrank.data.locations import compilation_cache_dir
 
 _EXPERIMENT = flags.DEFINE_string("experiment", None, "Registered experiment name (see --list).")
 _WORKDIR = flags.DEFINE_string("workdir", "runs", "Results go to WORKDIR/<experiment>/<timestamp>/.")
@@ -27,6 +30,17 @@ _COORDINATOR = flags.DEFINE_string("coordinator_address", None, "With --distribu
                                    "(or set JAX_COORDINATOR_ADDRESS).")
 _NUM_PROCESSES = flags.DEFINE_integer("num_processes", None, "With --distributed elsewhere: how many processes.")
 _PROCESS_ID = flags.DEFINE_integer("process_id", None, "With --distributed elsewhere: this process's index, 0-based.")
+_COMPILATION_CACHE = flags.DEFINE_string(
+    "compilation_cache", str(compilation_cache_dir()),
+    "Folder of JAX's persistent compilation cache (default $JAXRANK_COMPILATION_CACHE or <user cache>/jaxrank/xla); "
+    "every compiled program is stored there and reused by later launches with the same shapes. Empty: off.")
+
+
+def _use_compilation_cache(folder: str) -> None:
+    if not folder:
+        return
+    jax.config.update("jax_compilation_cache_dir", os.path.expanduser(folder))
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
 
 
 def main(argv):
@@ -38,6 +52,7 @@ def main(argv):
         for name in registry.names():
             print(f"{name:24s} {(registry.get(name).run.__doc__ or '').strip().splitlines()[0]}")
         return
+    _use_compilation_cache(_COMPILATION_CACHE.value)
     if _DISTRIBUTED.value:
         jax.distributed.initialize(_COORDINATOR.value, _NUM_PROCESSES.value, _PROCESS_ID.value)
     if not _EXPERIMENT.value and not _RESUME.value:

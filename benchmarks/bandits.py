@@ -1,22 +1,30 @@
 """Dueling-bandit throughput: jaxrank vs duelpy (run by run) vs NumPy vectorised over runs.
 
     pip install -e ".[bench]" duelpy
-    python benchmarks/bandits.py [--data ../shared/data] [--skip-duelpy] [--skip-experiment]
+    python benchmarks/bandits.py [--data ../shared/data] [--skip-duelpy] [--skip-experiment] [--json PATH]
 
 Measures, on the paper's MSLR-Perfect rankers (feature ids sorted as strings, first K):
   * RCS, K = 10, 90 runs x 50,000 steps after compile (and the compile time);
   * duelpy's ``RelativeConfidenceSampling`` on one run, and an RCS written with NumPy that runs
-    all 90 runs in lockstep (naive Beta tournament), both in this same process;
-  * RCS at K = 40 and K = 136, RUCB at K = 10; peak resident memory;
-  * the whole ``rcs_regret`` default config (all real matrices, both algorithms) wall time.
+    all 90 runs in lockstep (naive Beta tournament), both in this same process, with jaxrank's
+    speed-up over each;
+  * RCS at K = 40, RUCB at K = 10, and every registered bandit on the whole 136-ranker matrix
+    (90 runs; fewer steps for the bandits whose step is O(K^2)); peak resident memory;
+  * the whole ``rcs_regret`` default config (all real matrices, RCS + RUCB) wall time, with an
+    empty persistent compilation cache and again with the cache it filled.
+
+"compile s" is the first call's time minus the second call's (the same program, already compiled).
+``--json PATH`` writes every figure, with the machine and its load average, to ``PATH``.
 """
 
 import argparse
+import json
 import os
 import platform
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -84,46 +92,89 @@ def _numpy_rcs_rate(pref, num_runs, num_steps, alpha=0.501, seed=0):
     return num_runs * num_steps / (time.perf_counter() - start)
 
 
+# Steps per run at K = 136 (90 runs): the O(K) steps run the paper's 20k; the O(K^2) ones fewer.
+STEPS_136 = {"rcs": 20_000, "merge_rucb": 20_000, "interleaved_filter": 20_000, "rucb": 2_000, "savage": 2_000,
+             "dts": 1_000, "rmed": 2_000, "beat_the_mean": 2_000}
+HORIZON_HPARAMS = ("savage", "interleaved_filter", "beat_the_mean")
+
+
+def _hparams(name: str, num_steps: int):
+    if name in ("rcs", "rucb", "dts"):
+        return {"alpha": [0.501]}
+    if name in HORIZON_HPARAMS:
+        return {"horizon": [float(num_steps)]}
+    return None
+
+
+def _flagship(data: str, cache: str) -> float:
+    """Wall seconds of ``launch.py --experiment=rcs_regret`` (defaults) with compilation cache ``cache``."""
+    env = dict(os.environ, JAXRANK_DATA=data)
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "launch.py", "--experiment=rcs_regret", "--workdir=/tmp/jaxrank-bench",
+                    f"--compilation_cache={cache}"], cwd=REPO, env=env, check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
     parser.add_argument("--skip-duelpy", action="store_true")
     parser.add_argument("--skip-experiment", action="store_true")
+    parser.add_argument("--json", default=None, help="write the figures to this JSON file")
     args = parser.parse_args()
     full = load_preference_matrix(Path(args.data) / "preference_matrices" / "MSLR-Perfect.txt")
-    print(f"machine: {os.cpu_count()} cores, {platform.processor() or platform.machine()}, "
-          f"jax {jax.__version__} ({jax.default_backend()})\n")
+    machine = (f"{os.cpu_count()} cores, {platform.processor() or platform.machine()}, "
+               f"jax {jax.__version__} ({jax.default_backend()})")
+    load_before = os.getloadavg()
+    print(f"machine: {machine}; load average {load_before[0]:.2f}\n")
     rows = []
+
+    def add(name, algorithm, k, runs, steps, rate, compile_s, note, regret=None):
+        rows.append({"run": name, "algorithm": algorithm, "num_arms": k, "num_runs": runs, "num_steps": steps,
+                     "run_steps_per_s": rate, "compile_s": compile_s, "regret": regret, "note": note})
+        print(f"| {name} | {rate:,.0f} | {'' if compile_s is None else f'{compile_s:.1f}'} | {note} |", flush=True)
+
+    print("| run | run-steps/s | compile s | note |\n|---|---:|---:|---|")
     alpha = {"alpha": [0.501]}
     p10, _ = envs.select_rankers(full, 10)
     rate, compile_s, regret = _jaxrank_rate(bandits.rcs, p10, 90, 50_000, alpha)
-    rows.append(("jaxrank RCS, K=10, 90 runs x 50k", rate, compile_s, f"regret {regret:.1f}"))
+    add("jaxrank RCS, K=10, 90 runs x 50k", "rcs", 10, 90, 50_000, rate, compile_s, f"regret {regret:.1f}", regret)
     rcs_rate = rate
+    ratios = {}
     if not args.skip_duelpy:
         rate = _duelpy_rate(p10, 20_000)
-        rows.append(("duelpy RCS, K=10, one run x 20k", rate, None, f"jaxrank is {rcs_rate / rate:,.0f}x"))
+        ratios["jaxrank_over_duelpy"] = rcs_rate / rate
+        add("duelpy RCS, K=10, one run x 20k", "rcs", 10, 1, 20_000, rate, None, f"jaxrank is {rcs_rate / rate:,.0f}x")
     rate = _numpy_rcs_rate(p10, 90, 2_000)
-    rows.append(("NumPy RCS vectorised over 90 runs, K=10, 2k steps", rate, None, f"jaxrank is {rcs_rate / rate:,.1f}x"))
+    ratios["jaxrank_over_numpy"] = rcs_rate / rate
+    add("NumPy RCS vectorised over 90 runs, K=10, 2k steps", "rcs", 10, 90, 2_000, rate, None,
+        f"jaxrank is {rcs_rate / rate:,.1f}x")
     rate, compile_s, regret = _jaxrank_rate(bandits.rucb, p10, 90, 50_000, alpha)
-    rows.append(("jaxrank RUCB, K=10, 90 runs x 50k", rate, compile_s, f"regret {regret:.1f}"))
-    for k, steps in ((40, 50_000), (136, 20_000)):
-        pk, _ = envs.select_rankers(full, k) if k < full.shape[0] else (full, None)
-        rate, compile_s, regret = _jaxrank_rate(bandits.rcs, pk, 90, steps, alpha)
-        rows.append((f"jaxrank RCS, K={k}, 90 runs x {steps // 1000}k", rate, compile_s, f"regret {regret:.1f}"))
+    add("jaxrank RUCB, K=10, 90 runs x 50k", "rucb", 10, 90, 50_000, rate, compile_s, f"regret {regret:.1f}", regret)
+    p40, _ = envs.select_rankers(full, 40)
+    rate, compile_s, regret = _jaxrank_rate(bandits.rcs, p40, 90, 50_000, alpha)
+    add("jaxrank RCS, K=40, 90 runs x 50k", "rcs", 40, 90, 50_000, rate, compile_s, f"regret {regret:.1f}", regret)
+    for name, algo in bandits.ALGORITHMS.items():
+        steps = STEPS_136[name]
+        rate, compile_s, regret = _jaxrank_rate(algo, full, 90, steps, _hparams(name, steps))
+        add(f"jaxrank {name}, K=136, 90 runs x {steps / 1000:g}k", name, 136, 90, steps, rate, compile_s,
+            f"regret {regret:.1f}", regret)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-    print("| run | run-steps/s | compile s | note |\n|---|---:|---:|---|")
-    for name, rate, compile_s, note in rows:
-        print(f"| {name} | {rate:,.0f} | {'' if compile_s is None else f'{compile_s:.1f}'} | {note} |")
     print(f"\npeak resident memory of this process: {peak_mb:,.0f} MB")
 
+    flagship = None
     if not args.skip_experiment:
-        env = dict(os.environ, JAXRANK_DATA=args.data)
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "launch.py", "--experiment=rcs_regret", "--workdir=/tmp/jaxrank-bench"],
-                       cwd=REPO, env=env, check=True, capture_output=True)
+        with tempfile.TemporaryDirectory() as cache:
+            cold, warm = _flagship(args.data, cache), _flagship(args.data, cache)
+        flagship = {"cold_cache_s": cold, "warm_cache_s": warm}
         print(f"rcs_regret default config (all real matrices, RCS + RUCB, 90 x 50k), compile included: "
-              f"{time.perf_counter() - start:.1f} s wall")
+              f"{cold:.1f} s wall with an empty compilation cache, {warm:.1f} s with the cache it filled")
+    load_after = os.getloadavg()
+    print(f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f}")
+    if args.json:
+        Path(args.json).write_text(json.dumps({
+            "machine": machine, "load_average_before": load_before, "load_average_after": load_after,
+            "rows": rows, "ratios": ratios, "peak_rss_mb": peak_mb, "rcs_regret_wall_s": flagship}, indent=1))
 
 
 if __name__ == "__main__":

@@ -137,16 +137,17 @@ def versus_numpy(queries, permutations: int, key, figures: dict):
     stream = protocol.instance_stream(queries, "pairs")
     keys = protocol.permutation_keys(key, permutations)
     print(f"\n## SOLAR online protocol vs a float64 NumPy loop ({permutations} permutations, same pairs and order)\n")
-    print("| learner | compile s | 1 lane pass s | pass s | lanes cost | scoring s | jaxrank s | NumPy s | NumPy / jaxrank "
-          "| max abs diff w | max abs diff final metrics |\n|---|---|---|---|---|---|---|---|---|---|---|")
+    print("| learner | pass compile s | scoring compile s | 1 lane pass s | pass s | lanes cost | scoring s | jaxrank s | NumPy s | NumPy / jaxrank "
+          "| max abs diff w | max abs diff final metrics |\n|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, make, hparam in (("solar_i", solar_first_order, 1e-5), ("solar_ii", solar_second_order, 1e4)):
         learner = make(hparam)
         program = protocol.online_program(learner)
         start = time.perf_counter()
         compiled = program.lower(docs, stream, keys).compile()
+        compile_s = time.perf_counter() - start
         one = program.lower(docs, stream, keys[:1]).compile()
-        protocol.score_passes(learner, queries, compiled(docs, stream, keys), keys)  # compiles the scoring blocks
-        compile_s = (time.perf_counter() - start) / 2  # the two pass programs; the scoring compiled once
+        passes = compiled(docs, stream, keys)
+        _, first_score_s = _timed(lambda: protocol.score_passes(learner, queries, passes, keys))  # compiles the scoring
         lane_s = min(_timed(one, docs, stream, keys[:1])[1] for _ in range(3))
         pass_s, score_s = [], []
         for _ in range(3):
@@ -155,13 +156,14 @@ def versus_numpy(queries, permutations: int, key, figures: dict):
             per_query, s = _timed(lambda: protocol.score_passes(learner, queries, passes, keys))
             score_s.append(s)
         jax_s = min(pass_s) + min(score_s)
+        score_compile_s = first_score_s - min(score_s)
         final = np.asarray(protocol.cumulative_mean(per_query)[:, -1])
         w_np, final_np, np_s = numpy_online(queries, permutations, key, name, hparam)
         diff_w = float(np.abs(np.asarray(passes.state.w) - w_np).max())
         diff_m = float(np.abs(final - final_np).max())
-        print(f"| {name} | {compile_s:.2f} | {lane_s:.3f} | {min(pass_s):.3f} | {min(pass_s) / lane_s:.1f}x | "
+        print(f"| {name} | {compile_s:.2f} | {score_compile_s:.2f} | {lane_s:.3f} | {min(pass_s):.3f} | {min(pass_s) / lane_s:.1f}x | "
               f"{min(score_s):.3f} | {jax_s:.3f} | {np_s:.2f} | **{np_s / jax_s:.1f}x** | {diff_w:.1e} | {diff_m:.1e} |")
-        figures[name] = dict(compile_seconds=compile_s, one_lane_pass_seconds=lane_s, pass_seconds=min(pass_s),
+        figures[name] = dict(compile_seconds=compile_s, scoring_compile_seconds=score_compile_s, one_lane_pass_seconds=lane_s, pass_seconds=min(pass_s),
                              lanes_cost=min(pass_s) / lane_s, scoring_seconds=min(score_s), jaxrank_seconds=jax_s,
                              numpy_seconds=np_s, ratio=np_s / jax_s, max_abs_diff_w=diff_w, max_abs_diff_metrics=diff_m)
 

@@ -57,3 +57,4 @@ def launch_experiment(workdir, name, *overrides):
 def _isolated_cache(tmp_path_factory, monkeypatch):
     """Parsed-file caches go to a per-session temporary folder, never the user's cache."""
     monkeypatch.setenv("JAXRANK_CACHE", str(tmp_path_factory.getbasetemp() / "jaxrank-cache"))
+    monkeypatch.setenv("JAXRANK_COMPILATION_CACHE", str(tmp_path_factory.getbasetemp() / "jaxrank-xla"))

@@ -98,6 +98,7 @@ def test_rcs_incremental_state_matches_recomputation_after_many_steps():
     log_q = np.asarray(log_prob_beta_at_least_half(w + 1, w.T + 1)) * (1 - np.eye(6))
     np.testing.assert_allclose(np.asarray(state.log_q), log_q, atol=1e-6)
     np.testing.assert_allclose(np.asarray(state.log_champion), log_q.sum(1), atol=1e-5)
+    np.testing.assert_allclose(state.champion_prob, rcs.champion_probabilities(state), rtol=1e-6)
     assert float(np.asarray(state.champion_counts).sum()) == 300  # paper: every champion counts
     assert float(w.sum()) == 300
 
@@ -107,10 +108,7 @@ def test_rcs_opponent_maximises_ucb_relative_to_champion():
     wins = np.zeros((3, 3), np.float32)
     wins[0, 1], wins[1, 0] = 50, 10
     wins[0, 2], wins[2, 0] = 100, 60
-    log_q = np.asarray(log_prob_beta_at_least_half(wins + 1, wins.T + 1)) * (1 - np.eye(3))
-    state = rcs.init(None, 3, alpha=2.0)._replace(
-        wins=jnp.asarray(wins), log_q=jnp.asarray(log_q, jnp.float32), log_champion=jnp.asarray(log_q.sum(1), jnp.float32),
-        t=jnp.int32(99))
+    state = rcs.with_wins(rcs.init(None, 3, alpha=2.0), wins)._replace(t=jnp.int32(99))
     env = envs.PrefMatrixEnv(jnp.full((3, 3), 0.5))
     t = 100
     u1 = 10 / 60 + np.sqrt(2.0 * np.log(t) / 60)

@@ -127,7 +127,7 @@ _dts_steps = jax.jit(lambda state, keys, env: jax.lax.map(lambda k: dts.step(sta
 def _dts_pairs(W, t, num_samples=10_000, seed=0):
     """(first, second) frequencies ``[K, K]`` of D-TS's step t on a fixed scoresheet: (JAX, NumPy)."""
     K = W.shape[0]
-    state = dts.init(jax.random.key(0), K)._replace(wins=jnp.asarray(W, jnp.float32), t=jnp.int32(t - 1))
+    state = dts.with_wins(dts.init(jax.random.key(0), K), W)._replace(t=jnp.int32(t - 1))
     keys = jax.random.split(jax.random.key(seed), num_samples)
     _, info = _dts_steps(state, keys, _env(np.full((K, K), 0.5)))
     runs = ref.DTSRuns(num_samples, K)

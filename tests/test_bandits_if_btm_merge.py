@@ -409,8 +409,7 @@ _MILD_ORDER_8 = 0.5 - 0.1 * np.sign(np.subtract.outer(np.arange(8), np.arange(8)
 
 def _mr_state(num_arms, batch, active, stage, seed=0):
     state = _INIT["merge_rucb"](jax.random.key(seed), num_arms)
-    return state._replace(batch=jnp.asarray(batch, jnp.int32), active=jnp.asarray(active, bool),
-                          stage=jnp.asarray(stage, jnp.int32))
+    return mrucb.with_partition(state, batch, active)._replace(stage=jnp.asarray(stage, jnp.int32))
 
 
 def test_mr_stage_ends_when_half_the_arms_are_gone():
@@ -475,3 +474,37 @@ def test_mean_regret_matches_numpy_reference(shared_data, name):
                        for r in range(RUNS_PARITY)])
     se = math.sqrt(ours.var(ddof=1) / ours.size + theirs.var(ddof=1) / theirs.size)
     assert abs(ours.mean() - theirs.mean()) <= 1.96 * se, (ours.mean(), theirs.mean(), se)
+
+
+def test_mr_row_by_row_bounds_and_pruning_equal_the_whole_matrix():
+    rng = np.random.default_rng(0)
+    for trial in range(20):
+        W = rng.integers(0, 40, (K, K)).astype(np.float32)
+        np.fill_diagonal(W, 0.0)
+        if trial % 2:
+            W[0, 1:], W[1:, 0] = 300.0, 0.0  # arm 0 confidently beats everyone
+        in_batch = jnp.asarray(rng.random(K) < 0.6)
+        wide = jnp.asarray(rng.random(12) < 0.9)  # more arms than the 8-arm fast path
+        W12 = rng.integers(0, 40, (12, 12)).astype(np.float32)
+        W12[3, :], W12[:, 3] = 200.0, 0.0
+        args12 = (jnp.int32(100), jnp.float32(1.01), mrucb.log_c_constant(1.01, 0.01, 12))
+        np.testing.assert_array_equal(mrucb.prune_rows(wide, jnp.asarray(W12), *args12),
+                                      mrucb.prune(wide, mrucb.upper_bounds(jnp.asarray(W12), *args12)))
+        t, alpha = jnp.int32(rng.integers(1, 5000)), jnp.float32(1.01)
+        log_c = mrucb.log_c_constant(1.01, 0.01, K)
+        upper = mrucb.upper_bounds(jnp.asarray(W), t, alpha, log_c)
+        np.testing.assert_array_equal(mrucb.prune_rows(in_batch, jnp.asarray(W), t, alpha, log_c),
+                                      mrucb.prune(in_batch, upper))
+        for arm in range(K):
+            np.testing.assert_array_equal(mrucb.upper_column(jnp.asarray(W), arm, t, alpha, log_c), upper[:, arm])
+            np.testing.assert_array_equal(mrucb.upper_row(jnp.asarray(W), arm, t, alpha, log_c), upper[arm])
+
+
+def test_mr_kept_batch_sizes_match_a_recount_after_merges():
+    env = _env(_MILD_ORDER_8 + 0.3 * np.sign(np.subtract.outer(np.arange(8), np.arange(8))) * -1)
+    state = _INIT["merge_rucb"](jax.random.key(3), 8)
+    run = jax.jit(lambda s, key: jax.lax.scan(lambda s, t: (mrucb.step(s, jax.random.fold_in(key, t), env)[0], s.stage),
+                                              s, jnp.arange(3000)))
+    state, stages = run(state, jax.random.key(4))
+    assert int(stages[-1]) > 1  # some merges happened
+    np.testing.assert_array_equal(state.sizes, mrucb.batch_sizes(state.batch, state.active))

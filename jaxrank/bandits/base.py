@@ -2,20 +2,20 @@
 asking the environment for a duel, the win scoresheet, Copeland guesses, RUCB-style bounds."""
 
 
-import jax
 import jax.numpy as jnp
 
 from jaxrank.types import Array, DuelEnv
-from jaxrank.utils import random_argmax
+from jaxrank.utils import prng, random_argmax
 
 
 def duel(env: DuelEnv, key, u: Array, first: Array, second: Array) -> Array:
     """Asks ``env`` whether ``first`` beats ``second`` (the ``DuelEnv`` contract, ``jaxrank.types``).
 
     ``u`` is a uniform the bandit drew together with its own choices; the environment also gets a
-    key independent of ``u`` (``fold_in(key, 1)`` of the bandit's step key) for any other randomness.
+    key independent of ``u`` (``fold_in(key, 1)`` of the bandit's step key, ``jaxrank.utils.prng``)
+    for any other randomness.
     """
-    return env.duel(jax.random.fold_in(key, 1), first, second, u)
+    return env.duel(prng.fold_in(key, 1), first, second, u)
 
 
 def record_duel(wins: Array, first: Array, second: Array, first_won: Array) -> Array:

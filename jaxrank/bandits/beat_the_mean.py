@@ -33,7 +33,7 @@ import jax.numpy as jnp
 
 from jaxrank.bandits.base import duel
 from jaxrank.types import StepInfo
-from jaxrank.utils import random_argmax, random_argmin, random_choice
+from jaxrank.utils import prng, random_argmax, random_argmin, random_choice
 from jaxrank.utils.checks import check_int, check_number
 
 
@@ -112,7 +112,7 @@ def step(state: BTMState, key, env):
       ``StepInfo(first, second, first_won)`` with ``first = b`` and ``second = b'``,
       all ``[]`` (i32, i32, bool).
     """
-    u_arm, u_opponent, u_worst, u_duel = jax.random.uniform(key, (4,))
+    u_arm, u_opponent, u_worst, u_duel = prng.uniform(key, (4,))
     exploring = jnp.sum(state.active) > 1
 
     # Lines 11-12 (with one arm left, both picks return it: the exploit self-duel).
@@ -134,4 +134,4 @@ def step(state: BTMState, key, env):
 def best_arm(state: BTMState, key) -> jax.Array:
     """``argmax_{W_ℓ} P̂_b`` (line 23), ties uniform."""
     p_hat, _ = scores(state.wins, state.plays, state.active)
-    return random_argmax(jax.random.uniform(key), p_hat, state.active)
+    return random_argmax(prng.uniform(key), p_hat, state.active)

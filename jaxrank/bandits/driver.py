@@ -45,7 +45,7 @@ from jaxrank.utils.checks import check_int, check_key, check_keywords
 
 
 _SEGMENTS_PER_CALL = 16  # fixed, so every horizon reuses one compiled program
-_CHECKPOINT_FORMAT = 1
+_CHECKPOINT_FORMAT = 2
 LANE_AXIS = "lanes"
 
 
@@ -204,8 +204,9 @@ def simulate(
     num_settings = len(next(iter(hparams.values()))) if hparams else 1
     if any(v.size != num_settings for v in hparams.values()):
         raise ValueError(f"every hyperparameter needs the same number of settings; got { {k: v.size for k, v in hparams.items()} }.")
-    for h in range(num_settings):  # eager init: impossible values fail here, not inside jit
-        algo.init(key, num_arms, **{k: float(v[h]) for k, v in hparams.items()})
+    for h in range(num_settings):  # traced, not run: impossible values fail here, not inside jit
+        setting = {k: float(v[h]) for k, v in hparams.items()}
+        jax.eval_shape(lambda: algo.init(key, num_arms, **setting))  # noqa: B023
     checkpoints = default_checkpoints(num_steps) if checkpoints is None else np.unique(np.asarray(checkpoints, np.int64))
     if checkpoints.size == 0 or checkpoints[0] < 1 or checkpoints[-1] > num_steps:
         raise ValueError(f"checkpoints must lie in [1, {num_steps}]; got {checkpoints}.")

@@ -20,7 +20,10 @@ This is plain D-TS with uniform tie-breaking (not D-TS⁺'s regret-based ties). 
 arm with the highest Copeland score on the empirical ``p̂ = B/N`` (``#{j : B_ij > B_ji}``; an
 unexplored pair is not a win), ties uniform. The paper states its guarantees for ``α > 1/2``.
 
-Beta samples come from ``_beta``, an exact Marsaglia-Tsang (2000) gamma sampler written for
+Phase 1 needs only the events ``θ⁽¹⁾_ij > 1/2``, which are independent Bernoulli draws with
+``P(Beta(B_ij + 1, B_ji + 1) > 1/2)`` (kept in the state and refreshed for the duelled pair, as RCS
+does): one uniform per pair instead of one Beta. Phase 2's Beta samples come from ``_beta``, an
+exact Marsaglia-Tsang (2000) gamma sampler written for
 shapes ``>= 1`` (all ours are counts + 1) that redraws only the rejected entries of a whole vector
 per round. ``jax.random.beta`` gives the same law but runs its rejection loop per element; under
 ``vmap`` it made a K = 10 step about 10x slower than everything else together (measured on CPU).
@@ -30,16 +33,16 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from jaxrank.bandits.base import copeland_guess, duel, record_duel
 from jaxrank.types import StepInfo
-from jaxrank.utils import random_argmax
+from jaxrank.utils import log_prob_beta_at_least_half, prng, random_argmax
 from jaxrank.utils.checks import check_int, check_number
 
 
 class DTSState(NamedTuple):
     wins: jax.Array  # [K, K] f32, wins[i, j] = B_ij = times i beat j
+    beat_prob: jax.Array  # [K, K] f32, P(Beta(B_ij + 1, B_ji + 1) > 1/2), refreshed for the duelled pair
     t: jax.Array  # [] i32, duels so far
     alpha: jax.Array  # [] f32, confidence-bound exploration (paper: α > 1/2)
 
@@ -51,6 +54,7 @@ def init(key, num_arms: int, *, alpha=0.51) -> DTSState:
     check_int("num_arms", num_arms, minimum=2)
     return DTSState(
         wins=jnp.zeros((num_arms, num_arms), jnp.float32),
+        beat_prob=jnp.full((num_arms, num_arms), 0.5, jnp.float32),
         t=jnp.zeros((), jnp.int32),
         alpha=jnp.asarray(alpha, jnp.float32),
     )
@@ -118,13 +122,30 @@ def _beta(key, a: jax.Array, b: jax.Array) -> jax.Array:
     return x / (x + y)
 
 
-def _sample_theta1(key, wins: jax.Array) -> jax.Array:
-    """``[K, K]`` antisymmetric Thompson sample: ``K(K-1)/2`` Betas above the diagonal, 1/2 on it."""
-    num_arms = wins.shape[0]
-    rows, cols = np.triu_indices(num_arms, k=1)  # static in K
-    upper = _beta(key, wins[rows, cols] + 1.0, wins[cols, rows] + 1.0)
-    theta = jnp.full((num_arms, num_arms), 0.5, jnp.float32)
-    return theta.at[rows, cols].set(upper).at[cols, rows].set(1.0 - upper)
+def _sampled_scores(key, beat_prob: jax.Array) -> jax.Array:
+    """``[K]`` ``#{j : θ⁽¹⁾_ij > 1/2}`` of one antisymmetric Thompson sample ``θ⁽¹⁾``.
+
+    Only the events ``θ⁽¹⁾_ij > 1/2`` enter phase 1, and for ``i < j`` they are independent
+    Bernoulli(``beat_prob[i, j]``) draws (``θ⁽¹⁾_ji > 1/2`` is the complement), so the ``K(K-1)/2``
+    Betas are replaced by as many uniforms: the same law, without gamma rejection loops.
+    """
+    num_arms = beat_prob.shape[0]
+    arms = jnp.arange(num_arms)
+    above = arms[:, None] < arms[None, :]  # i < j
+    wins_pair = prng.uniform(key, (num_arms, num_arms)) < beat_prob  # read above the diagonal only
+    beats = (above & wins_pair) | (above.T & ~wins_pair.T)
+    return jnp.sum(beats, axis=1).astype(jnp.float32)
+
+
+def _prob_beats(wins_ij: jax.Array, wins_ji: jax.Array) -> jax.Array:
+    """``P(Beta(W_ij + 1, W_ji + 1) > 1/2)``, elementwise."""
+    return jnp.exp(log_prob_beta_at_least_half(wins_ij + 1.0, wins_ji + 1.0))
+
+
+def with_wins(state: DTSState, wins: jax.Array) -> DTSState:
+    """``state`` with the scoresheet ``wins [K, K]`` and its ``beat_prob`` recomputed (O(K²))."""
+    wins = jnp.asarray(wins, jnp.float32)
+    return state._replace(wins=wins, beat_prob=_prob_beats(wins, wins.T))
 
 
 def step(state: DTSState, key, env):
@@ -132,7 +153,8 @@ def step(state: DTSState, key, env):
 
     Phase 1: the upper bounds ``U`` at step ``t`` give the candidates ``C`` (arms of maximal upper
     Copeland score); one Thompson sample ``θ⁽¹⁾_ij ~ Beta(B_ij + 1, B_ji + 1)`` (``i < j``, mirrored) picks
-    the first arm ``k⁽¹⁾``, the arm of ``C`` beating the most others under ``θ⁽¹⁾``, ties uniform.
+    the first arm ``k⁽¹⁾``, the arm of ``C`` beating the most others under ``θ⁽¹⁾``, ties uniform
+    (drawn as the Bernoulli events ``θ⁽¹⁾_ij > 1/2``, which is all the pick reads).
     Phase 2: a fresh sample of column ``k⁽¹⁾``,
     ``θ⁽²⁾_{i,k⁽¹⁾} ~ Beta(B_{i,k⁽¹⁾} + 1, B_{k⁽¹⁾,i} + 1)`` (``θ⁽²⁾_{k⁽¹⁾,k⁽¹⁾} = 1/2``), picks
     ``k⁽²⁾``, its argmax over the arms with ``L_{i,k⁽¹⁾} <= 1/2``, ties uniform. The two duel and ``B_{k⁽¹⁾k⁽²⁾}`` or ``B_{k⁽²⁾k⁽¹⁾}``
@@ -149,14 +171,13 @@ def step(state: DTSState, key, env):
       all ``[]`` (i32, i32, bool).
     """
     key_pick, key_theta1, key_theta2 = jax.random.split(key, 3)
-    u_first, u_second, u_duel = jax.random.uniform(key_pick, (3,))
+    u_first, u_second, u_duel = prng.uniform(key_pick, (3,))
     num_arms = state.wins.shape[0]
     t = state.t + 1
     _, lower = confidence_bounds(state.wins, t, state.alpha)
 
     # Phase 1: the Copeland winner of one Thompson sample, restricted to the optimistic set C.
-    theta1 = _sample_theta1(key_theta1, state.wins)
-    sampled_score = jnp.sum(theta1 > 0.5, axis=1).astype(jnp.float32)
+    sampled_score = _sampled_scores(key_theta1, state.beat_prob)
     first = random_argmax(u_first, sampled_score, candidates(state.wins, t, state.alpha))
 
     # Phase 2: relative Thompson sample of "i beats first" (column `first` of B), among the arms
@@ -168,9 +189,12 @@ def step(state: DTSState, key, env):
 
     first_won = duel(env, key_pick, u_duel, first, second)
     wins = record_duel(state.wins, first, second, first_won)
-    return state._replace(wins=wins, t=t), StepInfo(first, second, first_won)
+    w_fs, w_sf = wins[first, second], wins[second, first]
+    beat_prob = state.beat_prob.at[first, second].set(_prob_beats(w_fs, w_sf))
+    beat_prob = beat_prob.at[second, first].set(_prob_beats(w_sf, w_fs))  # a self-duel writes the unread diagonal
+    return state._replace(wins=wins, beat_prob=beat_prob, t=t), StepInfo(first, second, first_won)
 
 
 def best_arm(state: DTSState, key) -> jax.Array:
     """Copeland winner of the empirical ``p̂``: ``argmax_i #{j : B_ij > B_ji}``, ties uniform."""
-    return copeland_guess(state.wins, jax.random.uniform(key))
+    return copeland_guess(state.wins, prng.uniform(key))

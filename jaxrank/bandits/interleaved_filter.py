@@ -28,7 +28,7 @@ import jax.numpy as jnp
 
 from jaxrank.bandits.base import duel
 from jaxrank.types import StepInfo
-from jaxrank.utils import random_argmin, random_choice
+from jaxrank.utils import prng, random_argmin, random_choice
 from jaxrank.utils.checks import check_int, check_number
 
 
@@ -51,7 +51,7 @@ def init(key, num_arms: int, *, horizon=None, if2=True) -> IFState:
     check_number("horizon", horizon, low=1, low_inclusive=True)
     check_int("num_arms", num_arms, minimum=2)
     arms = jnp.arange(num_arms)
-    candidate = random_choice(jax.random.uniform(key), jnp.ones(num_arms, bool))
+    candidate = random_choice(prng.uniform(key), jnp.ones(num_arms, bool))
     remaining = arms != candidate
     zeros = jnp.zeros(num_arms, jnp.float32)
     return IFState(
@@ -121,7 +121,7 @@ def step(state: IFState, key, env):
       ``StepInfo(first, second, first_won)`` with ``first = b̂`` (before any switch) and ``second``
       its opponent, all ``[]`` (i32, i32, bool).
     """
-    u_switch, u_duel = jax.random.uniform(key, (2,))
+    u_switch, u_duel = prng.uniform(key, (2,))
     arms = jnp.arange(state.remaining.shape[0])
     exploring = jnp.any(state.remaining)
 

@@ -15,6 +15,10 @@ merged, smallest with largest, a pair only if it keeps at most ``3M/2`` arms (el
 one stays alone), and this is done a second time if a batch of at most ``M/2`` arms is left.
 A single remaining arm is exploited (duelled with itself).
 
+A step costs O(|B| K), not O(K²): ``U`` is evaluated only on the rows of the visited batch (to
+prune) and on the champion's column (to pick the challenger), never as a whole ``[K, K]`` matrix,
+and the batch sizes are kept in the state (recounted only when batches merge).
+
 ``C = ((4α - 1) K² / ((2α - 1) δ))^{1/(2α - 1)}`` (failure probability ``δ``, 0.01 by default)
 is kept as ``ln C`` and ``ln(t + C) = logaddexp(ln t, ln C)``: at ``α = 0.501`` the exponent is
 500 and ``C`` itself overflows even float64 (duelpy's constructor fails there), ``ln C`` does not.
@@ -38,14 +42,16 @@ import jax.numpy as jnp
 
 from jaxrank.bandits.base import copeland_guess, duel, record_duel
 from jaxrank.types import StepInfo
-from jaxrank.utils import random_argmax, random_choice
+from jaxrank.utils import prng, random_argmax, random_choice
 from jaxrank.utils.checks import check_int, check_number
+from jaxrank.utils.choice import first_passing
 
 
 class MergeRUCBState(NamedTuple):
     wins: jax.Array  # [K, K] f32, wins[i, j] = times i beat j
     batch: jax.Array  # [K] i32, batch label of each arm (labels in [0, K))
     active: jax.Array  # [K] bool, arm not dropped
+    sizes: jax.Array  # [K] f32, batch_sizes(batch, active): active arms carrying each label
     cursor: jax.Array  # [] i32, label of the batch visited last (round robin)
     stage: jax.Array  # [] i32, s: merge once at most K / 2^s arms remain
     t: jax.Array  # [] i32, duels so far
@@ -76,6 +82,7 @@ def init(key, num_arms: int, *, alpha=1.01, delta=0.01, partition_size=4) -> Mer
         wins=jnp.zeros((num_arms, num_arms), jnp.float32),
         batch=batch,
         active=jnp.ones(num_arms, bool),
+        sizes=batch_sizes(batch, jnp.ones(num_arms, bool)),
         cursor=jnp.asarray(-1, jnp.int32),
         stage=jnp.ones((), jnp.int32),
         t=jnp.zeros((), jnp.int32),
@@ -85,16 +92,36 @@ def init(key, num_arms: int, *, alpha=1.01, delta=0.01, partition_size=4) -> Mer
     )
 
 
-def upper_bounds(wins: jax.Array, t: jax.Array, alpha: jax.Array, log_c: jax.Array) -> jax.Array:
-    """``[K, K]`` ``U = W/N + sqrt(α ln(t + C)/N)``, ``x/0 := 1``, diagonal 1/2; ``t`` 1-based."""
-    totals = wins + wins.T
+def _ucb(wins: jax.Array, losses: jax.Array, log_t_c: jax.Array, alpha: jax.Array) -> jax.Array:
+    """Elementwise ``W/N + sqrt(α ln(t + C)/N)``, ``N = W + L``, ``x/0 := 1`` for each fraction."""
+    totals = wins + losses
     explored = totals > 0
     safe = jnp.where(explored, totals, 1.0)
-    log_t_c = jnp.logaddexp(jnp.log(t.astype(jnp.float32)), log_c)
     mean = jnp.where(explored, wins / safe, 1.0)
     width = jnp.where(explored, alpha * log_t_c / safe, 1.0)
-    upper = mean + jnp.sqrt(width)
+    return mean + jnp.sqrt(width)
+
+
+def _log_t_c(t: jax.Array, log_c: jax.Array) -> jax.Array:
+    return jnp.logaddexp(jnp.log(t.astype(jnp.float32)), log_c)
+
+
+def upper_bounds(wins: jax.Array, t: jax.Array, alpha: jax.Array, log_c: jax.Array) -> jax.Array:
+    """``[K, K]`` ``U = W/N + sqrt(α ln(t + C)/N)``, ``x/0 := 1``, diagonal 1/2; ``t`` 1-based."""
+    upper = _ucb(wins, wins.T, _log_t_c(t, log_c), alpha)
     return jnp.where(jnp.eye(wins.shape[0], dtype=bool), 0.5, upper)
+
+
+def upper_row(wins: jax.Array, arm: jax.Array, t: jax.Array, alpha: jax.Array, log_c: jax.Array) -> jax.Array:
+    """``[K]`` row ``U_{arm, j}`` of ``upper_bounds`` in O(K) (the same values)."""
+    upper = _ucb(wins[arm, :], wins[:, arm], _log_t_c(t, log_c), alpha)
+    return jnp.where(jnp.arange(wins.shape[0]) == arm, 0.5, upper)
+
+
+def upper_column(wins: jax.Array, arm: jax.Array, t: jax.Array, alpha: jax.Array, log_c: jax.Array) -> jax.Array:
+    """``[K]`` column ``U_{j, arm}`` of ``upper_bounds`` in O(K) (the same values)."""
+    upper = _ucb(wins[:, arm], wins[arm, :], _log_t_c(t, log_c), alpha)
+    return jnp.where(jnp.arange(wins.shape[0]) == arm, 0.5, upper)
 
 
 def batch_sizes(batch: jax.Array, active: jax.Array) -> jax.Array:
@@ -102,10 +129,44 @@ def batch_sizes(batch: jax.Array, active: jax.Array) -> jax.Array:
     return jnp.zeros(batch.shape[0], jnp.float32).at[batch].add(active.astype(jnp.float32))
 
 
+def _spare_one(in_batch: jax.Array, beaten: jax.Array) -> jax.Array:
+    return jnp.where(jnp.sum(beaten) == jnp.sum(in_batch), False, beaten)
+
+
 def prune(in_batch: jax.Array, upper: jax.Array) -> jax.Array:
     """Arms of the batch with ``U_ij < 1/2`` for some ``j`` in it; none if that would be all."""
-    beaten = in_batch & jnp.any(in_batch[None, :] & (upper < 0.5), axis=1)
-    return jnp.where(jnp.sum(beaten) == jnp.sum(in_batch), False, beaten)
+    return _spare_one(in_batch, in_batch & jnp.any(in_batch[None, :] & (upper < 0.5), axis=1))
+
+
+_SLOTS = 8  # batches hold at most 3M/2 arms (6 at the default M = 4): up to 8 take the fast path
+
+
+def prune_rows(in_batch: jax.Array, wins: jax.Array, t: jax.Array, alpha: jax.Array, log_c: jax.Array) -> jax.Array:
+    """``prune(in_batch, upper_bounds(wins, t, alpha, log_c))`` without the ``[K, K]`` bounds.
+
+    A batch of up to 8 arms (``3M/2 <= 8`` for ``M <= 5``) gathers its ``8 x 8`` block of ``W``
+    and bounds only that, O(sqrt(K)) to find its arms; a larger batch is visited one row per arm,
+    O(|B| K), in a ``while`` loop that takes no trip unless some lane has such a batch.
+    """
+    count = jnp.sum(in_batch)
+    slots = jnp.arange(_SLOTS)
+    members = jax.vmap(first_passing, in_axes=(None, 0))(in_batch.astype(jnp.int32), slots)  # [S]
+    filled = slots < count
+    block = wins[members[:, None], members[None, :]]  # [S, S]
+    upper = jnp.where(jnp.eye(_SLOTS, dtype=bool), 0.5, _ucb(block, block.T, _log_t_c(t, log_c), alpha))
+    hit = filled & jnp.any(filled[None, :] & (upper < 0.5), axis=1)
+    beaten = jnp.zeros_like(in_batch).at[members].max(hit)
+
+    def visit(carry):
+        todo, beaten = carry
+        arm = jnp.argmax(todo)
+        hit = jnp.any(in_batch & (upper_row(wins, arm, t, alpha, log_c) < 0.5))
+        return todo.at[arm].set(False), beaten.at[arm].set(hit)
+
+    large = count > _SLOTS
+    todo = in_batch & large
+    beaten = jax.lax.while_loop(lambda c: jnp.any(c[0]), visit, (todo, jnp.where(large, False, beaten)))[1]
+    return _spare_one(in_batch, beaten)
 
 
 def _pairing_continues(carry):
@@ -153,27 +214,27 @@ def merge_batches(batch, active, u, partition_size, do_merge):
 
 
 def _stage_merge_continues(carry):
-    return carry[1] > 0
+    return carry[2] > 0
 
 
 def _stage_merge_step(carry):
-    batch, phase, active, u_first, u_second, partition_size = carry
+    batch, _, phase, active, u_first, u_second, partition_size = carry
     batch = _merge_pass(batch, active, jnp.where(phase == 1, u_first, u_second), partition_size)
     sizes = batch_sizes(batch, active)
     small = jnp.min(jnp.where(sizes > 0, sizes, jnp.inf)) <= 0.5 * partition_size
     phase = jnp.where((phase == 1) & small, 2, 0).astype(jnp.int32)
-    return batch, phase, active, u_first, u_second, partition_size
+    return batch, sizes, phase, active, u_first, u_second, partition_size
 
 
-def _stage_merge(batch, active, u_first, u_second, partition_size, do_merge):
+def _stage_merge(batch, sizes, active, u_first, u_second, partition_size, do_merge):
     """The merge at the end of a stage: one pass, and a second if a batch of <= M/2 arms is left.
 
-    A while loop, so that all the sorting runs only on the few steps where some lane merges
-    (under vmap a ``cond`` would run it every step). Module-level loop functions: eager calls
-    reuse one compiled loop.
+    Returns the new ``(batch, sizes)``. A while loop, so that all the sorting runs only on the few
+    steps where some lane merges (under vmap a ``cond`` would run it every step). Module-level
+    loop functions: eager calls reuse one compiled loop.
     """
-    carry = (batch, jnp.where(do_merge, 1, 0).astype(jnp.int32), active, u_first, u_second, partition_size)
-    return jax.lax.while_loop(_stage_merge_continues, _stage_merge_step, carry)[0]
+    carry = (batch, sizes, jnp.where(do_merge, 1, 0).astype(jnp.int32), active, u_first, u_second, partition_size)
+    return jax.lax.while_loop(_stage_merge_continues, _stage_merge_step, carry)[:2]
 
 
 def step(state: MergeRUCBState, key, env):
@@ -198,46 +259,51 @@ def step(state: MergeRUCBState, key, env):
       ``StepInfo(first, second, first_won)`` with ``first = c`` and ``second = d``,
       all ``[]`` (i32, i32, bool).
     """
-    u_champion, u_challenger, u_merge, u_remerge, u_duel = jax.random.uniform(key, (5,))
+    u_champion, u_challenger, u_merge, u_remerge, u_duel = prng.uniform(key, (5,))
     num_arms = state.batch.shape[0]
     labels = jnp.arange(num_arms, dtype=jnp.int32)
     t = state.t + 1
 
     # Round robin over the batches that still hold two or more arms.
-    sizes = batch_sizes(state.batch, state.active)
-    eligible = sizes >= 2
+    eligible = state.sizes >= 2
     has_batch = jnp.any(eligible)
     distance = jnp.mod(labels - state.cursor - 1, num_arms)
     current = jnp.argmin(jnp.where(eligible, distance, num_arms)).astype(jnp.int32)
     in_batch = state.active & (state.batch == current) & has_batch
 
-    # Drop the arms of B that some arm of B beats confidently.
-    upper = upper_bounds(state.wins, t, state.alpha, state.log_c)
-    dropped = prune(in_batch, upper)
+    # Drop the arms of B that some arm of B beats confidently (U over B's rows only).
+    dropped = prune_rows(in_batch, state.wins, t, state.alpha, state.log_c)
     active = state.active & ~dropped
     in_batch = in_batch & ~dropped
 
     # Champion uniform in B; challenger: highest U_jc in B, j != c. No batch: exploit.
     champion = random_choice(u_champion, jnp.where(has_batch, in_batch, active))
     rivals = in_batch & (labels != champion)
-    challenger = jnp.where(jnp.any(rivals), random_argmax(u_challenger, upper[:, champion], rivals), champion)
+    upper = upper_column(state.wins, champion, t, state.alpha, state.log_c)
+    challenger = jnp.where(jnp.any(rivals), random_argmax(u_challenger, upper, rivals), champion)
     first_won = duel(env, key, u_duel, champion, challenger)
     wins = record_duel(state.wins, champion, challenger, first_won)
 
     # End of stage s: at most K / 2^s arms left (or only singletons): merge, maybe twice.
-    sizes = batch_sizes(state.batch, active)
+    sizes = state.sizes.at[current].add(-jnp.sum(dropped).astype(jnp.float32))  # all drops are in B
     live = sizes > 0
     few = jnp.sum(active) <= num_arms * jnp.exp2(-state.stage.astype(jnp.float32))
     do_merge = (few | ~jnp.any(sizes >= 2)) & (jnp.sum(live) > 1)
-    batch = _stage_merge(state.batch, active, u_merge, u_remerge, state.partition_size, do_merge)
+    batch, sizes = _stage_merge(state.batch, sizes, active, u_merge, u_remerge, state.partition_size, do_merge)
 
     new_state = state._replace(
-        wins=wins, batch=batch, active=active, t=t,
+        wins=wins, batch=batch, active=active, sizes=sizes, t=t,
         cursor=jnp.where(has_batch, current, state.cursor),
         stage=state.stage + do_merge.astype(jnp.int32))
     return new_state, StepInfo(champion, challenger, first_won)
 
 
+def with_partition(state: MergeRUCBState, batch: jax.Array, active: jax.Array) -> MergeRUCBState:
+    """``state`` with the batch labels ``batch [K]`` and surviving arms ``active [K]`` (sizes recomputed)."""
+    batch, active = jnp.asarray(batch, jnp.int32), jnp.asarray(active, bool)
+    return state._replace(batch=batch, active=active, sizes=batch_sizes(batch, active))
+
+
 def best_arm(state: MergeRUCBState, key) -> jax.Array:
     """Among surviving arms, ``argmax_i #{j : W_ij > W_ji}`` (the last arm once it is alone)."""
-    return copeland_guess(state.wins, jax.random.uniform(key), state.active)
+    return copeland_guess(state.wins, prng.uniform(key), state.active)

@@ -10,7 +10,8 @@ Exact O(K) tournament: the events "i beats every other arm" are disjoint almost 
 the pairs are independent, so the champion is one categorical draw with
 ``P(c = i) = prod_{j != i} q_ij``, ``q_ij = P(Beta(W_ij + 1, W_ji + 1) >= 1/2)``, and "no
 champion" with the remaining mass. A duel changes one pair, so the state keeps ``log q`` and
-its row sums and refreshes two entries and two rows per step instead of drawing K(K-1)/2 Betas.
+its row sums (and their exponentials) and refreshes two entries and two rows per step instead of
+drawing K(K-1)/2 Betas; the categorical draw searches the running sums in ``sqrt(K)`` blocks.
 
 ``lerot=True`` follows Lerot's ``RelativeConfidenceSampler``: wins start at 1 (a Beta(2, 2)
 prior that also enters U) and the champion counter only counts fallback picks.
@@ -23,8 +24,9 @@ import jax.numpy as jnp
 
 from jaxrank.bandits.base import copeland_guess, duel, record_duel, ucb_from_counts
 from jaxrank.types import StepInfo
-from jaxrank.utils import log_prob_beta_at_least_half, random_argmax, random_argmin
+from jaxrank.utils import log_prob_beta_at_least_half, prng, random_argmax, random_argmin
 from jaxrank.utils.checks import check_int, check_number
+from jaxrank.utils.choice import first_passing
 
 
 class RCSState(NamedTuple):
@@ -32,6 +34,7 @@ class RCSState(NamedTuple):
     champion_counts: jax.Array  # [K] f32, N_i
     log_q: jax.Array  # [K, K] f32, log P(Θ_ij >= 1/2); 0 on the diagonal
     log_champion: jax.Array  # [K] f32, log P(i beats all) = sum_j log_q[i, j]
+    champion_prob: jax.Array  # [K] f32, exp(log_champion), refreshed with it
     t: jax.Array  # [] i32, duels so far
     alpha: jax.Array  # [] f32, UCB exploration
     prior: jax.Array  # [] f32, pseudo-wins added to every count (0 paper, 1 Lerot)
@@ -51,6 +54,7 @@ def init(key, num_arms: int, *, alpha=0.51, lerot: bool = False) -> RCSState:
         champion_counts=jnp.zeros(num_arms, jnp.float32),
         log_q=log_q,
         log_champion=jnp.sum(log_q, axis=1),
+        champion_prob=jnp.exp(jnp.sum(log_q, axis=1)),
         t=jnp.zeros((), jnp.int32),
         alpha=jnp.asarray(alpha, jnp.float32),
         prior=jnp.asarray(prior, jnp.float32),
@@ -58,9 +62,29 @@ def init(key, num_arms: int, *, alpha=0.51, lerot: bool = False) -> RCSState:
     )
 
 
+def with_wins(state: RCSState, wins: jax.Array) -> RCSState:
+    """``state`` with the scoresheet ``wins [K, K]`` and its tournament probabilities recomputed (O(K²))."""
+    wins = jnp.asarray(wins, jnp.float32)
+    a = wins + state.prior + 1.0
+    log_q = (1.0 - jnp.eye(wins.shape[0])) * log_prob_beta_at_least_half(a, a.T)
+    log_champion = jnp.sum(log_q, axis=1)
+    return state._replace(wins=wins, log_q=log_q, log_champion=log_champion, champion_prob=jnp.exp(log_champion))
+
+
 def champion_probabilities(state: RCSState) -> jax.Array:
     """``[K]`` probability that each arm wins the simulated tournament (the rest: no champion)."""
     return jnp.exp(state.log_champion)
+
+
+def _least_chosen(counts: jax.Array, u: jax.Array, needed: jax.Array) -> jax.Array:
+    """``argmin counts`` (ties uniform by ``u``) when ``needed``, else 0. A ``while`` loop of at most
+    one trip: under ``vmap`` it runs only on the steps where some lane has no champion."""
+
+    def pick(carry):
+        # Masked by the loop's own flag, so XLA cannot hoist the search out of the loop.
+        return random_argmin(u, counts, jnp.broadcast_to(carry[1], counts.shape)), jnp.zeros((), bool)
+
+    return jax.lax.while_loop(lambda carry: carry[1], pick, (jnp.zeros((), jnp.int32), needed))[0]
 
 
 def step(state: RCSState, key, env):
@@ -85,17 +109,17 @@ def step(state: RCSState, key, env):
       ``StepInfo(first, second, first_won)`` with ``first = c`` (champion) and ``second = d``,
       all ``[]`` (i32, i32, bool).
     """
-    u_champion, u_fallback, u_opponent, u_duel = jax.random.uniform(key, (4,))
+    u_champion, u_fallback, u_opponent, u_duel = prng.uniform(key, (4,))
     num_arms = state.wins.shape[0]
     t = state.t + 1
 
-    # I. Tournament: one categorical draw over {arm 0 .. arm K-1, no champion}.
-    cumulative = jnp.cumsum(champion_probabilities(state))
-    has_champion = u_champion < cumulative[-1]
+    # I. Tournament: one categorical draw over {arm 0 .. arm K-1, no champion} (inverse CDF).
+    probs = state.champion_prob  # = champion_probabilities(state), kept up to date
+    has_champion = u_champion < jnp.sum(probs)
     champion = jnp.where(
         has_champion,
-        jnp.argmax(cumulative > u_champion).astype(jnp.int32),
-        random_argmin(u_fallback, state.champion_counts),
+        first_passing(probs, u_champion),
+        _least_chosen(state.champion_counts, u_fallback, ~has_champion),
     )
     counted = jnp.where(has_champion, state.count_all, 1.0)
     champion_counts = state.champion_counts.at[champion].add(counted)
@@ -117,14 +141,15 @@ def step(state: RCSState, key, env):
         jnp.where(distinct, log_prob_beta_at_least_half(a, b), 0.0))
     log_q = log_q.at[opponent, champion].set(
         jnp.where(distinct, log_prob_beta_at_least_half(b, a), 0.0))
-    log_champion = state.log_champion.at[champion].set(jnp.sum(log_q[champion]))
-    log_champion = log_champion.at[opponent].set(jnp.sum(log_q[opponent]))
+    row_champion, row_opponent = jnp.sum(log_q[champion]), jnp.sum(log_q[opponent])
+    log_champion = state.log_champion.at[champion].set(row_champion).at[opponent].set(row_opponent)
+    champion_prob = state.champion_prob.at[champion].set(jnp.exp(row_champion)).at[opponent].set(jnp.exp(row_opponent))
 
-    new_state = state._replace(
-        wins=wins, champion_counts=champion_counts, log_q=log_q, log_champion=log_champion, t=t)
+    new_state = state._replace(wins=wins, champion_counts=champion_counts, log_q=log_q, log_champion=log_champion,
+                               champion_prob=champion_prob, t=t)
     return new_state, StepInfo(champion, opponent, first_won)
 
 
 def best_arm(state: RCSState, key) -> jax.Array:
     """Explore-then-exploit report: ``argmax_i #{j : W_ij > W_ji}``, ties uniform."""
-    return copeland_guess(state.wins, jax.random.uniform(key))
+    return copeland_guess(state.wins, prng.uniform(key))

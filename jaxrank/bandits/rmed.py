@@ -35,12 +35,11 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax.scipy.special import xlogy
 
 from jaxrank.bandits.base import duel, record_duel
 from jaxrank.types import StepInfo
-from jaxrank.utils import random_argmin
+from jaxrank.utils import prng, random_argmin
 from jaxrank.utils.checks import check_int, check_number
 
 
@@ -105,6 +104,19 @@ def opponent(wins: jax.Array, arm: jax.Array, u: jax.Array, leader: jax.Array, l
     return jnp.where(leader_first > 0.5, library, paper).astype(jnp.int32)
 
 
+def _pair(index: jax.Array, num_arms: int) -> tuple[jax.Array, jax.Array]:
+    """The ``index``-th pair ``(i, j)``, ``i < j``, in lexicographic order, in O(K) integer arithmetic.
+
+    Row ``i`` starts at ``i (2K - i - 1) / 2``; ``i`` is the number of later rows that start at or
+    before ``index``.
+    """
+    rows = jnp.arange(1, num_arms, dtype=jnp.int32)
+    starts = rows * (2 * num_arms - rows - 1) // 2
+    first = jnp.sum(starts <= index).astype(jnp.int32)
+    second = index - first * (2 * num_arms - first - 1) // 2 + first + 1
+    return first, second.astype(jnp.int32)
+
+
 def step(state: RMEDState, key, env):
     """One step of RMED1 (Komiyama, Honda, Kashima, Nakagawa, COLT 2015, Algorithms 1-2).
 
@@ -127,23 +139,22 @@ def step(state: RMEDState, key, env):
       ``StepInfo(first, second, first_won)`` with ``first = l(t)`` and ``second = m(t)`` (or the
       initial-phase pair), all ``[]`` (i32, i32, bool).
     """
-    u_opponent, u_leader, u_duel = jax.random.uniform(key, (3,))
+    u_opponent, u_leader, u_duel = prng.uniform(key, (3,))
     num_arms = state.wins.shape[0]
     arms = jnp.arange(num_arms)
     t = state.t + 1
 
     # Initial phase: round robin over the pairs i < j, once each.
-    rows, cols = np.triu_indices(num_arms, k=1)
-    num_pairs = rows.size
-    pair = jnp.minimum(state.t, num_pairs - 1)
+    num_pairs = num_arms * (num_arms - 1) // 2
+    pair_first, pair_second = _pair(jnp.minimum(state.t, num_pairs - 1), num_arms)
     exploring = state.t < num_pairs
 
     # Main loop: the next arm of the current loop and its RMED1 opponent (Algorithm 2).
     arm = jnp.argmax(state.remaining).astype(jnp.int32)  # lowest index left: the fixed order
     leader = random_argmin(u_leader, divergences(state.wins))
     rival = opponent(state.wins, arm, u_opponent, leader, state.leader_first)
-    first = jnp.where(exploring, jnp.asarray(rows, jnp.int32)[pair], arm)
-    second = jnp.where(exploring, jnp.asarray(cols, jnp.int32)[pair], rival)
+    first = jnp.where(exploring, pair_first, arm)
+    second = jnp.where(exploring, pair_second, rival)
 
     first_won = duel(env, key, u_duel, first, second)
     wins = record_duel(state.wins, first, second, first_won)
@@ -173,4 +184,4 @@ def step(state: RMEDState, key, env):
 
 def best_arm(state: RMEDState, key) -> jax.Array:
     """``î* = argmin_i I_i(t)``, the arm most likely to be the Condorcet winner; ties uniform."""
-    return random_argmin(jax.random.uniform(key), divergences(state.wins))
+    return random_argmin(prng.uniform(key), divergences(state.wins))

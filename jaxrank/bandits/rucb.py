@@ -19,7 +19,7 @@ import jax.numpy as jnp
 
 from jaxrank.bandits.base import copeland_guess, duel, record_duel, ucb_from_counts
 from jaxrank.types import StepInfo
-from jaxrank.utils import random_choice
+from jaxrank.utils import prng, random_choice
 from jaxrank.utils.checks import check_int, check_number
 
 
@@ -66,7 +66,7 @@ def step(state: RUCBState, key, env):
       ``StepInfo(first, second, first_won)`` with ``first = c`` and ``second = d``,
       all ``[]`` (i32, i32, bool).
     """
-    u_empty, u_coin, u_other, u_opponent, u_duel = jax.random.uniform(key, (5,))
+    u_empty, u_coin, u_other, u_opponent, u_duel = prng.uniform(key, (5,))
     num_arms = state.wins.shape[0]
     arms = jnp.arange(num_arms)
     t = state.t + 1
@@ -97,4 +97,4 @@ def step(state: RUCBState, key, env):
 
 def best_arm(state: RUCBState, key) -> jax.Array:
     """``argmax_c #{j : W_cj / (W_cj + W_jc) > 1/2}``, ties uniform."""
-    return copeland_guess(state.wins, jax.random.uniform(key))
+    return copeland_guess(state.wins, prng.uniform(key))

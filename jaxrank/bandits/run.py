@@ -22,6 +22,7 @@ import numpy as np
 
 from jaxrank.metrics.duel_regret import regret_table
 from jaxrank.types import Array, Bandit, DuelEnv, PRNGKey
+from jaxrank.utils import prng
 
 
 class Scoring(NamedTuple):
@@ -95,7 +96,7 @@ def advance(algorithm: Bandit, lane: Lane, starts: Array, stops: Array, slots: A
     """Runs steps ``[starts[g], stops[g])`` for each segment ``g``, recording checkpoint ``slots[g]`` after each."""
 
     def one_step(t, c: Lane):
-        state, info = algorithm.step(c.state, jax.random.fold_in(c.key_steps, t), env)
+        state, info = algorithm.step(c.state, prng.fold_in(c.key_steps, t), env)
         off_winner = (info.first != score.winner) | (info.second != score.winner)
         return c._replace(state=state, regret=c.regret + score.table[info.first, info.second],
                           suboptimal=c.suboptimal + off_winner.astype(jnp.int32))
@@ -103,7 +104,7 @@ def advance(algorithm: Bandit, lane: Lane, starts: Array, stops: Array, slots: A
     def segment(c: Lane, bounds):
         start, stop, slot = bounds
         c = jax.lax.fori_loop(start, stop, one_step, c)  # bounds shared by all lanes: no per-step branch
-        guess = algorithm.best_arm(c.state, jax.random.fold_in(c.key_report, stop))
+        guess = algorithm.best_arm(c.state, prng.fold_in(c.key_report, stop))
         c = c._replace(
             rec_regret=c.rec_regret.at[slot].set(c.regret),
             rec_correct=c.rec_correct.at[slot].set(guess == score.winner),

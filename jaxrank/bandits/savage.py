@@ -17,7 +17,7 @@ import jax.numpy as jnp
 
 from jaxrank.bandits.base import copeland_guess, duel, record_duel
 from jaxrank.types import StepInfo
-from jaxrank.utils import random_argmin
+from jaxrank.utils import prng, random_argmin
 from jaxrank.utils.checks import check_int, check_number
 
 
@@ -64,7 +64,7 @@ def step(state: SavageState, key, env):
       ``StepInfo(first, second, first_won)`` with the pair played (``first == second`` when
       exploiting), all ``[]`` (i32, i32, bool).
     """
-    u_pair, u_duel = jax.random.uniform(key, (2,))
+    u_pair, u_duel = prng.uniform(key, (2,))
     num_arms = state.wins.shape[0]
     arms = jnp.arange(num_arms)
     totals = state.wins + state.wins.T
@@ -87,4 +87,4 @@ def step(state: SavageState, key, env):
 
 def best_arm(state: SavageState, key) -> jax.Array:
     """The last active arm, or the active arm beating the most others on the estimates."""
-    return copeland_guess(state.wins, jax.random.uniform(key), state.active)
+    return copeland_guess(state.wins, prng.uniform(key), state.active)

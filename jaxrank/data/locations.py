@@ -2,7 +2,8 @@
 
 ``JAXRANK_DATA`` is the folder that holds datasets by name (``$JAXRANK_DATA/MQ2008/Fold1/...``);
 default ``<user cache>/jaxrank/data``. ``JAXRANK_CACHE`` holds parsed copies (folders of ``.npy`` arrays); default
-``<user cache>/jaxrank/parsed``. The user cache is ``$XDG_CACHE_HOME`` or ``~/.cache``.
+``<user cache>/jaxrank/parsed``. ``JAXRANK_COMPILATION_CACHE`` holds JAX's persistent compilation cache for
+``launch.py``; default ``<user cache>/jaxrank/xla``. The user cache is ``$XDG_CACHE_HOME`` or ``~/.cache``.
 """
 
 import os
@@ -21,6 +22,11 @@ def data_dir() -> Path:
 def cache_dir() -> Path:
     """The parsed-file cache: ``$JAXRANK_CACHE`` or ``<user cache>/jaxrank/parsed``."""
     return Path(os.environ.get("JAXRANK_CACHE") or _user_cache() / "parsed").expanduser()
+
+
+def compilation_cache_dir() -> Path:
+    """JAX's persistent compilation cache: ``$JAXRANK_COMPILATION_CACHE`` or ``<user cache>/jaxrank/xla``."""
+    return Path(os.environ.get("JAXRANK_COMPILATION_CACHE") or _user_cache() / "xla").expanduser()
 
 
 def resolve(name_or_path) -> Path:

@@ -396,6 +396,23 @@ def test_fifty_steps_on_fixed_pairs_match_numpy():
     np.testing.assert_allclose(np.asarray(final.w), w, rtol=1e-5, atol=1e-6)
 
 
+def test_blocked_steps_equal_one_draw_per_step(mini, monkeypatch):
+    """``train`` draws a block of steps at a time; step ``t`` must still see the pairs of
+    ``sample_pairs(fold_in(key, t))`` in order, across full blocks and the remainder."""
+    monkeypatch.setattr(flat_pairs, "STEP_BLOCK", 8)  # 21 steps: two full blocks and 5 more
+    source = pair_source(mini, sampler="sofia_rank")
+    learner, key = spd(0.05), jax.random.key(5)
+
+    def one_at_a_time():
+        def body(state, t):
+            return learner.update(state, sample_pairs(jax.random.fold_in(key, t), source, 1, 0))[0], None
+        return jax.lax.scan(body, learner.init(None, 46), jnp.arange(21))[0].w
+
+    blocked = jax.jit(lambda: train(learner, learner.init(None, 46), key, source, num_steps=21).w)()
+    np.testing.assert_allclose(np.asarray(blocked), np.asarray(jax.jit(one_at_a_time)()), rtol=1e-6, atol=1e-7)
+    assert np.abs(np.asarray(blocked)).max() > 0
+
+
 def test_single_view_lcra_without_co_regularization_is_spd(mini):
     source = pair_source(mini, sampler="sofia_rank")
     a, b = spd(0.05), lcra(0.05, 0.0, num_views=1, project_ball=True)

@@ -6,6 +6,7 @@ from jaxrank.solvers.pairwise import (
     IndexedPairs,
     PairRows,
     PairOperator,
+    generalized_hessian,
     grad_at_margins,
     lambda_max,
     lipschitz_constant,
@@ -60,7 +61,7 @@ from jaxrank.solvers.reweighted_l1 import MMInfo, objective, reweighted_l1
 __all__ = [
     "FistaInfo", "IndexedPairs", "L1", "Log", "Lp", "MCP", "MMInfo", "NewtonResult", "PairRows", "PairOperator",
     "PathInfo", "PathPenalty", "PathState", "Penalty", "RankSVMInfo", "SCAD", "SOLVERS", "advance_path",
-    "check_converged", "check_lambda", "fista", "grad_at_margins", "informative_features", "init_path",
+    "check_converged", "check_lambda", "fista", "generalized_hessian", "grad_at_margins", "informative_features", "init_path",
     "kkt_residual", "l1", "lambda_grid", "lambda_max", "lipschitz_constant", "log", "lp", "make_pairs", "mcp",
     "newton_path", "objective", "pair_adjoint", "pair_gram", "pair_margins", "path_penalty", "path_result",
     "prox_l1", "prox_newton", "prox_weighted_l1", "ranksvm", "ranksvm_objective", "reweighted_l1", "scad",

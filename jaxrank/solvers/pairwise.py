@@ -166,6 +166,12 @@ def pair_gram(pairs: PairOperator, weights: Optional[jax.Array] = None) -> jax.A
     return x.T @ lx
 
 
+def generalized_hessian(margins: jax.Array, pairs: PairOperator) -> jax.Array:
+    """``[D, D]`` generalised Hessian of ``L̄``, ``(2 / N_p) Σ_{p: m_p < 1} z_p z_pᵀ`` at the point whose
+    pair margins are ``margins [P]`` (Chapelle & Keerthi, Inf. Retr. 2010, eq. 8; Mangasarian 2002)."""
+    return 2.0 * pair_gram(pairs, pairs.valid & (margins < 1.0)) / pairs.num_pairs
+
+
 def lipschitz_constant(pairs: PairOperator, key: Optional[jax.Array] = None, num_iters: int = 100) -> jax.Array:
     """``2 σ_max(A)² / N_p`` by power iteration on the ``D x D`` Gram ``AᵀA`` (Proposition 1).
 

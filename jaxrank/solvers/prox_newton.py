@@ -19,7 +19,7 @@ subproblem solve and backtracking) and newGLMNET (Yuan, Ho & Lin, JMLR 2012):
 ``H`` changes only where a pair's margin crosses 1, so it is carried from step to step (and
 across MM rounds) and updated with the rank-one terms of the pairs whose activity changed,
 gathered into a buffer of ``buffer`` rows; more changes than that rebuild it
-(``pair_gram``). An iteration costs two passes over the pairs (``A x*`` and ``Aᵀ r``) and
+(``generalized_hessian``). An iteration costs two passes over the pairs (``A x*`` and ``Aᵀ r``) and
 ``O(P)`` per line-search trial. The stopping rule is FISTA's: the KKT residual of the true
 gradient ``≤ tol·λ``.
 """
@@ -34,9 +34,9 @@ from jaxrank.solvers.fista import kkt_residual
 from jaxrank.solvers.pairwise import (
     PairOperator,
     PairRows,
+    generalized_hessian,
     grad_at_margins,
     margin_residuals,
-    pair_gram,
     pair_margins,
 )
 from jaxrank.solvers.penalties import check_lambda
@@ -77,11 +77,6 @@ class NewtonResult(NamedTuple):
 
 def _active(margins: jax.Array, pairs: PairOperator) -> jax.Array:
     return pairs.valid & (margins < 1.0)
-
-
-def generalized_hessian(margins: jax.Array, pairs: PairOperator) -> jax.Array:
-    """``[D, D]`` ``(2 / N_p) Σ_{p: m_p < 1} z_p z_pᵀ`` (Chapelle & Keerthi 2010, eq. 8), from ``margins [P]``."""
-    return 2.0 * pair_gram(pairs, _active(margins, pairs)) / pairs.num_pairs
 
 
 def newton_point(w: jax.Array, pairs: PairOperator) -> NewtonPoint:
@@ -341,6 +336,6 @@ def prox_newton(
 
 
 __all__ = [
-    "NewtonInfo", "NewtonPoint", "NewtonResult", "generalized_hessian", "l1_quadratic", "newton_point",
+    "NewtonInfo", "NewtonPoint", "NewtonResult", "l1_quadratic", "newton_point",
     "newton_step", "prox_newton", "solve_from", "update_hessian",
 ]

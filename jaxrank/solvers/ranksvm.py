@@ -26,7 +26,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxrank.solvers.pairwise import PairOperator, pair_gram, pair_margins, squared_hinge_value_and_grad
+from jaxrank.solvers.pairwise import PairOperator, generalized_hessian, pair_margins, squared_hinge_value_and_grad
 
 
 class RankSVMInfo(NamedTuple):
@@ -72,8 +72,7 @@ def ranksvm(pairs: PairOperator, lam, *, max_iters: int = 50, tol: float = 1e-6,
 
     def newton_step(carry):
         w, f, g, k, _ = carry
-        active = pair_margins(w, pairs) < 1.0
-        hessian = 2.0 * pair_gram(pairs, active) / pairs.num_pairs + lam * eye
+        hessian = generalized_hessian(pair_margins(w, pairs), pairs) + lam * eye
         direction = -jnp.linalg.solve(hessian, g)
         slope = g @ direction
 

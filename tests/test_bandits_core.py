@@ -238,7 +238,8 @@ def test_simulate_is_deterministic_and_runs_do_not_depend_on_the_run_count():
 
 
 def test_simulate_matches_a_python_loop_of_single_steps():
-    table, winner = regret_table(ARXIV)
+    table, winners = regret_table(ARXIV)
+    winner = int(np.flatnonzero(winners)[0])
     trace = bandits.simulate(rucb, jax.random.key(2), ARXIV, num_runs=2, num_steps=120, checkpoints=[7, 120],
                              hparams={"alpha": [0.51]})
     step = jax.jit(rucb.step)
@@ -295,9 +296,11 @@ def test_invalid_preference_matrices_are_rejected(pref, words):
     assert words.split("[")[0] in str(info.value)
 
 
-def test_regret_needs_a_condorcet_winner():
+def test_condorcet_regret_needs_a_condorcet_winner():
     with pytest.raises(ValueError, match="no Condorcet winner"):
-        bandits.simulate(rcs, jax.random.key(0), envs.cyclic_matrix(4), num_runs=1, num_steps=10)
+        bandits.simulate(rcs, jax.random.key(0), envs.cyclic_matrix(4), num_runs=1, num_steps=10, regret="condorcet")
+    with pytest.raises(ValueError, match="regret must be one of"):
+        bandits.simulate(rcs, jax.random.key(0), ARXIV, num_runs=1, num_steps=10, regret="borda")
 
 
 @pytest.mark.parametrize(

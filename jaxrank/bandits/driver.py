@@ -54,8 +54,8 @@ class Trace(NamedTuple):
 
     checkpoints: np.ndarray  # [C] i64, 1-based step counts
     regret: np.ndarray  # [M, H, R, C] f32 cumulative regret
-    correct: np.ndarray  # [M, H, R, C] bool, best-arm guess == Condorcet winner
-    suboptimal: np.ndarray  # [M, H, R, C] f32 fraction of duels other than (winner, winner)
+    correct: np.ndarray  # [M, H, R, C] bool, the best-arm guess is a best arm (Condorcet or Copeland winner)
+    suboptimal: np.ndarray  # [M, H, R, C] f32 fraction of duels with positive regret
 
 
 def _run_lanes(algo, env_axis, carry, starts, stops, slots, env, score):
@@ -154,14 +154,15 @@ def simulate(
     mesh: Optional[Mesh] = None,
     checkpoint_dir=None,
     env: Optional[DuelEnv] = None,
+    regret: str = "auto",
 ) -> Trace:
     """Runs a dueling bandit for ``num_runs`` runs per matrix and setting, in one compiled program.
 
     Args:
       algo: a bandit module with ``init``, ``step`` and ``best_arm`` (``jaxrank.bandits.ALGORITHMS``).
       key: root PRNG key (``jax.random.key(seed)``).
-      prefs: ``[K, K]`` or ``[M, K, K]`` preference matrices, each with a Condorcet winner: regret and
-        best-arm accuracy are scored against them.
+      prefs: ``[K, K]`` or ``[M, K, K]`` preference matrices: regret and best-arm accuracy are
+        scored against them.
       num_runs: ``R`` independent runs per matrix and setting.
       num_steps: horizon ``T``.
       hparams: ``{name: [H] values}`` passed to ``algo.init`` (e.g. ``{"alpha": [0.1, 0.501]}``);
@@ -177,12 +178,15 @@ def simulate(
       env: the ``DuelEnv`` the bandit plays, shared by every lane (e.g. ``ranker_duel_env`` over
         LTR queries), with ``prefs`` ``[K, K]`` its reference matrix; default: each lane draws its
         duels from its own matrix (``PrefMatrixEnv``).
+      regret: ``"condorcet"``, ``"copeland"`` or ``"auto"`` (per matrix: Condorcet regret when it has
+        a Condorcet winner, Copeland regret otherwise; ``jaxrank.metrics.regret_table``). Tied
+        Copeland winners: regret against their common score, and a guess of any of them is correct.
 
     Returns:
       ``Trace`` with ``[M, H, R, C]`` arrays (``M = 1`` for a single matrix).
 
     Raises:
-      ValueError: on an invalid matrix, one without a Condorcet winner, bad sizes, an unknown or
+      ValueError: on an invalid matrix, ``regret="condorcet"`` for one without a Condorcet winner, bad sizes, an unknown or
         impossible hyperparameter, or a bad key, before anything is compiled; on an unreadable or
         mismatched checkpoint.
     """
@@ -196,7 +200,7 @@ def simulate(
         raise ValueError(f"prefs must be [K, K] or [M, K, K]; got shape {prefs.shape}.")
     if env is not None and prefs.shape[0] != 1:
         raise ValueError(f"a shared env is scored against one reference matrix; got {prefs.shape[0]} matrices.")
-    tables, winners = zip(*(regret_table(p) for p in prefs))
+    tables, winners = zip(*(regret_table(p, regret) for p in prefs))
     num_matrices, num_arms = prefs.shape[0], prefs.shape[-1]
     hparams = dict(hparams or {})
     check_keywords(getattr(algo, "__name__", "the algorithm"), hparams, algo.init, skip=2)
@@ -233,7 +237,7 @@ def simulate(
     if not shared_env:
         env = PrefMatrixEnv(put(np.repeat(prefs, num_settings * num_runs, axis=0).astype(np.float32)))
     score = Scoring(put(np.repeat(np.stack(tables), num_settings * num_runs, axis=0)),
-                    put(np.repeat(np.asarray(winners, np.int32), num_settings * num_runs)))
+                    put(np.repeat(np.stack(winners), num_settings * num_runs, axis=0)))
     init_fn = _init_program(algo, mesh, key_impl, num_arms, int(checkpoints.size))
 
     # Segments between consecutive checkpoints, cut at most chunk_size long and grouped so every
@@ -247,7 +251,7 @@ def simulate(
     if checkpoint_dir is not None:
         inputs = {"format": _CHECKPOINT_FORMAT, "algo": algo.__name__, "key_impl": key_impl,
                   "key": np.asarray(jax.random.key_data(key)).tolist(),
-                  "prefs": hashlib.sha256(prefs.tobytes()).hexdigest(), "shape": list(prefs.shape),
+                  "prefs": hashlib.sha256(prefs.tobytes()).hexdigest(), "shape": list(prefs.shape), "regret": regret,
                   "hparams": {k: v.tolist() for k, v in sorted(hparams.items())}, "num_runs": num_runs,
                   "num_steps": num_steps, "checkpoints": checkpoints.tolist(), "chunk_size": chunk_size,
                   "segments_per_call": per_call}

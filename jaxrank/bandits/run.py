@@ -2,8 +2,10 @@
 ``DuelEnv``), jittable and vmappable, whatever the environment.
 
 A lane carries only what is reported, scored against a reference preference matrix: cumulative
-regret ``Σ_t (Δ_{1 i_t} + Δ_{1 j_t}) / 2`` (Zoghi et al., WSDM 2014, §2, eq. 1), the count of duels other
-than (winner, winner), and at each checkpoint the best-arm guess. Its steps run as a scan over the
+regret (``jaxrank.metrics.regret_table``: Condorcet ``Σ_t (Δ_{1 i_t} + Δ_{1 j_t}) / 2``, Zoghi et al.,
+WSDM 2014, §2, eq. 1, or Copeland regret, Zoghi et al., NIPS 2015, §2), the count of duels with
+positive regret (all but those between best arms), and at each checkpoint whether the best-arm
+guess is a best arm. Its steps run as a scan over the
 segments between checkpoints, each a ``fori_loop`` whose bounds all lanes share, so under ``vmap``
 there is no per-step branch; no per-step array of size T x lanes is ever stored.
 
@@ -28,14 +30,18 @@ from jaxrank.utils import prng
 class Scoring(NamedTuple):
     """What a lane is scored against (from the reference preference matrix)."""
 
-    table: Array  # [K, K] f32, regret of duel (i, j): (Δ_1i + Δ_1j) / 2
-    winner: Array  # [] i32, the Condorcet winner
+    table: Array  # [K, K] f32, regret of duel (i, j): Condorcet (Δ_1i + Δ_1j) / 2 or Copeland
+    winners: Array  # [K] bool, the best arms: the Condorcet winner, or every Copeland winner
 
 
-def scoring(pref) -> Scoring:
-    """``Scoring`` of a ``[K, K]`` preference matrix with a Condorcet winner (``ValueError`` otherwise)."""
-    table, winner = regret_table(pref)
-    return Scoring(jnp.asarray(table), jnp.asarray(winner, jnp.int32))
+def scoring(pref, regret: str = "auto") -> Scoring:
+    """``Scoring`` of a ``[K, K]`` preference matrix (``jaxrank.metrics.regret_table``).
+
+    ``regret``: ``"condorcet"``, ``"copeland"`` or ``"auto"`` (Condorcet when the matrix has a
+    Condorcet winner, Copeland otherwise).
+    """
+    table, winners = regret_table(pref, regret)
+    return Scoring(jnp.asarray(table), jnp.asarray(winners))
 
 
 class Lane(NamedTuple):
@@ -45,9 +51,9 @@ class Lane(NamedTuple):
     key_steps: jax.Array
     key_report: jax.Array
     regret: jax.Array  # [] f32 cumulative regret
-    suboptimal: jax.Array  # [] i32 duels other than (winner, winner)
+    suboptimal: jax.Array  # [] i32 duels not between two best arms
     rec_regret: jax.Array  # [C] f32
-    rec_correct: jax.Array  # [C] bool, best-arm guess == winner
+    rec_correct: jax.Array  # [C] bool, the best-arm guess is a best arm
     rec_suboptimal: jax.Array  # [C] f32 share of suboptimal duels
 
 
@@ -55,8 +61,8 @@ class Record(NamedTuple):
     """A lane's results at the checkpoints ``[C]``."""
 
     regret: Array  # [C] f32 cumulative regret
-    correct: Array  # [C] bool, the best-arm guess is the Condorcet winner
-    suboptimal: Array  # [C] f32 share of duels other than (winner, winner)
+    correct: Array  # [C] bool, the best-arm guess is a best arm (the Condorcet winner or a Copeland winner)
+    suboptimal: Array  # [C] f32 share of duels not between two best arms
 
 
 def default_checkpoints(num_steps: int, *, num_log: int = 40, num_linear: int = 50) -> np.ndarray:
@@ -97,9 +103,8 @@ def advance(algorithm: Bandit, lane: Lane, starts: Array, stops: Array, slots: A
 
     def one_step(t, c: Lane):
         state, info = algorithm.step(c.state, prng.fold_in(c.key_steps, t), env)
-        off_winner = (info.first != score.winner) | (info.second != score.winner)
-        return c._replace(state=state, regret=c.regret + score.table[info.first, info.second],
-                          suboptimal=c.suboptimal + off_winner.astype(jnp.int32))
+        cost = score.table[info.first, info.second]  # zero exactly for a duel between two best arms
+        return c._replace(state=state, regret=c.regret + cost, suboptimal=c.suboptimal + (cost > 0).astype(jnp.int32))
 
     def segment(c: Lane, bounds):
         start, stop, slot = bounds
@@ -107,7 +112,7 @@ def advance(algorithm: Bandit, lane: Lane, starts: Array, stops: Array, slots: A
         guess = algorithm.best_arm(c.state, prng.fold_in(c.key_report, stop))
         c = c._replace(
             rec_regret=c.rec_regret.at[slot].set(c.regret),
-            rec_correct=c.rec_correct.at[slot].set(guess == score.winner),
+            rec_correct=c.rec_correct.at[slot].set(score.winners[guess]),
             rec_suboptimal=c.rec_suboptimal.at[slot].set(c.suboptimal / jnp.maximum(stop, 1).astype(jnp.float32)),
         )
         return c, None

@@ -1,5 +1,7 @@
-"""Ranking metrics (rax-style ``where=``, ``topn=``, ``key=``, ``reduce_fn=``)."""
+"""Ranking metrics (rax-style ``where=``, ``topn=``, ``key=``, ``reduce_fn=``) and dueling-bandit regret."""
 
+from jaxrank.metrics.duel_regret import copeland_scores, copeland_winners, regret_table
 from jaxrank.metrics.ranking import average_precision, dcg, err, ndcg, precision
 
-__all__ = ["average_precision", "dcg", "err", "ndcg", "precision"]
+__all__ = ["average_precision", "copeland_scores", "copeland_winners", "dcg", "err", "ndcg", "precision",
+           "regret_table"]

@@ -1,4 +1,4 @@
-"""Click simulation (cascade, position-based) and interleaved comparisons of two rankers."""
+"""Click simulation (cascade, position-based), interleaved comparisons of two rankers and multileaved comparisons of many."""
 
 from jaxrank.clicks.interleave import (
     balanced_interleave,
@@ -22,6 +22,16 @@ from jaxrank.clicks.models import (
     make_position_based_model,
     position_based_clicks,
 )
+from jaxrank.clicks.multileave import (
+    multileave_preferences,
+    probabilistic_multileave,
+    probabilistic_multileave_credit,
+    probabilistic_multileave_from_ranks,
+    probabilistic_multileave_preferences,
+    team_draft_multileave,
+    team_draft_multileave_credit,
+    team_draft_multileave_from_ranks,
+)
 
 __all__ = [
     "CASCADE_GRADES",
@@ -35,11 +45,19 @@ __all__ = [
     "check_click_model",
     "make_cascade_model",
     "make_position_based_model",
+    "multileave_preferences",
     "position_based_clicks",
     "probabilistic_interleave",
     "probabilistic_interleave_from_ranks",
+    "probabilistic_multileave",
+    "probabilistic_multileave_credit",
+    "probabilistic_multileave_from_ranks",
+    "probabilistic_multileave_preferences",
     "probabilistic_outcome",
     "score_ranks",
     "team_draft_interleave",
+    "team_draft_multileave",
+    "team_draft_multileave_credit",
+    "team_draft_multileave_from_ranks",
     "team_draft_outcome",
 ]

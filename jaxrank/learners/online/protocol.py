@@ -177,24 +177,27 @@ def run_pass(learner: OnlineLearner, docs: Documents, stream: InstanceStream, ke
 
     def draws(b):
         """The block's padded steps, vectorised: their instance, whether they are real, the snapshot row
-        of each segment and the flip."""
-        t = b * BLOCK + jnp.arange(BLOCK, dtype=jnp.int32)
-        k = jnp.searchsorted(slot_ends, t, side="right").astype(jnp.int32)  # Q past the last visit
+        of each segment and the flip. A segment belongs to one visit, so everything that depends on
+        the visit (its query, size, shuffle key, the shuffle's round keys) is computed once a segment."""
+        first_t = b * BLOCK + SEGMENT * jnp.arange(BLOCK // SEGMENT, dtype=jnp.int32)  # [S] first step of each segment
+        k = jnp.searchsorted(slot_ends, first_t, side="right").astype(jnp.int32)  # Q past the last visit
         kk = jnp.minimum(k, num_queries - 1)
         q, n = order[kk], count[kk]
-        m = t - (slot_ends[kk] - slots[kk])
-        live = (k < num_queries) & (m < n)
-        shuffled = shuffle_index(jnp.where(live, m, 0).astype(jnp.uint32), jnp.maximum(n, 1).astype(jnp.uint32), words[q])
-        instance = jnp.where(live, stream.offsets[q] + shuffled.astype(jnp.int32), 0)
-        step = jnp.where(live, ends[kk] - n + m, 0)  # the instance's step in the unpadded pass
+        m = (first_t - (slot_ends[kk] - slots[kk]))[:, None] + jnp.arange(SEGMENT, dtype=jnp.int32)  # [S, SEGMENT]
+        live = (k < num_queries)[:, None] & (m < n[:, None])
+        shuffled = shuffle_index(jnp.where(live, m, 0).astype(jnp.uint32),
+                                 jnp.maximum(n, 1).astype(jnp.uint32)[:, None], words[q][:, None])
+        instance = jnp.where(live, stream.offsets[q][:, None] + shuffled.astype(jnp.int32), 0).reshape(BLOCK)
+        step = jnp.where(live, (ends[kk] - n)[:, None] + m, 0).reshape(BLOCK)  # the instance's step in the unpadded pass
+        live = live.reshape(BLOCK)
         first = jnp.min(jnp.where(live, step, jnp.iinfo(jnp.int32).max)) // BLOCK  # live steps span <= 2 blocks
         first = jnp.minimum(first, jnp.iinfo(jnp.int32).max // BLOCK - 1)
         bits = jnp.concatenate([jax.random.bits(jax.random.fold_in(key_steps, first + i), (BLOCK,), jnp.uint32)
                                 for i in (0, 1)])
         flip = bits[jnp.clip(step - first * BLOCK, 0, 2 * BLOCK - 1)] & 1
         sign = jnp.where(flip == 1, -1.0, 1.0).astype(dtype)
-        starts = (live & (m == 0))[::SEGMENT]  # a visit starts only at a segment's first step
-        snapshot = jnp.where(starts, k[::SEGMENT], num_queries)  # row Q takes the other segments' writes
+        starts = (k < num_queries) & (m[:, 0] == 0)  # a visit starts only at a segment's first step
+        snapshot = jnp.where(starts, k, num_queries)  # row Q takes the other segments' writes
         return instance, live, snapshot, sign
 
     def inputs(instance, sign):
@@ -204,22 +207,23 @@ def run_pass(learner: OnlineLearner, docs: Documents, stream: InstanceStream, ke
             return sign[:, None] * (features[i] - features[stream.second[instance]]), sign
         return features[i], labels[i]
 
-    def step(state, xs):
-        x, y, live = xs
-        new, _, _ = learner.step(state, x, y)
-        return jax.tree.map(lambda a, b: jnp.where(live, a, b), new, state), None
-
-    def segment(state, xs):
-        """``SEGMENT`` steps; returns the readout from before them (a snapshot if a visit starts here)."""
-        readout = learner.readout(state) if snapshots else None
-        return jax.lax.scan(step, state, xs)[0], readout
-
     def block(b, carry):
         state, buffer = carry
         instance, live, snapshot, sign = draws(b)
         x, y = inputs(instance, sign)
-        xs = jax.tree.map(lambda a: a.reshape((BLOCK // SEGMENT, SEGMENT) + a.shape[1:]), (x, y, live))
-        state, readouts = jax.lax.scan(segment, state, xs)
+
+        # A segment slices its inputs and unrolls its steps: a scan over vmapped inputs would first
+        # copy them into scan-major layout, lane by lane.
+        def segment(state, first):
+            """``SEGMENT`` steps; returns the readout from before them (a snapshot if a visit starts here)."""
+            readout = learner.readout(state) if snapshots else None
+            xs, ys, lives = (jax.lax.dynamic_slice_in_dim(a, first, SEGMENT) for a in (x, y, live))
+            for t in range(SEGMENT):
+                new, _, _ = learner.step(state, xs[t], ys[t])
+                state = jax.tree.map(lambda a, b: jnp.where(lives[t], a, b), new, state)  # noqa: B023
+            return state, readout
+
+        state, readouts = jax.lax.scan(segment, state, SEGMENT * jnp.arange(BLOCK // SEGMENT, dtype=jnp.int32))
         if snapshots:  # one scatter a block: the readout before each visit's first instance
             buffer = jax.tree.map(lambda buf, r: buf.at[snapshot].set(r), buffer, readouts)
         return state, buffer

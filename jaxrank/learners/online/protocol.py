@@ -11,9 +11,12 @@ instances in a uniformly random order without replacement (the keyed swap-or-not
 ``(z, +1) → (−z, −1)`` with probability ½; each step feeds ``z = x_i − x_j`` (or ``x_i`` and its
 grade) to ``learner.step``. The steps run in blocks of ``BLOCK``: the block's draws and its inputs
 ``[BLOCK, D]`` are computed in one vectorised call (a gather inside the step loop made ``vmap``-ed
-lanes as slow as separate runs on CPU), then a ``lax.scan`` applies them. Every visit's steps are
-padded to whole segments of ``SEGMENT`` (masked steps), so a visit starts at a segment and the
-readout is kept once a segment rather than once a step; MQ2008's 80,925 pairs take 84,656 steps.
+lanes as slow as separate runs on CPU), then a ``lax.scan`` over segments of ``SEGMENT`` steps
+applies them, each segment unrolled over its slice of the inputs (scanning over the vmapped inputs
+themselves would copy them into scan-major layout first). Every visit's steps are padded to whole
+segments (masked steps), so a visit starts at a segment: the readout is kept once a segment
+rather than once a step, and the draws that depend on the visit are made once a segment.
+MQ2008's 80,925 pairs take 84,656 steps.
 Per lane the pass holds ``O(Q + BLOCK · D)`` numbers besides the learner's state; documents and
 instances are shared by all lanes (``vmap`` over permutations, folds, grids).
 Before the first instance of each visited query the learner's ``readout`` is written to a

@@ -94,7 +94,7 @@ def _numpy_rcs_rate(pref, num_runs, num_steps, alpha=0.501, seed=0):
 
 # Steps per run at K = 136 (90 runs): the O(K) steps run the paper's 20k; the O(K^2) ones fewer.
 STEPS_136 = {"rcs": 20_000, "merge_rucb": 20_000, "interleaved_filter": 20_000, "rucb": 2_000, "savage": 2_000,
-             "dts": 1_000, "rmed": 2_000, "beat_the_mean": 2_000}
+             "dts": 1_000, "rmed": 2_000, "beat_the_mean": 2_000, "ccb": 2_000, "scb": 2_000, "merge_dts": 20_000}
 HORIZON_HPARAMS = ("savage", "interleaved_filter", "beat_the_mean")
 
 

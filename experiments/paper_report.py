@@ -42,6 +42,17 @@ SECTIONS = (
              "time (27% vs 3.6% for K = 20) and has 12–30% more regret at 2T0.",
              ("num_runs=10", "num_steps=20000", "arm_counts=20,40")),
     )),
+    ("Large-scale online ranker evaluation: MergeDTS (Li, Markov, de Rijke, Zoghi, TOIS 2020) and Copeland "
+     "dueling bandits (Zoghi, Karnin, Whiteson, de Rijke, NIPS 2015)", (
+        Part("large_scale", "MergeDTS has less cumulative regret than MergeRUCB on the 136-ranker MSLR matrices and "
+             "never drops the Condorcet winner; without a Condorcet winner, CCB and SCB have sublinear Copeland regret.",
+             ("num_runs=3", "num_steps=100000", "copeland_num_runs=3", "copeland_num_steps=20000")),
+    )),
+    ("Online learning to rank from clicks: DBGD (Yue & Joachims, ICML 2009), MGD (Schuth et al., WSDM 2016), "
+     "PDGD (Oosterhuis & de Rijke, CIKM 2018)", (
+        Part("oltr", "PDGD reaches higher offline NDCG@10 than MGD and DBGD under every click model, and higher "
+             "online (discounted) NDCG@10.", ("folds=1,2", "num_runs=5", "num_impressions=3000")),
+    )),
     ("SOLAR: scalable online learning to rank (Wang, Wan, Zhang, Hoi, ACL 2015)", (
         Part("solar_online", "Table 2 / Fig. 2: SOLAR-II ≥ SOLAR-I > Com-P > Prank (pairwise) > Prank (pointwise) "
              "in online cumulative NDCG and MAP.", ("num_permutations=3",)),

@@ -170,3 +170,21 @@ class Bandit(Protocol):
     def step(self, state: Any, key: PRNGKey, env: DuelEnv) -> tuple[Any, StepInfo]: ...
 
     def best_arm(self, state: Any, key: PRNGKey) -> Array: ...
+
+
+class OnlineRanker(NamedTuple):
+    """An online learner to rank from clicks (``jaxrank.oltr``: DBGD, MGD, PDGD): it learns from one
+    simulated impression at a time (one query, one displayed list, its clicks).
+
+    * ``init(key, num_features) -> state``; hyperparameters are f32 arrays in the state (vmappable);
+    * ``rank(state, key, features [N, D], where [N]) -> (docs [L] i32, shown [L] bool, aux)``: the
+      list shown to the user (``docs = -1`` where not shown) and what ``update`` needs to credit clicks;
+    * ``update(state, features, where, docs, shown, clicks [L] bool, aux) -> state``;
+    * ``scores(state, features [..., D]) -> [...]``: the current (production) ranker's scores, for
+      offline evaluation.
+    """
+
+    init: Callable[..., Any]
+    rank: Callable[..., tuple[Array, Array, Any]]
+    update: Callable[..., Any]
+    scores: Callable[..., Array]

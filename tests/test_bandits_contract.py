@@ -23,6 +23,9 @@ HPARAMS = {  # two settings of each algorithm's own hyperparameters (defaults wh
     "interleaved_filter": {"horizon": [200.0, 400.0]},
     "beat_the_mean": {"horizon": [200.0, 400.0]},
     "merge_rucb": {"alpha": [0.6, 1.01]},
+    "merge_dts": {"alpha": [0.6, 1.01]},
+    "ccb": {"alpha": [0.6, 1.01]},
+    "scb": {"epsilon": [0.0, 0.5]},
 }
 
 

@@ -5,7 +5,7 @@
 ``ALGORITHMS`` maps each algorithm's name to its module; ``algorithm(name)`` looks one up.
 """
 
-from jaxrank.bandits import beat_the_mean, dts, interleaved_filter, merge_rucb, rcs, rmed, rucb, savage
+from jaxrank.bandits import beat_the_mean, ccb, dts, interleaved_filter, merge_dts, merge_rucb, rcs, rmed, rucb, savage, scb
 from jaxrank.bandits.driver import Trace, lane_mesh, simulate
 from jaxrank.bandits.run import Record, Scoring, default_checkpoints, run, scoring
 from jaxrank.types import Bandit, StepInfo
@@ -19,6 +19,9 @@ ALGORITHMS: dict[str, Bandit] = {
     "interleaved_filter": interleaved_filter,
     "beat_the_mean": beat_the_mean,
     "merge_rucb": merge_rucb,
+    "merge_dts": merge_dts,
+    "ccb": ccb,
+    "scb": scb,
 }
 
 
@@ -37,16 +40,19 @@ __all__ = [
     "Trace",
     "algorithm",
     "beat_the_mean",
+    "ccb",
     "default_checkpoints",
     "dts",
     "interleaved_filter",
     "lane_mesh",
+    "merge_dts",
     "merge_rucb",
     "rcs",
     "rmed",
     "rucb",
     "run",
     "savage",
+    "scb",
     "scoring",
     "simulate",
 ]

@@ -1,0 +1,285 @@
+"""MergeDTS (Li, Markov, de Rijke, Zoghi, "MergeDTS: A Method for Effective Large-Scale Online
+Ranker Evaluation", ACM TOIS 38(4), 2020, Algorithm 1) for many arms.
+
+MergeRUCB's divide and conquer (``jaxrank.bandits.merge_rucb``: ``P = ⌈K/M⌉`` random batches of
+``M`` arms, comparisons only inside the visited batch, stage merges) with the two arms of a duel
+chosen by double Thompson sampling inside the batch. At step ``t`` the next batch ``B`` in
+round-robin order is visited and
+
+* (prune) every arm ``i ∈ B`` with ``U_ij < 1/2`` for some ``j ∈ B`` is dropped for good, with
+  ``U = W/N + sqrt(α ln(t + C) / N)``, ``N = W + Wᵀ``, ``x/0 := 1``, ``U_ii = 1/2``;
+* (first candidate) ``θ_ij ~ Beta(W_ij + 1, W_ji + 1)`` for ``i < j`` in ``B``, ``θ_ji = 1 - θ_ij``;
+  ``c = argmax_{i ∈ B} #{j ∈ B : θ_ij > 1/2}``, ties uniform;
+* (second candidate) fresh ``θ⁽²⁾_jc ~ Beta(W_jc + 1, W_cj + 1)`` for ``j ∈ B \\ {c}``;
+  ``d = argmin_j θ⁽²⁾_jc``: the arm that ``c`` most plausibly beats (authors' ``relative_sample``,
+  which sets ``θ⁽²⁾_cc = 1`` and takes the argmin), so that losers are compared, and dropped, early;
+* ``c`` duels ``d``; at most ``K / 2^s`` arms left ends stage ``s`` with a merge, as in MergeRUCB.
+
+Hyperparameters (``init``): ``α`` (default 1.01), the batch size ``M = partition_size`` (4) and the
+failure probability ``ε`` (0.01), the defaults of the authors' code (github.com/chang-li/MergeDTS,
+``dueling_bandits/merge_dts.py``), which give ``C = ((4α - 1) K² / ((2α - 1) ε))^{1/(2α - 1)}``
+(needs ``α > 1/2``); or ``C`` itself (``c > 0``), as in the authors' tuned setting ``TUNED``
+(``α = 0.8⁶``, ``C = 4·10⁵`` from their ``individual_run.py``, whose ``M = 16`` is not supported:
+``M <= 5`` keeps every batch within the 8 slots a step gathers). The horizon ``T`` only bounds the
+paper's loop; no choice depends on it.
+
+Cost: the first candidate needs only the events ``θ_ij > 1/2``, Bernoulli with
+``beat_prob_ij = P(Beta(W_ij + 1, W_ji + 1) > 1/2)`` (kept for all pairs, refreshed for the
+duelled pair, as in ``jaxrank.bandits.dts``), one uniform per pair of the batch; the second needs
+``2|B|`` gammas (Marsaglia-Tsang, two proposals each from the step's uniforms, exact). The batch
+(at most ``3M/2 <= 8`` arms) is gathered into 8 slots, so a step costs O(K) elementwise work to
+find it (round robin, as MergeRUCB) and O(1) on it: pruning bounds only its ``8 x 8`` block, and
+all of a step's uniforms (but the rare gamma redraws) come from one unrolled Threefry pass
+(``jaxrank.utils.prng``).
+
+Resolved ambiguities [ours unless marked]: batches, merges, pruning, stage test, ``ln(t + C)``
+(with ``t`` never reset) and the report rule are MergeRUCB's (see its docstring); the authors' code
+instead merges a singleton batch with the next one, drops one beaten arm at a time, resets ``t`` to
+``C + 1`` after each merge, starts its scoresheet at one win per pair and samples ``θ_ij`` and
+``θ_ji`` independently (its commented-out loop, and D-TS, sample the antisymmetric ``θ`` used here).
+"""
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxrank.bandits import merge_rucb as _merge
+from jaxrank.bandits.base import copeland_guess, duel, record_duel
+from jaxrank.types import StepInfo
+from jaxrank.utils import log_prob_beta_at_least_half, prng, random_argmax, random_argmin, random_choice
+from jaxrank.utils.checks import check_int, check_number
+from jaxrank.utils.choice import first_passing
+
+# The authors' tuned α and C for the large-scale runs ("MergeDTSBEST" in their individual_run.py; its
+# batch size M = 16 exceeds the 8 slots here, so M keeps its default).
+TUNED = {"alpha": 0.8**6, "c": 400_000.0}
+
+_SLOTS = 8  # a batch's arms are gathered into 8 slots: merged batches hold at most 3M/2 <= 8 arms
+_MAX_PARTITION = 5  # the largest M with 3M/2 <= _SLOTS
+
+
+class MergeDTSState(NamedTuple):
+    wins: jax.Array  # [K, K] f32, wins[i, j] = W_ij = times i beat j
+    beat_prob: jax.Array  # [K, K] f32, P(Beta(W_ij + 1, W_ji + 1) > 1/2); i < j read, refreshed for the duelled pair
+    batch: jax.Array  # [K] i32, batch label of each arm (labels in [0, K))
+    active: jax.Array  # [K] bool, arm not dropped
+    sizes: jax.Array  # [K] f32, active arms carrying each label
+    cursor: jax.Array  # [] i32, label of the batch visited last (round robin)
+    stage: jax.Array  # [] i32, s: merge once at most K / 2^s arms remain
+    t: jax.Array  # [] i32, duels so far
+    alpha: jax.Array  # [] f32, UCB exploration α
+    log_c: jax.Array  # [] f32, ln C
+    partition_size: jax.Array  # [] f32, M
+
+
+def init(key, num_arms: int, *, alpha=1.01, epsilon=0.01, partition_size=4, c=0.0) -> MergeDTSState:
+    """Random partition into ``⌈K/M⌉`` batches of ``M = partition_size`` arms.
+
+    Args:
+      key: draws the partition.
+      num_arms: ``K >= 2``.
+      alpha: ``α > 0``; ``> 1/2`` when ``C`` comes from ``epsilon``.
+      epsilon: failure probability ``ε`` in (0, 1), used when ``c == 0``.
+      partition_size: ``M`` in [2, 5] (merged batches, at most ``3M/2`` arms, fit the 8 slots).
+      c: ``C > 0`` given directly (e.g. ``TUNED``), or 0: ``C`` from ``(α, ε, K)``.
+    """
+    check_number("alpha", alpha, low=0)
+    check_number("epsilon", epsilon, low=0, high=1)
+    check_number("partition_size", partition_size, low=2, high=_MAX_PARTITION, low_inclusive=True, high_inclusive=True,
+                 fix=f"batches are merged up to 3M/2 arms and a step works on {_SLOTS} slots")
+    check_number("c", c, low=0, low_inclusive=True, fix="pass C > 0, or 0 to derive C from alpha and epsilon")
+    check_int("num_arms", num_arms, minimum=2)
+    if not isinstance(c, jax.core.Tracer) and np.all(np.asarray(c) == 0.0):
+        check_number("alpha", alpha, low=0.5, fix="C = ((4α-1)K²/((2α-1)ε))^(1/(2α-1)) needs α > 1/2; "
+                     "or pass c > 0 (e.g. merge_dts.TUNED)")
+    state = _merge.init(key, num_arms, alpha=1.0, delta=0.5, partition_size=partition_size)
+    alpha32, c32 = jnp.asarray(alpha, jnp.float32), jnp.asarray(c, jnp.float32)
+    # ln C from (α, ε, K); read only when c == 0, where α > 1/2 was checked (a traced α <= 1/2 uses α = 1).
+    derived = _merge.log_c_constant(jnp.where(alpha32 > 0.5, alpha32, 1.0), epsilon, num_arms)
+    return MergeDTSState(
+        wins=state.wins, beat_prob=jnp.full((num_arms, num_arms), 0.5, jnp.float32), batch=state.batch,
+        active=state.active, sizes=state.sizes, cursor=state.cursor, stage=state.stage, t=state.t,
+        alpha=alpha32, log_c=jnp.where(c32 > 0, jnp.log(jnp.maximum(c32, 1e-30)), derived),
+        partition_size=state.partition_size)
+
+
+def _prob_beats(wins_ij: jax.Array, wins_ji: jax.Array) -> jax.Array:
+    """``P(Beta(W_ij + 1, W_ji + 1) > 1/2)``, elementwise."""
+    return jnp.exp(log_prob_beta_at_least_half(wins_ij + 1.0, wins_ji + 1.0))
+
+
+def with_wins(state: MergeDTSState, wins: jax.Array) -> MergeDTSState:
+    """``state`` with the scoresheet ``wins [K, K]`` and its ``beat_prob`` recomputed (O(K²))."""
+    wins = jnp.asarray(wins, jnp.float32)
+    return state._replace(wins=wins, beat_prob=_prob_beats(wins, wins.T))
+
+
+def with_partition(state: MergeDTSState, batch: jax.Array, active: jax.Array) -> MergeDTSState:
+    """``state`` with the batch labels ``batch [K]`` and surviving arms ``active [K]`` (sizes recomputed)."""
+    batch, active = jnp.asarray(batch, jnp.int32), jnp.asarray(active, bool)
+    return state._replace(batch=batch, active=active, sizes=_merge.batch_sizes(batch, active))
+
+
+def _is_threefry(key) -> bool:
+    return (str(jax.random.key_impl(key)) == "threefry2x32" and jax.config.jax_threefry_partitionable
+            and key.shape == ())
+
+
+def uniforms(key, num: int) -> jax.Array:
+    """``[num]`` independent uniforms in [0, 1): both 32-bit words of each Threefry-2x32 block (one
+    hash per two numbers), top 23 bits as in ``jax.random.uniform``; ``jax.random.uniform`` for
+    other key implementations."""
+    if not _is_threefry(key):
+        return jax.random.uniform(key, (num,))
+    k = jax.random.key_data(key)
+    half = -(-num // 2)
+    b1, b2 = prng.threefry2x32(k[0], k[1], jnp.zeros(half, jnp.uint32), jnp.arange(half, dtype=jnp.uint32))
+    mantissa = (jnp.concatenate([b1, b2])[:num] >> np.uint32(9)) | np.uint32(0x3F800000)
+    return jnp.maximum(np.float32(0.0), jax.lax.bitcast_convert_type(mantissa, jnp.float32) - np.float32(1.0))
+
+
+# Slot pair (a, b) -> index of its uniform among the S(S-1)/2 pairs a < b (mirrored; 0 on the diagonal).
+_PAIRS = np.triu_indices(_SLOTS, 1)
+_PAIR_INDEX = np.zeros((_SLOTS, _SLOTS), np.int32)
+_PAIR_INDEX[_PAIRS] = np.arange(_PAIRS[0].size)
+_PAIR_INDEX += _PAIR_INDEX.T
+_NUM_PAIRS = _PAIRS[0].size
+
+
+def tournament_scores(u_pairs: jax.Array, beat_prob: jax.Array, members: jax.Array, live: jax.Array) -> jax.Array:
+    """``[S]`` ``#{b live : θ_ab > 1/2}`` for the arms ``members [S]`` (ascending) of the batch.
+
+    ``θ`` is one antisymmetric Thompson sample: for slots ``a < b`` the event ``θ_ab > 1/2`` is
+    ``u_pairs[pair(a, b)] < beat_prob[m_a, m_b]`` (probability ``P(Beta(W_ab + 1, W_ba + 1) > 1/2)``)
+    and ``θ_ba > 1/2`` is its complement; ``θ_aa`` never counts.
+    """
+    slots = jnp.arange(_SLOTS)
+    above = slots[:, None] < slots[None, :]
+    lo = jnp.where(above, members[:, None], members[None, :])
+    hi = jnp.where(above, members[None, :], members[:, None])
+    below = u_pairs[_PAIR_INDEX] < beat_prob[lo, hi]
+    beats = jnp.where(above, below, ~below) & (slots[:, None] != slots[None, :]) & live[None, :]
+    return jnp.sum(beats, axis=1).astype(jnp.float32)
+
+
+def _gamma_proposals(u: jax.Array, shape: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """Two Marsaglia & Tsang (2000) proposals per entry of ``shape [n] >= 1`` from ``u [4n]``
+    (Box-Muller normals): ``(value of the first accepted, whether one was)``, both ``[n]``.
+
+    With ``d = a - 1/3``, ``y = x / sqrt(9d)``, ``d (1 + y)³`` is accepted when ``y > -1`` and
+    ``log u < x²/2 + d (3 log1p(y) - y (3 + y (3 + y)))`` (``= x²/2 + d (1 - v + log v)``).
+    """
+    n = shape.shape[0]
+    u_radius, u_angle, u_accept = u[:n], u[n:2 * n], u[2 * n:4 * n].reshape(2, n)
+    radius = jnp.sqrt(-2.0 * jnp.log1p(-u_radius))
+    x = jnp.stack([radius * jnp.cos(2.0 * np.pi * u_angle), radius * jnp.sin(2.0 * np.pi * u_angle)])  # [2, n]
+    d = shape - 1.0 / 3.0
+    y = jax.lax.rsqrt(9.0 * d) * x
+    valid = y > -1.0
+    log_v_terms = 3.0 * jnp.log1p(jnp.where(valid, y, 0.0)) - y * (3.0 + y * (3.0 + y))
+    accept = valid & (jnp.log(u_accept) < 0.5 * x * x + d * log_v_terms)
+    value = d * (1.0 + y) ** 3
+    return jnp.where(accept[0], value[0], value[1]), accept[0] | accept[1]
+
+
+def _gamma_redraw(key, shape: jax.Array, sample: jax.Array, missing: jax.Array) -> jax.Array:
+    """``sample [n]`` with its ``missing`` entries drawn from ``Gamma(shape)``, in rounds of two
+    proposals (uniforms from ``fold_in(key, round)``). One flat loop: no trip unless some entry (of
+    any vmapped lane) is missing."""
+    n = shape.shape[0]
+
+    def round_(carry):
+        r, missing, sample = carry
+        value, ok = _gamma_proposals(uniforms(prng.fold_in(key, r), 4 * n), shape)
+        return r + 1, missing & ~ok, jnp.where(missing & ok, value, sample)
+
+    init = (jnp.zeros((), jnp.int32), missing, sample)
+    return jax.lax.while_loop(lambda c: jnp.any(c[1]), round_, init)[2]
+
+
+def beta_sample(key, u: jax.Array, a: jax.Array, b: jax.Array) -> jax.Array:
+    """``Beta(a, b)``, ``a, b >= 1`` (``[n]`` each), as ``X / (X + Y)`` of two gammas, from ``u [8n]``
+    (and ``key`` for the rare entries whose two proposals are both rejected). Exact in law."""
+    shape = jnp.concatenate([a, b])
+    value, ok = _gamma_proposals(u, shape)
+    g = _gamma_redraw(key, shape, value, ~ok)
+    return g[: a.shape[0]] / (g[: a.shape[0]] + g[a.shape[0]:])
+
+
+def step(state: MergeDTSState, key, env):
+    """One step of MergeDTS (Li et al., TOIS 2020, Algorithm 1).
+
+    The next batch ``B`` with two or more arms, in round-robin order, is visited: its arms that
+    some arm of ``B`` beats confidently (``U_ij < 1/2`` at ``ln(t + C)``) are dropped (never all);
+    the first candidate ``c`` is the arm of ``B`` beating the most others of ``B`` under one
+    antisymmetric sample ``θ_ij ~ Beta(W_ij + 1, W_ji + 1)``, ties uniform; the second ``d`` is the
+    arm of ``B \\ {c}`` with the lowest fresh ``θ⁽²⁾_dc ~ Beta(W_dc + 1, W_cd + 1)``; they duel.
+    When at most ``K / 2^s`` arms remain (or only single-arm batches) stage ``s`` ends and the
+    batches merge as in MergeRUCB. With no batch of two or more arms, a uniformly drawn surviving
+    arm duels itself (the last arm, once it is alone).
+
+    Args:
+      state: the ``MergeDTSState`` of the ``K`` arms.
+      key: this step's PRNG key.
+      env: the ``DuelEnv`` that plays the duel.
+
+    Returns:
+      ``(state, StepInfo(first=c, second=d, first_won))``, all ``[]`` (i32, i32, bool).
+    """
+    # One Threefry pass for the step's uniforms: 5 scalars, one per slot pair (first candidate),
+    # 8 per slot (second candidate: 2 gammas per slot, two proposals each, 2 uniforms per proposal).
+    u = uniforms(key, 5 + _NUM_PAIRS + 8 * _SLOTS)
+    u_first, u_second, u_merge, u_remerge, u_duel = u[0], u[1], u[2], u[3], u[4]
+    u_pairs, u_gamma = u[5:5 + _NUM_PAIRS], u[5 + _NUM_PAIRS:]
+    num_arms = state.batch.shape[0]
+    labels = jnp.arange(num_arms, dtype=jnp.int32)
+    t = state.t + 1
+
+    # Round robin over the batches that still hold two or more arms; B's arms gathered into S slots.
+    eligible = state.sizes >= 2
+    has_batch = jnp.any(eligible)
+    distance = jnp.mod(labels - state.cursor - 1, num_arms)
+    current = jnp.argmin(jnp.where(eligible, distance, num_arms)).astype(jnp.int32)
+    in_batch = state.active & (state.batch == current) & has_batch
+    slots = jnp.arange(_SLOTS)
+    members = jax.vmap(first_passing, in_axes=(None, 0))(in_batch.astype(jnp.int32), slots)  # [S] ascending
+    filled = slots < jnp.sum(in_batch)
+
+    # Drop the arms of B that some arm of B beats confidently (U on B's S x S block only).
+    block = state.wins[members[:, None], members[None, :]]
+    dropped = _merge.prune(filled, _merge.upper_bounds(block, t, state.alpha, state.log_c))  # [S]
+    live = filled & ~dropped
+    active = state.active & ~jnp.zeros(num_arms, bool).at[members].max(dropped)
+
+    # First candidate: the Copeland winner of B under one Thompson sample. Second: the arm of B the
+    # first most plausibly beats (lowest sampled θ⁽²⁾_jc). Without a batch, a surviving arm duels itself.
+    scores = tournament_scores(u_pairs, state.beat_prob, members, live)
+    first_slot = random_argmax(u_first, scores, live)
+    first = jnp.where(has_batch, members[first_slot], random_choice(u_first, active))
+    theta = beta_sample(prng.fold_in(key, 2), u_gamma, state.wins[members, first] + 1.0,
+                        state.wins[first, members] + 1.0)
+    rivals = live & (slots != first_slot)
+    second = jnp.where(has_batch & jnp.any(rivals), members[random_argmin(u_second, theta, rivals)], first)
+    first_won = duel(env, key, u_duel, first, second)
+    wins = record_duel(state.wins, first, second, first_won)
+    lo, hi = jnp.minimum(first, second), jnp.maximum(first, second)
+    beat_prob = state.beat_prob.at[lo, hi].set(_prob_beats(wins[lo, hi], wins[hi, lo]))  # only i < j is read
+
+    # End of stage s: at most K / 2^s arms left (or only singletons): merge, maybe twice.
+    sizes = state.sizes.at[current].add(-jnp.sum(dropped).astype(jnp.float32))
+    live_batches = sizes > 0
+    few = jnp.sum(active) <= num_arms * jnp.exp2(-state.stage.astype(jnp.float32))
+    do_merge = (few | ~jnp.any(sizes >= 2)) & (jnp.sum(live_batches) > 1)
+    batch, sizes = _merge._stage_merge(state.batch, sizes, active, u_merge, u_remerge, state.partition_size, do_merge)
+
+    new_state = state._replace(
+        wins=wins, beat_prob=beat_prob, batch=batch, active=active, sizes=sizes, t=t,
+        cursor=jnp.where(has_batch, current, state.cursor), stage=state.stage + do_merge.astype(jnp.int32))
+    return new_state, StepInfo(first, second, first_won)
+
+
+def best_arm(state: MergeDTSState, key) -> jax.Array:
+    """Among surviving arms, ``argmax_i #{j : W_ij > W_ji}``, ties uniform (the last arm once it is alone)."""
+    return copeland_guess(state.wins, prng.uniform(key), state.active)

@@ -1,0 +1,156 @@
+"""Pairwise Differentiable Gradient Descent (Oosterhuis & de Rijke, CIKM 2018, Algorithm 1), linear model.
+
+Per impression (paper §4):
+
+1. Display: sample the top ``L`` of a Plackett–Luce ranking, ``P(d | D) = e^{f(d)} / Σ_{d'∈D} e^{f(d')}``
+   position by position without replacement (eq. 1–2). We draw it with the Gumbel-top-k trick,
+   ``top_L(f(d) + g_d)`` with i.i.d. standard Gumbel ``g``, which has exactly this law.
+2. Infer pair preferences from clicks under the click-skip-above assumption (eq. 3, §4.1): a
+   clicked document is preferred over every unclicked document above the last click and over the
+   first unclicked document after it (the authors' ``_update_to_clicks``).
+3. Debias each pair ``d_k ≻ d_l`` with ``ρ(d_k, d_l, R, D) = P(R*(d_k, d_l) | f) / (P(R | f) +
+   P(R*(d_k, d_l) | f))`` (eq. 9), where ``R*`` swaps the two documents in the displayed list.
+4. Step along the weighted pairwise gradient (eq. 10)
+   ``∇f ≈ Σ_{d_k ≻_c d_l} ρ(d_k, d_l, R, D) ∇P(d_k ≻ d_l | D, f)`` with
+   ``P(d_k ≻ d_l) = e^{f(d_k)} / (e^{f(d_k)} + e^{f(d_l)})`` (eq. 5): ``w ← w + η ∇f``.
+
+``P(R*) / P(R)`` only involves positions ``i < r ≤ j`` between the pair (positions ``i < j``): the
+numerators of eq. 2 are the same documents and at ``r ≤ i`` or ``r > j`` the remaining sets agree,
+so ``log P(R*) − log P(R) = Σ_{i<r≤j} [LSE(D_r) − LSE(D_r \\ {R_j} ∪ {R_i})]`` with ``D_r`` the
+documents not shown above ``r`` (undisplayed documents included) and ``LSE`` the log-sum-exp of
+``f``. Computed for every position pair at once, ``O(L³ + N)`` per impression, from sums of
+positive terms only (no cancellation). The default ``η = 0.1`` is the authors'
+(github.com/HarrieO/OnlineLearningToRank ``algorithms/PDGD/pdgd.py``; their ``scripts/CIKM2018.py``
+also decays it by 0.9999977 per update, ``learning_rate_decay``). The pairs, ``ρ`` and the pair
+weights follow that file's ``_update_to_clicks``. The paper's neural variant is not implemented.
+
+Random draws of one impression: ``jax.random.gumbel(key, (N,))``.
+"""
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxrank.oltr.base import OnlineRanker, check_common, check_features, linear_scores
+from jaxrank.types import Array
+
+
+class PDGDState(NamedTuple):
+    weights: jax.Array  # [D] f32, linear scoring function w
+    learning_rate: jax.Array  # [] f32, η (decayed after every update with a pair)
+    learning_rate_decay: jax.Array  # [] f32
+    t: jax.Array  # [] i32, impressions seen
+
+
+def plackett_luce_top(key, scores: Array, where: Array, list_size: int) -> tuple[Array, Array]:
+    """``(docs [L] i32, shown [L] bool)``: the top ``L`` of one Plackett–Luce ranking of the real
+    documents (eq. 1–2) by Gumbel-top-k; ``docs = -1`` past the ``#real`` documents."""
+    noisy = jnp.where(where, scores + jax.random.gumbel(key, scores.shape, jnp.float32), -jnp.inf)
+    k = min(list_size, scores.shape[-1])
+    top, docs = jax.lax.top_k(noisy, k)
+    shown = top > -jnp.inf
+    pad = list_size - k
+    docs = jnp.pad(jnp.where(shown, docs, -1), (0, pad), constant_values=-1).astype(jnp.int32)
+    return docs, jnp.pad(shown, (0, pad))
+
+
+def inferred_pairs(clicks: Array, shown: Array) -> Array:
+    """``[L, L]`` bool, ``[a, b]`` True when position ``a`` is preferred over position ``b``
+    (click-skip-above plus the first unclicked position after the last click, §4.1)."""
+    clicked = jnp.asarray(clicks, bool) & jnp.asarray(shown, bool)
+    positions = jnp.arange(clicked.shape[-1])
+    last_click = jnp.max(jnp.where(clicked, positions, -2))
+    observed = shown & (positions <= last_click + 1)
+    return clicked[:, None] & (observed & ~clicked)[None, :]
+
+
+def _log_swap_ratio(displayed: Array, shown: Array, rest_lse: Array) -> Array:
+    """``[L, L]``: ``log P(R*_{ij}) − log P(R)`` for positions ``i, j`` (symmetric, 0 on the diagonal).
+
+    ``displayed [L]`` scores in display order, ``rest_lse`` the log-sum-exp of the undisplayed
+    documents' scores (``-inf`` if none). Row ``r`` of the sums is scaled by ``m_r``, the largest
+    score still remaining at ``r``, so ``Z_r >= 1``; sums only add positive terms (no cancellation).
+    """
+    num = displayed.shape[-1]
+    pos = jnp.arange(num)
+    f = jnp.where(shown, displayed, -jnp.inf)
+    at_or_below = pos[None, :] >= pos[:, None]  # [r, s]: s still remaining at r
+    suffix = jnp.where(at_or_below, f[None, :], -jnp.inf)
+    m = jnp.maximum(jnp.max(suffix, axis=-1), rest_lse)  # [r]
+    m = jnp.where(jnp.isfinite(m), m, 0.0)
+    e = jnp.where(at_or_below, jnp.exp(suffix - m[:, None]), 0.0)  # [r, s]
+    rest = jnp.exp(rest_lse - m)  # [r]
+    z = jnp.sum(e, axis=-1) + rest  # Z_r = Σ_{d ∈ D_r} e^{f(d) - m_r}
+    # Y_{r,j} = Z_r without R_j, summed directly; swapped set D_r \ {R_j} ∪ {R_i} adds e^{f_i - m_r}.
+    y = (e @ (1.0 - jnp.eye(num, dtype=e.dtype))) + rest[:, None]  # [r, j]
+    e_upper = jnp.exp(f[None, :] - m[:, None])  # [r, i]
+    # Only the triples i < r <= j enter (a static list, ~L³/6): gather, log, and sum over r.
+    i, r, j = (np.asarray(v, np.int32) for v in zip(*[(i, r, j) for j in range(num) for r in range(1, j + 1)
+                                                       for i in range(r)])) if num > 1 else ([], [], [])
+    if num > 1:
+        terms = jnp.log(z[r]) - jnp.log(y[r, j] + e_upper[r, i])
+        log_ratio = jnp.zeros((num, num), terms.dtype).at[i, j].add(terms)
+    else:
+        log_ratio = jnp.zeros((num, num), jnp.float32)
+    log_ratio = jnp.nan_to_num(log_ratio, nan=0.0)  # opposite infinite terms: only for score gaps beyond f32
+    return jnp.where(pos[:, None] < pos[None, :], log_ratio, log_ratio.T)
+
+
+def pdgd_gradient(scores: Array, features: Array, where: Array, docs: Array, shown: Array, clicks: Array) -> Array:
+    """``[D]`` f32 PDGD's estimated gradient of one impression (eq. 10) for a linear model.
+
+    Args:
+      scores: ``[N]`` the model's scores ``f(d)`` of the query's documents.
+      features: ``[N, D]`` their features (``∇_w f(d) = x_d``).
+      where: ``[N]`` bool, real documents.
+      docs: ``[L]`` i32 displayed documents (-1 where not shown).
+      shown: ``[L]`` bool.
+      clicks: ``[L]`` bool clicks on the displayed positions.
+    """
+    safe = jnp.maximum(docs, 0)
+    displayed = jnp.where(shown, scores[safe], 0.0)
+    # Compare instead of scatter: a scatter per impression is slow under vmap on CPU.
+    on_list = jnp.any((jnp.arange(scores.shape[-1])[:, None] == safe[None, :]) & shown[None, :], axis=-1)
+    rest_lse = jax.nn.logsumexp(jnp.where(where & ~on_list, scores, -jnp.inf))
+    pairs = inferred_pairs(clicks, shown)  # [a, b]: a ≻ b
+    rho = jax.nn.sigmoid(_log_swap_ratio(displayed, shown, rest_lse))  # P(R*) / (P(R) + P(R*))
+    gap = displayed[:, None] - displayed[None, :]
+    # ∇P(d_a ≻ d_b) = σ(gap) σ(−gap) (x_a − x_b) (eq. 5).
+    weight = jnp.where(pairs, rho * jax.nn.sigmoid(gap) * jax.nn.sigmoid(-gap), 0.0)
+    per_position = jnp.sum(weight, axis=1) - jnp.sum(weight, axis=0)  # [L]
+    return jnp.where(shown, per_position, 0.0) @ features[safe]
+
+
+def pdgd(learning_rate=0.1, *, learning_rate_decay=1.0, list_size: int = 10) -> OnlineRanker:
+    """PDGD as an ``OnlineRanker`` (see ``jaxrank.oltr.base``).
+
+    Args:
+      learning_rate: ``η > 0``.
+      learning_rate_decay: factor in ``(0, 1]`` applied to ``η`` after each update with at least one pair.
+      list_size: ``L`` (static), the displayed list length.
+    """
+    check_common(learning_rate, learning_rate_decay, list_size)
+
+    def init(key, num_features: int) -> PDGDState:
+        del key  # w starts at zero
+        return PDGDState(jnp.zeros(num_features, jnp.float32), jnp.asarray(learning_rate, jnp.float32),
+                         jnp.asarray(learning_rate_decay, jnp.float32), jnp.zeros((), jnp.int32))
+
+    def rank(state: PDGDState, key, features, where):
+        check_features(features, where)
+        scores = linear_scores(state, features)
+        docs, shown = plackett_luce_top(key, scores, jnp.asarray(where, bool), list_size)
+        return docs, shown, scores
+
+    def update(state: PDGDState, features, where, docs, shown, clicks, aux) -> PDGDState:
+        gradient = pdgd_gradient(aux, features, jnp.asarray(where, bool), docs, shown, clicks)
+        any_pair = jnp.any(inferred_pairs(clicks, shown))
+        return state._replace(
+            weights=state.weights + state.learning_rate * gradient,
+            learning_rate=jnp.where(any_pair, state.learning_rate * state.learning_rate_decay, state.learning_rate),
+            t=state.t + 1,
+        )
+
+    return OnlineRanker(init, rank, update, linear_scores)

@@ -1,0 +1,187 @@
+"""Slow, obviously-correct online learning to rank loops (test reference only).
+
+Written from the papers with Python loops and float64 numpy; no code is shared with ``jaxrank``.
+Every random choice comes in as an explicit draw so a caller can replay the draws of another
+implementation:
+
+* DBGD: Yue & Joachims, ICML 2009, Algorithm 2 (no projection): candidate ``w + δu``, step
+  ``w += η u`` when the candidate wins the interleaved comparison.
+* MGD: Schuth et al., WSDM 2016, Algorithm 1 (mean winner): ``w += η mean_{j beats w}(u_j)``, with
+  team-draft or probabilistic multileaving (``tests.reference.multileaving``).
+* PDGD: Oosterhuis & de Rijke, CIKM 2018, Algorithm 1: the displayed list is the top of the
+  Plackett–Luce ranking given by sorting ``f + Gumbel`` (its Gumbel-max form); pairs from the
+  click-skip-above rule plus the first unclicked document after the last click; each pair's
+  weight ``ρ = P(R*) / (P(R) + P(R*))`` with both probabilities computed by multiplying the PL
+  choice probabilities of the displayed positions (eq. 2, 9), and the gradient of eq. 10.
+* Cascade clicks (Craswell et al. 2008 with click/stop probabilities): at position ``r`` the user
+  clicks when ``u_click[r] < P(click | g)`` and, after a click, stops when ``u_stop[r] < P(stop | g)``.
+
+Queries are ``(features [n, D], labels [n])`` of their real documents only.
+"""
+
+import itertools
+
+import numpy as np
+
+from tests.reference import multileaving as ml
+
+
+def ranking(scores):
+    """Document indices by descending score, equal scores by index."""
+    return sorted(range(len(scores)), key=lambda d: (-scores[d], d))
+
+
+def cascade(labels_shown, u_click, u_stop, click_prob, stop_prob):
+    clicks = []
+    stopped = False
+    for r, g in enumerate(labels_shown):
+        g = int(min(max(round(g), 0), len(click_prob) - 1))
+        click = (not stopped) and u_click[r] < click_prob[g]
+        clicks.append(bool(click))
+        if click and u_stop[r] < stop_prob[g]:
+            stopped = True
+    return clicks
+
+
+def unit(z):
+    z = np.asarray(z, np.float64)
+    return z / np.linalg.norm(z)
+
+
+# ---------------------------------------------------------------- interleaving with explicit draws
+
+
+def probabilistic_interleave(uniforms, scores_first, scores_second, list_size, tau):
+    """Hofmann et al. 2011: per position a coin (``uniforms[n][0] < 0.5``: ranker 2 draws) and an
+    inverse-CDF draw (``uniforms[n][1]``) from the drawing ranker's ``1/rank^τ`` softmax over the
+    remaining documents. Returns ``(shown, prob_second)`` with the posterior of ranker 2 per position."""
+    rankings = (ranking(scores_first), ranking(scores_second))
+    remaining = set(range(len(scores_first)))
+    shown, prob_second = [], []
+    for n in range(min(list_size, len(scores_first))):
+        soft = [ml.softmax_over_remaining(rk, remaining, tau) for rk in rankings]
+        doc = ml._draw(float(uniforms[n][1]), soft[1 if uniforms[n][0] < 0.5 else 0])
+        prob_second.append(soft[1][doc] / (soft[0][doc] + soft[1][doc]))
+        shown.append(doc)
+        remaining.discard(doc)
+    return shown, prob_second
+
+
+def probabilistic_outcome(prob_second, clicks):
+    """``P(o > 0) − P(o < 0)``, ``o`` = clicks credited to ranker 2 minus ranker 1, by enumeration."""
+    clicked = [n for n, c in enumerate(clicks) if c]
+    total = 0.0
+    for assignment in itertools.product((1, 2), repeat=len(clicked)):
+        p, o = 1.0, 0
+        for n, a in zip(clicked, assignment):
+            p *= prob_second[n] if a == 2 else 1.0 - prob_second[n]
+            o += 1 if a == 2 else -1
+        total += p * np.sign(o)
+    return total
+
+
+# ---------------------------------------------------------------- learners: one impression each
+
+
+def dbgd_impression(w, features, labels, draws, model, *, learning_rate, delta, interleaving, tau=3.0,
+                    list_size=10):
+    """One DBGD impression; ``draws``: ``normal [D]``, ``order_u`` (team draft) or ``pi_u``
+    (probabilistic), ``u_click``, ``u_stop``. Returns ``(w, displayed labels)``."""
+    u = unit(draws["normal"])
+    current = features @ w
+    candidate = features @ (w + delta * u)
+    if interleaving == "team_draft":
+        shown, teams = ml.team_draft_multileave(draws["order_u"], [list(current), list(candidate)], list_size)
+    else:
+        shown, prob_second = probabilistic_interleave(draws["pi_u"], current, candidate, list_size, tau)
+    clicks = cascade([labels[d] for d in shown], draws["u_click"], draws["u_stop"], *model)
+    if interleaving == "team_draft":
+        credit = ml.team_draft_credit(teams, clicks, 2)
+        won = credit[1] > credit[0]
+    else:
+        won = probabilistic_outcome(prob_second, clicks) > 0
+    return (w + learning_rate * u if won else w), [labels[d] for d in shown]
+
+
+def mgd_impression(w, features, labels, draws, model, *, learning_rate, delta, multileaving="team_draft", tau=3.0,
+                   list_size=10):
+    """One MGD impression; ``draws``: ``normal [n, D]``, ``order_u``, ``pick_u`` (probabilistic),
+    ``u_click``, ``u_stop``. Candidate ``j`` beats the current ranker when its team got more clicks
+    (team draft) or when ``P(c_j > c_0) − P(c_j < c_0) > 0`` over every assignment of the clicked
+    positions to the ``n + 1`` rankers (probabilistic multileave, Schuth et al. 2015, Algorithm 2),
+    up to float64 rounding."""
+    directions = [unit(z) for z in draws["normal"]]
+    scores = [list(features @ w)] + [list(features @ (w + delta * u)) for u in directions]
+    if multileaving == "team_draft":
+        shown, teams = ml.team_draft_multileave(draws["order_u"], scores, list_size)
+    else:
+        shown, _ = ml.probabilistic_multileave(draws["order_u"], draws["pick_u"], scores, list_size, tau)
+    clicks = cascade([labels[d] for d in shown], draws["u_click"], draws["u_stop"], *model)
+    if multileaving == "team_draft":
+        credit = ml.team_draft_credit(teams, clicks, len(scores))
+        winners = [j for j in range(1, len(scores)) if credit[j] > credit[0]]
+    else:
+        prefs = ml.preferences_by_enumeration(ml.posteriors_of_list(shown, scores, tau), clicks, len(scores))
+        winners = [j for j in range(1, len(scores)) if prefs[j, 0] > 1e-12]
+    if winners:
+        w = w + learning_rate * np.mean([directions[j - 1] for j in winners], axis=0)
+    return w, [labels[d] for d in shown]
+
+
+def pl_probability(order, scores, positions):
+    """``Π_{r in positions} e^{f(order[r])} / Σ_{d not in order[:r]} e^{f(d)}`` (eq. 2), in float64."""
+    p = 1.0
+    for r in positions:
+        remaining = [d for d in range(len(scores)) if d not in order[:r]]
+        p *= np.exp(scores[order[r]]) / sum(np.exp(scores[d]) for d in remaining)
+    return p
+
+
+def pdgd_pairs(clicks):
+    """``[(a, b)]`` displayed positions with ``a`` preferred: ``a`` clicked, ``b`` unclicked and
+    above the last click or directly after it."""
+    clicked = [r for r, c in enumerate(clicks) if c]
+    if not clicked:
+        return []
+    last = max(clicked)
+    observed = [r for r in range(len(clicks)) if r <= last + 1]
+    return [(a, b) for a in clicked for b in observed if not clicks[b]]
+
+
+def pdgd_pair_terms(scores, shown, clicks):
+    """``[(doc_a, doc_b, weight)]``: each inferred pair with ``ρ · ∂P(a ≻ b)/∂(f_a − f_b)``."""
+    terms = []
+    for a, b in pdgd_pairs(clicks):
+        lo, hi = min(a, b), max(a, b)
+        full = list(shown) + [d for d in range(len(scores)) if d not in shown]
+        swapped = list(full)
+        swapped[a], swapped[b] = full[b], full[a]
+        p = pl_probability(full, scores, range(lo, hi + 1))
+        p_swap = pl_probability(swapped, scores, range(lo, hi + 1))
+        rho = p_swap / (p + p_swap)
+        fa, fb = scores[shown[a]], scores[shown[b]]
+        dp = np.exp(fa) * np.exp(fb) / (np.exp(fa) + np.exp(fb)) ** 2
+        terms.append((shown[a], shown[b], rho * dp))
+    return terms
+
+
+def pdgd_gradient(features, scores, shown, clicks):
+    grad = np.zeros(features.shape[1])
+    for da, db, weight in pdgd_pair_terms(scores, shown, clicks):
+        grad += weight * (features[da] - features[db])
+    return grad
+
+
+def pdgd_impression(w, features, labels, draws, model, *, learning_rate, list_size=10):
+    """One PDGD impression; ``draws``: ``gumbel [n]``, ``u_click``, ``u_stop``."""
+    scores = features @ w
+    shown = ranking(scores + np.asarray(draws["gumbel"], np.float64))[:list_size]
+    clicks = cascade([labels[d] for d in shown], draws["u_click"], draws["u_stop"], *model)
+    return w + learning_rate * pdgd_gradient(features, scores, shown, clicks), [labels[d] for d in shown]
+
+
+def displayed_ndcg(shown_labels, labels, topn=10):
+    disc = lambda r: 1.0 / np.log2(r + 2.0)  # noqa: E731
+    dcg = sum((2.0 ** g - 1.0) * disc(r) for r, g in enumerate(shown_labels[:topn]))
+    ideal = sum((2.0 ** g - 1.0) * disc(r) for r, g in enumerate(sorted(labels, reverse=True)[:topn]))
+    return dcg / ideal if ideal > 0 else 0.0

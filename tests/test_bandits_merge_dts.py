@@ -1,0 +1,230 @@
+"""MergeDTS (``jaxrank.bandits.merge_dts``).
+
+(a) The contract: ``step`` keeps the state's structure, shapes and dtypes, the same key gives the
+same run, bad hyperparameters fail before compiling. (b) Parts against independent values: ``ln C``,
+the Thompson tournament against its definition, the exact Beta sampler's law, and a hand-traced
+run (pruning, self-duel of a lone arm, end of stage merge). (c) Slow: mean cumulative regret at
+T = 20,000 over 30 runs on MSLR-Perfect K = 10 lies within the 95% CI of the NumPy reference
+(``tests/reference/merge_dts.py``), and the Condorcet winner is never dropped.
+"""
+
+import math
+import types
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxrank.bandits import merge_dts as mdts
+from jaxrank.envs import PrefMatrixEnv
+from tests.reference import merge_dts as ref
+
+ARXIV = np.array([  # ArXiv_6_rankers.txt, arm 0 is the Condorcet winner
+    [0.50, 0.55, 0.55, 0.54, 0.61, 0.61],
+    [0.45, 0.50, 0.55, 0.55, 0.58, 0.60],
+    [0.45, 0.45, 0.50, 0.54, 0.51, 0.56],
+    [0.46, 0.45, 0.46, 0.50, 0.54, 0.50],
+    [0.39, 0.42, 0.49, 0.46, 0.50, 0.51],
+    [0.39, 0.40, 0.44, 0.50, 0.49, 0.50],
+])
+_INIT = jax.jit(mdts.init, static_argnums=1)
+_STEP = jax.jit(mdts.step)
+
+
+def _env(pref):
+    return PrefMatrixEnv(jnp.asarray(pref, jnp.float32))
+
+
+def _total_order(num_arms):
+    upper = np.triu(np.ones((num_arms, num_arms)), 1)
+    return upper + np.tril(1.0 - upper.T, -1) + 0.5 * np.eye(num_arms)
+
+
+def _run(state, env, key, num_steps):
+    infos = []
+    for t in range(num_steps):
+        state, info = _STEP(state, jax.random.fold_in(key, t), env)
+        infos.append((int(info.first), int(info.second)))
+    return state, infos
+
+
+# ----------------------------------------------------------------------------------------------
+# (a) contract and bad input
+# ----------------------------------------------------------------------------------------------
+
+
+def test_step_keeps_the_state_and_same_key_same_run():
+    env = _env(ARXIV)
+    state = _INIT(jax.random.key(0), 6)
+    later, infos = _run(state, env, jax.random.key(1), 150)
+    for s in (state, later):
+        new, info = _STEP(s, jax.random.key(2), env)
+        chex.assert_trees_all_equal_shapes_and_dtypes(s, new)
+        assert info.first.dtype == jnp.int32 and info.second.dtype == jnp.int32 and info.first_won.dtype == bool
+    assert int(later.t) == 150 and all(0 <= i < 6 and 0 <= j < 6 for i, j in infos)
+    again, infos_again = _run(state, env, jax.random.key(1), 150)
+    chex.assert_trees_all_equal(later, again)
+    assert infos == infos_again
+    guess = mdts.best_arm(later, jax.random.key(3))
+    assert guess.dtype == jnp.int32 and bool(later.active[int(guess)])
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"alpha": 0.0}, "alpha must be > 0"),
+    ({"alpha": 0.5}, "needs α > 1/2"),
+    ({"alpha": 0.3, "c": 0.0}, "needs α > 1/2"),
+    ({"epsilon": 1.0}, "epsilon must be in"),
+    ({"epsilon": 0.0}, "epsilon must be in"),
+    ({"partition_size": 1}, "partition_size must be in"),
+    ({"partition_size": 6}, "partition_size must be in"),
+    ({"c": -1.0}, "c must be >= 0"),
+])
+def test_bad_hyperparameters_fail_with_a_clear_message(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        mdts.init(jax.random.key(0), 6, **kwargs)
+    with pytest.raises(ValueError, match="num_arms"):
+        mdts.init(jax.random.key(0), 1)
+
+
+def test_log_c_from_epsilon_or_given():
+    for alpha, eps, k in ((1.01, 0.01, 10), (0.51, 0.1, 136), (2.0, 0.01, 6)):
+        want = math.log((4 * alpha - 1) * k * k / ((2 * alpha - 1) * eps)) / (2 * alpha - 1)
+        got = float(mdts.init(jax.random.key(0), k, alpha=alpha, epsilon=eps).log_c)
+        assert got == pytest.approx(want, rel=1e-4)
+    tuned = mdts.init(jax.random.key(0), 10, **mdts.TUNED)  # α = 0.8⁶ < 1/2 is fine with C given
+    assert float(tuned.log_c) == pytest.approx(math.log(4e5), rel=1e-6)
+    assert float(tuned.alpha) == pytest.approx(0.8**6)
+
+
+# ----------------------------------------------------------------------------------------------
+# (b) parts
+# ----------------------------------------------------------------------------------------------
+
+
+def test_tournament_scores_follow_the_antisymmetric_sample():
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        beat_prob = rng.random((12, 12)).astype(np.float32)
+        members = np.sort(rng.choice(12, 8, replace=False)).astype(np.int32)
+        live = rng.random(8) < 0.8
+        u = rng.random(28).astype(np.float32)
+        got = np.asarray(mdts.tournament_scores(jnp.asarray(u), jnp.asarray(beat_prob), jnp.asarray(members),
+                                                jnp.asarray(live)))
+        want = np.zeros(8)
+        pair = 0
+        for a in range(8):
+            for b in range(a + 1, 8):  # θ_ab > 1/2 with probability beat_prob[m_a, m_b]
+                a_wins = u[pair] < beat_prob[members[a], members[b]]
+                want[a] += a_wins and live[b]
+                want[b] += (not a_wins) and live[a]
+                pair += 1
+        np.testing.assert_array_equal(got, want)
+
+
+def test_beta_sampler_has_the_beta_law():
+    from scipy import stats
+
+    a = jnp.asarray([1.0, 1.0, 3.0, 40.0, 2000.0, 7.0, 1.0, 300.0])
+    b = jnp.asarray([1.0, 5.0, 2.0, 60.0, 1000.0, 1.0, 1.0, 300.0])
+    draw = jax.jit(jax.vmap(lambda k: mdts.beta_sample(jax.random.fold_in(k, 1), mdts.uniforms(k, 64), a, b)))
+    samples = np.asarray(draw(jax.random.split(jax.random.key(0), 4000)))
+    for col in range(a.shape[0]):
+        p = stats.kstest(samples[:, col], stats.beta(float(a[col]), float(b[col])).cdf).pvalue
+        assert p > 1e-3, (col, p)
+
+
+def test_uniforms_are_uniform_and_keyed():
+    u = np.asarray(mdts.uniforms(jax.random.key(0), 10001))
+    assert u.shape == (10001,) and 0 <= u.min() and u.max() < 1
+    assert abs(u.mean() - 0.5) < 0.01 and len(np.unique(u)) > 9900
+    assert not np.array_equal(u[:10], np.asarray(mdts.uniforms(jax.random.key(1), 10)))
+
+
+def test_hand_traced_run_prunes_self_duels_and_merges():
+    """K = 4 in batches {0, 1}, {2, 3}; arm i beats j > i surely; W_01 = W_23 = W_02 = 20 preloaded.
+
+    With α = 1.01, ε = 0.01, ln C = ln(3.04 · 16 / 0.0102) / 1.02 = 8.31, so U_10 = sqrt(α ln(t + C)
+    / W_01) drops below 1/2 once W_01 >= 34 (33 -> 0.5045, 34 -> 0.4971). P(Beta(21, 1) > 1/2) =
+    1 - 2^-21, so every sample has 0 beat 1 and 2 beat 3: steps alternate (0, 1), (2, 3) and W_01,
+    W_23 grow by one per visit. Step 29 (W_01 = 34) drops arm 1 and arm 0 duels itself; step 30
+    drops arm 3 and arm 2 duels itself; 2 <= 4/2 arms are left, so {0} and {2} merge (stage 2)
+    and from step 31 on 0 duels 2.
+    """
+    state = _INIT(jax.random.key(0), 4)
+    state = mdts.with_partition(state, jnp.asarray([0, 0, 1, 1]), jnp.ones(4, bool))
+    wins = np.zeros((4, 4))
+    wins[0, 1] = wins[2, 3] = wins[0, 2] = 20
+    state = mdts.with_wins(state, wins)
+    state, infos = _run(state, _env(_total_order(4)), jax.random.key(5), 33)
+    want = [(0, 1), (2, 3)] * 14 + [(0, 0), (2, 2), (0, 2), (0, 2), (0, 2)]
+    assert infos == want
+    np.testing.assert_array_equal(np.asarray(state.active), [True, False, True, False])
+    assert int(state.stage) == 2 and int(state.batch[0]) == int(state.batch[2])
+    assert float(state.wins[0, 1]) == 34 and float(state.wins[2, 3]) == 34 and float(state.wins[0, 2]) == 23
+    assert int(mdts.best_arm(state, jax.random.key(0))) == 0
+    # the reference's pruning agrees: W_01 = 33 keeps arm 1 at t = 27, 34 drops it at t = 29
+    lc = ref.log_c(1.01, 0.01, 4)
+    assert lc == pytest.approx(8.31, abs=0.01)
+    w = [[0, 33, 0, 0], [0] * 4, [0] * 4, [0] * 4]
+    assert ref.merge_prune(w, [0, 1], ref.merge_log_t_c(27, lc), 1.01) == [0, 1]
+    w[0][1] = 34
+    assert ref.merge_prune(w, [0, 1], ref.merge_log_t_c(29, lc), 1.01) == [0]
+
+
+def test_second_candidate_is_the_arm_the_first_most_plausibly_beats():
+    """One batch {0, 1, 2} with W_01 = 20, W_02 = 2, W_12 = 20. The first candidate is 0 unless the
+    sample has 2 beat 0 (probability 1/8) and the three-way tie goes elsewhere: 7/8 + 1/24 = 11/12.
+    Given c = 0, d = 1 iff Beta(1, 21) < Beta(1, 3): probability 1 - E[(1 - Y)^21] = 1 - 3/24 = 7/8."""
+    state = _INIT(jax.random.key(0), 3)
+    state = mdts.with_partition(state, jnp.zeros(3, jnp.int32), jnp.ones(3, bool))
+    wins = np.zeros((3, 3))
+    wins[0, 1], wins[0, 2], wins[1, 2] = 20, 2, 20
+    state = mdts.with_wins(state, wins)
+    env = _env(ARXIV[:3, :3])
+    infos = jax.jit(jax.vmap(lambda k: mdts.step(state, k, env)[1]))(jax.random.split(jax.random.key(1), 4000))
+    first, second = np.asarray(infos.first), np.asarray(infos.second)
+    assert np.mean(first == 0) == pytest.approx(11 / 12, abs=0.02)
+    assert np.mean(second[first == 0] == 1) == pytest.approx(7 / 8, abs=0.025)
+    # the reference's rules give the same shares
+    rng, w = np.random.default_rng(0), wins.astype(int).tolist()
+    firsts = [ref.first_candidate(rng, w, [0, 1, 2]) for _ in range(4000)]
+    seconds = [ref.second_candidate(rng, w, [0, 1, 2], 0) for _ in range(4000)]
+    assert np.mean(np.asarray(firsts) == 0) == pytest.approx(11 / 12, abs=0.02)
+    assert np.mean(np.asarray(seconds) == 1) == pytest.approx(7 / 8, abs=0.025)
+
+
+# ----------------------------------------------------------------------------------------------
+# (c) statistical parity with the NumPy reference (slow)
+# ----------------------------------------------------------------------------------------------
+
+T_PARITY = 20_000
+RUNS_PARITY = 30
+
+
+@pytest.mark.slow
+def test_mean_regret_matches_numpy_reference(shared_data):
+    from jaxrank.bandits import simulate
+    from jaxrank.data.preference import load_preference_matrix
+    from jaxrank.envs import condorcet_winner, select_rankers
+
+    P, _ = select_rankers(load_preference_matrix(shared_data / "preference_matrices" / "MSLR-Perfect.txt"), 10)
+    winner = condorcet_winner(P)
+    # reports the winner while it survives, so `correct` says whether it was never dropped
+    probe = types.ModuleType("merge_dts_probe")
+    probe.init, probe.step = mdts.init, mdts.step
+    probe.best_arm = lambda state, key: jnp.where(state.active[winner], winner, mdts.best_arm(state, key))
+    trace = simulate(probe, jax.random.key(2020), P, num_runs=RUNS_PARITY, num_steps=T_PARITY,
+                     checkpoints=[T_PARITY])
+    ours = trace.regret[0, 0, :, -1].astype(np.float64)
+    assert trace.correct[0, 0, :, -1].all()
+    theirs, dropped = [], []
+    for r in range(RUNS_PARITY):
+        algo = ref.MergeDTS(P, np.random.default_rng([2020, r]))
+        theirs.append(ref.cumulative_regret(algo, P, T_PARITY))
+        dropped.append(condorcet_winner(P) in algo.dropped)
+    theirs = np.asarray(theirs)
+    se = math.sqrt(ours.var(ddof=1) / ours.size + theirs.var(ddof=1) / theirs.size)
+    assert abs(ours.mean() - theirs.mean()) <= 1.96 * se, (ours.mean(), theirs.mean(), se)
+    assert not any(dropped)

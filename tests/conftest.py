@@ -58,3 +58,17 @@ def _isolated_cache(tmp_path_factory, monkeypatch):
     """Parsed-file caches go to a per-session temporary folder, never the user's cache."""
     monkeypatch.setenv("JAXRANK_CACHE", str(tmp_path_factory.getbasetemp() / "jaxrank-cache"))
     monkeypatch.setenv("JAXRANK_COMPILATION_CACHE", str(tmp_path_factory.getbasetemp() / "jaxrank-xla"))
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _release_compiled_programs():
+    """Drops every compiled program after each test module. XLA:CPU maps memory for each one it
+    keeps, and the whole suite in one process would otherwise pass Linux's default limit of 65,530
+    memory maps (and grow to several GB)."""
+    yield
+    import gc
+
+    import jax
+
+    jax.clear_caches()
+    gc.collect()

@@ -234,15 +234,10 @@ def step(state: MergeDTSState, key, env):
     u_first, u_second, u_merge, u_remerge, u_duel = u[0], u[1], u[2], u[3], u[4]
     u_pairs, u_gamma = u[5:5 + _NUM_PAIRS], u[5 + _NUM_PAIRS:]
     num_arms = state.batch.shape[0]
-    labels = jnp.arange(num_arms, dtype=jnp.int32)
     t = state.t + 1
 
-    # Round robin over the batches that still hold two or more arms; B's arms gathered into S slots.
-    eligible = state.sizes >= 2
-    has_batch = jnp.any(eligible)
-    distance = jnp.mod(labels - state.cursor - 1, num_arms)
-    current = jnp.argmin(jnp.where(eligible, distance, num_arms)).astype(jnp.int32)
-    in_batch = state.active & (state.batch == current) & has_batch
+    # The next batch in round-robin order (as MergeRUCB); B's arms gathered into S slots.
+    current, in_batch, has_batch = _merge.visited_batch(state.sizes, state.cursor, state.active, state.batch)
     slots = jnp.arange(_SLOTS)
     members = jax.vmap(first_passing, in_axes=(None, 0))(in_batch.astype(jnp.int32), slots)  # [S] ascending
     filled = slots < jnp.sum(in_batch)
@@ -272,7 +267,7 @@ def step(state: MergeDTSState, key, env):
     live_batches = sizes > 0
     few = jnp.sum(active) <= num_arms * jnp.exp2(-state.stage.astype(jnp.float32))
     do_merge = (few | ~jnp.any(sizes >= 2)) & (jnp.sum(live_batches) > 1)
-    batch, sizes = _merge._stage_merge(state.batch, sizes, active, u_merge, u_remerge, state.partition_size, do_merge)
+    batch, sizes = _merge.stage_merge(state.batch, sizes, active, u_merge, u_remerge, state.partition_size, do_merge)
 
     new_state = state._replace(
         wins=wins, beat_prob=beat_prob, batch=batch, active=active, sizes=sizes, t=t,

@@ -226,7 +226,7 @@ def _stage_merge_step(carry):
     return batch, sizes, phase, active, u_first, u_second, partition_size
 
 
-def _stage_merge(batch, sizes, active, u_first, u_second, partition_size, do_merge):
+def stage_merge(batch, sizes, active, u_first, u_second, partition_size, do_merge):
     """The merge at the end of a stage: one pass, and a second if a batch of <= M/2 arms is left.
 
     Returns the new ``(batch, sizes)``. A while loop, so that all the sorting runs only on the few
@@ -236,6 +236,19 @@ def _stage_merge(batch, sizes, active, u_first, u_second, partition_size, do_mer
     carry = (batch, sizes, jnp.where(do_merge, 1, 0).astype(jnp.int32), active, u_first, u_second, partition_size)
     return jax.lax.while_loop(_stage_merge_continues, _stage_merge_step, carry)[:2]
 
+
+def visited_batch(sizes, cursor, active, batch) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """Round robin over the batches that still hold two or more arms: the next one after ``cursor``.
+
+    Returns ``(current [] i32, in_batch [K] bool, has_batch [] bool)``; with no such batch,
+    ``in_batch`` is all False and ``has_batch`` False.
+    """
+    num_arms = batch.shape[0]
+    eligible = sizes >= 2
+    has_batch = jnp.any(eligible)
+    distance = jnp.mod(jnp.arange(num_arms, dtype=jnp.int32) - cursor - 1, num_arms)
+    current = jnp.argmin(jnp.where(eligible, distance, num_arms)).astype(jnp.int32)
+    return current, active & (batch == current) & has_batch, has_batch
 
 def step(state: MergeRUCBState, key, env):
     """One step of MergeRUCB (Zoghi, Whiteson, de Rijke, WSDM 2015, Algorithm 1).
@@ -264,12 +277,7 @@ def step(state: MergeRUCBState, key, env):
     labels = jnp.arange(num_arms, dtype=jnp.int32)
     t = state.t + 1
 
-    # Round robin over the batches that still hold two or more arms.
-    eligible = state.sizes >= 2
-    has_batch = jnp.any(eligible)
-    distance = jnp.mod(labels - state.cursor - 1, num_arms)
-    current = jnp.argmin(jnp.where(eligible, distance, num_arms)).astype(jnp.int32)
-    in_batch = state.active & (state.batch == current) & has_batch
+    current, in_batch, has_batch = visited_batch(state.sizes, state.cursor, state.active, state.batch)
 
     # Drop the arms of B that some arm of B beats confidently (U over B's rows only).
     dropped = prune_rows(in_batch, state.wins, t, state.alpha, state.log_c)
@@ -289,7 +297,7 @@ def step(state: MergeRUCBState, key, env):
     live = sizes > 0
     few = jnp.sum(active) <= num_arms * jnp.exp2(-state.stage.astype(jnp.float32))
     do_merge = (few | ~jnp.any(sizes >= 2)) & (jnp.sum(live) > 1)
-    batch, sizes = _stage_merge(state.batch, sizes, active, u_merge, u_remerge, state.partition_size, do_merge)
+    batch, sizes = stage_merge(state.batch, sizes, active, u_merge, u_remerge, state.partition_size, do_merge)
 
     new_state = state._replace(
         wins=wins, batch=batch, active=active, sizes=sizes, t=t,

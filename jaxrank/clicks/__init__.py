@@ -1,4 +1,5 @@
-"""Click simulation (cascade, position-based), interleaved comparisons of two rankers and multileaved comparisons of many."""
+"""Click simulation (cascade, position-based), interleaved comparisons of two rankers and multileaved
+comparisons of many."""
 
 from jaxrank.clicks.interleave import (
     balanced_interleave,

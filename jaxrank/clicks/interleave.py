@@ -42,14 +42,19 @@ _LOG_WEIGHT_FLOOR = 80.0
 _MAX_LOG_WEIGHT_RANGE = 40.0
 
 
-def _check_args(scores_first, scores_second, where, list_size, tau=None) -> None:
-    """Python-level validation, before anything is traced."""
+def _check_list_options(list_size, tau=None) -> None:
+    """``list_size`` a static int >= 1 and a concrete ``tau`` a positive scalar (Python-level)."""
     if isinstance(list_size, bool) or not isinstance(list_size, (int, np.integer)) or list_size < 1:
         raise ValueError(f"list_size must be an int >= 1 (static); got {list_size!r}.")
     if tau is not None and not isinstance(tau, jax.core.Tracer):
         tau_value = np.asarray(tau, dtype=np.float64)
         if tau_value.ndim != 0 or not tau_value > 0.0:
             raise ValueError(f"tau must be a positive scalar; got {tau!r}.")
+
+
+def _check_args(scores_first, scores_second, where, list_size, tau=None) -> None:
+    """Python-level validation, before anything is traced."""
+    _check_list_options(list_size, tau)
     shapes = (jnp.shape(scores_first), jnp.shape(scores_second), jnp.shape(where))
     if len(shapes[0]) != 1 or len(set(shapes)) != 1:
         raise ValueError(

@@ -39,18 +39,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxrank.clicks.interleave import _LOG_WEIGHT_FLOOR, _check_tau_range, _sample, score_ranks
+from jaxrank.clicks.interleave import _LOG_WEIGHT_FLOOR, _check_list_options, _check_tau_range, _sample, score_ranks
 from jaxrank.types import Array, PRNGKey
 
 
 def _check_args(scores, where, list_size, tau=None) -> None:
     """Python-level validation, before anything is traced."""
-    if isinstance(list_size, bool) or not isinstance(list_size, (int, np.integer)) or list_size < 1:
-        raise ValueError(f"list_size must be an int >= 1 (static); got {list_size!r}.")
-    if tau is not None and not isinstance(tau, jax.core.Tracer):
-        tau_value = np.asarray(tau, dtype=np.float64)
-        if tau_value.ndim != 0 or not tau_value > 0.0:
-            raise ValueError(f"tau must be a positive scalar; got {tau!r}.")
+    _check_list_options(list_size, tau)
     shape, where_shape = jnp.shape(scores), jnp.shape(where)
     if len(shape) != 2 or len(where_shape) != 1 or shape[1] != where_shape[0]:
         raise ValueError(

@@ -1,9 +1,9 @@
 """Online learning to rank from simulated clicks: DBGD, MGD and PDGD for linear rankers, and the
 user simulation of the PDGD paper (query sampling, cascade clicks, offline/online NDCG)."""
 
-from jaxrank.oltr.base import OnlineRanker, linear_scores, top_ranks, unit_vectors
-from jaxrank.oltr.dbgd import DBGDState, dbgd
-from jaxrank.oltr.mgd import MGDState, mgd
+from jaxrank.oltr.base import CandidateState, OnlineRanker, linear_scores, top_ranks, unit_vectors
+from jaxrank.oltr.dbgd import dbgd
+from jaxrank.oltr.mgd import mgd
 from jaxrank.oltr.pdgd import PDGDState, inferred_pairs, pdgd, pdgd_gradient, plackett_luce_top
 from jaxrank.oltr.simulation import (
     ONLINE_DISCOUNT,
@@ -24,9 +24,8 @@ RANKERS = {"dbgd": dbgd, "mgd": mgd, "pdgd": pdgd}
 __all__ = [
     "ONLINE_DISCOUNT",
     "RANKERS",
+    "CandidateState",
     "ClickQueries",
-    "DBGDState",
-    "MGDState",
     "OnlineRanker",
     "PDGDState",
     "SimulationResult",

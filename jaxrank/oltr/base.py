@@ -6,13 +6,31 @@ effective update the learning rate is multiplied by ``learning_rate_decay`` (sam
 it constant).
 """
 
+from typing import NamedTuple
+
 import jax
 import jax.numpy as jnp
 
 from jaxrank.types import Array, OnlineRanker, PRNGKey
 from jaxrank.utils.checks import check_int, check_number
 
-__all__ = ["OnlineRanker", "check_common", "check_features", "linear_scores", "top_ranks", "unit_vectors"]
+__all__ = ["TIE_TOLERANCE", "CandidateState", "OnlineRanker", "check_candidates", "check_common", "check_features",
+           "init_candidates", "linear_scores", "step_towards", "top_ranks", "unit_vectors"]
+
+
+# A probabilistic outcome computed in f32 can leave a tie (posteriors of exactly 1/2) at ±1e-8: still a tie.
+TIE_TOLERANCE = 1e-6
+
+
+class CandidateState(NamedTuple):
+    """State of the learners that compare the current ranker with perturbed candidates (DBGD, MGD)."""
+
+    weights: jax.Array  # [D] f32, current ranker w
+    learning_rate: jax.Array  # [] f32, η (decayed after every update)
+    learning_rate_decay: jax.Array  # [] f32
+    delta: jax.Array  # [] f32, exploration step δ: candidates are w + δu
+    tau: jax.Array  # [] f32, softmax exponent of probabilistic interleaving / multileaving
+    t: jax.Array  # [] i32, impressions seen
 
 
 def linear_scores(state, features: Array) -> Array:
@@ -33,6 +51,29 @@ def check_common(learning_rate, learning_rate_decay, list_size) -> None:
     check_number("learning_rate_decay", learning_rate_decay, low=0.0, high=1.0, high_inclusive=True,
                  fix="use a factor in (0, 1], 1 for a constant rate")
     check_int("list_size", list_size, minimum=1, fix="show at least one document (10 in the papers)")
+
+
+def check_candidates(learning_rate, delta, learning_rate_decay, tau, list_size) -> None:
+    """``check_common`` plus the candidates' step ``δ`` and the softmax exponent ``τ``."""
+    check_common(learning_rate, learning_rate_decay, list_size)
+    check_number("delta", delta, low=0.0, fix="use a positive exploration step such as 1")
+    check_number("tau", tau, low=0.0, fix="use a positive softmax exponent such as 3")
+
+
+def init_candidates(num_features: int, learning_rate, delta, learning_rate_decay, tau) -> CandidateState:
+    """``w = 0`` and the hyperparameters as f32 arrays."""
+    f32 = lambda x: jnp.asarray(x, jnp.float32)  # noqa: E731
+    return CandidateState(jnp.zeros(num_features, jnp.float32), f32(learning_rate), f32(learning_rate_decay),
+                          f32(delta), f32(tau), jnp.zeros((), jnp.int32))
+
+
+def step_towards(state: CandidateState, step: Array, won: Array) -> CandidateState:
+    """``w ← w + η step`` and ``η ← η · decay`` when ``won``; counts the impression either way."""
+    return state._replace(
+        weights=state.weights + jnp.where(won, state.learning_rate, 0.0) * step,
+        learning_rate=jnp.where(won, state.learning_rate * state.learning_rate_decay, state.learning_rate),
+        t=state.t + 1,
+    )
 
 
 def check_features(features, where) -> None:

@@ -19,27 +19,16 @@ Random draws of one impression: ``key_dir, key_list = jax.random.split(key)``; `
 ``unit_vectors(key_dir, 1, D)``; the interleaver consumes ``key_list``.
 """
 
-from typing import NamedTuple
-
 import jax
 import jax.numpy as jnp
 
 from jaxrank.clicks.interleave import probabilistic_interleave, probabilistic_outcome
 from jaxrank.clicks.multileave import team_draft_multileave_credit, team_draft_multileave_from_ranks
-from jaxrank.oltr.base import OnlineRanker, check_common, check_features, linear_scores, top_ranks, unit_vectors
-from jaxrank.utils.checks import check_choice, check_number
+from jaxrank.oltr.base import (TIE_TOLERANCE, CandidateState, OnlineRanker, check_candidates, check_features,
+                               init_candidates, linear_scores, step_towards, top_ranks, unit_vectors)
+from jaxrank.utils.checks import check_choice
 
 INTERLEAVINGS = ("team_draft", "probabilistic")
-_TIE_TOLERANCE = 1e-6
-
-
-class DBGDState(NamedTuple):
-    weights: jax.Array  # [D] f32, current ranker w
-    learning_rate: jax.Array  # [] f32, η (decayed after every win)
-    learning_rate_decay: jax.Array  # [] f32
-    delta: jax.Array  # [] f32, exploration step δ
-    tau: jax.Array  # [] f32, probabilistic-interleave softmax exponent
-    t: jax.Array  # [] i32, impressions seen
 
 
 def dbgd(learning_rate=0.01, delta=1.0, *, learning_rate_decay=1.0, interleaving: str = "probabilistic",
@@ -54,18 +43,14 @@ def dbgd(learning_rate=0.01, delta=1.0, *, learning_rate_decay=1.0, interleaving
       tau: ``τ > 0`` of probabilistic interleaving.
       list_size: ``L`` (static), the displayed list length.
     """
-    check_common(learning_rate, learning_rate_decay, list_size)
-    check_number("delta", delta, low=0.0, fix="use a positive exploration step such as 1")
-    check_number("tau", tau, low=0.0, fix="use a positive softmax exponent such as 3")
+    check_candidates(learning_rate, delta, learning_rate_decay, tau, list_size)
     check_choice("interleaving", interleaving, INTERLEAVINGS)
 
-    def init(key, num_features: int) -> DBGDState:
+    def init(key, num_features: int) -> CandidateState:
         del key  # w starts at zero
-        f32 = lambda x: jnp.asarray(x, jnp.float32)  # noqa: E731
-        return DBGDState(jnp.zeros(num_features, jnp.float32), f32(learning_rate), f32(learning_rate_decay),
-                         f32(delta), f32(tau), jnp.zeros((), jnp.int32))
+        return init_candidates(num_features, learning_rate, delta, learning_rate_decay, tau)
 
-    def rank(state: DBGDState, key, features, where):
+    def rank(state: CandidateState, key, features, where):
         check_features(features, where)
         key_dir, key_list = jax.random.split(key)
         direction = unit_vectors(key_dir, 1, features.shape[-1])[0]
@@ -79,7 +64,7 @@ def dbgd(learning_rate=0.01, delta=1.0, *, learning_rate_decay=1.0, interleaving
                                                            tau=state.tau)
         return docs, shown, (direction, credit)
 
-    def update(state: DBGDState, features, where, docs, shown, clicks, aux) -> DBGDState:
+    def update(state: CandidateState, features, where, docs, shown, clicks, aux) -> CandidateState:
         del features, where, docs
         direction, credit = aux
         if interleaving == "team_draft":
@@ -87,12 +72,6 @@ def dbgd(learning_rate=0.01, delta=1.0, *, learning_rate_decay=1.0, interleaving
             outcome = clicks_per_team[1] - clicks_per_team[0]
         else:
             outcome = probabilistic_outcome(credit, clicks, shown)
-        # An f32 DP can leave a tie (e.g. posteriors of exactly 1/2) at ±1e-8: still a tie.
-        won = outcome > _TIE_TOLERANCE
-        return state._replace(
-            weights=state.weights + jnp.where(won, state.learning_rate, 0.0) * direction,
-            learning_rate=jnp.where(won, state.learning_rate * state.learning_rate_decay, state.learning_rate),
-            t=state.t + 1,
-        )
+        return step_towards(state, direction, outcome > TIE_TOLERANCE)
 
     return OnlineRanker(init, rank, update, linear_scores)

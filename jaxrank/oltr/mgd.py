@@ -23,8 +23,6 @@ Random draws of one impression: ``key_dir, key_list = jax.random.split(key)``; t
 ``unit_vectors(key_dir, n, D)``; the multileaver consumes ``key_list``.
 """
 
-from typing import NamedTuple
-
 import jax
 import jax.numpy as jnp
 
@@ -36,19 +34,11 @@ from jaxrank.clicks.multileave import (
     team_draft_multileave_credit,
     team_draft_multileave_from_ranks,
 )
-from jaxrank.oltr.base import OnlineRanker, check_common, check_features, linear_scores, top_ranks, unit_vectors
-from jaxrank.utils.checks import check_choice, check_int, check_number
+from jaxrank.oltr.base import (TIE_TOLERANCE, CandidateState, OnlineRanker, check_candidates, check_features,
+                               init_candidates, linear_scores, step_towards, top_ranks, unit_vectors)
+from jaxrank.utils.checks import check_choice, check_int
 
 MULTILEAVINGS = ("team_draft", "probabilistic")
-
-
-class MGDState(NamedTuple):
-    weights: jax.Array  # [D] f32, current ranker w
-    learning_rate: jax.Array  # [] f32, η (decayed after every update)
-    learning_rate_decay: jax.Array  # [] f32
-    delta: jax.Array  # [] f32, exploration step δ
-    tau: jax.Array  # [] f32, probabilistic-multileave softmax exponent
-    t: jax.Array  # [] i32, impressions seen
 
 
 def mgd(learning_rate=0.01, delta=1.0, *, num_candidates: int = 49, learning_rate_decay=1.0,
@@ -64,19 +54,15 @@ def mgd(learning_rate=0.01, delta=1.0, *, num_candidates: int = 49, learning_rat
       tau: ``τ > 0`` of probabilistic multileaving.
       list_size: ``L`` (static).
     """
-    check_common(learning_rate, learning_rate_decay, list_size)
-    check_number("delta", delta, low=0.0, fix="use a positive exploration step such as 1")
-    check_number("tau", tau, low=0.0, fix="use a positive softmax exponent such as 3")
+    check_candidates(learning_rate, delta, learning_rate_decay, tau, list_size)
     check_int("num_candidates", num_candidates, minimum=1, fix="MGD needs at least one candidate (49 in the paper)")
     check_choice("multileaving", multileaving, MULTILEAVINGS)
 
-    def init(key, num_features: int) -> MGDState:
+    def init(key, num_features: int) -> CandidateState:
         del key  # w starts at zero
-        f32 = lambda x: jnp.asarray(x, jnp.float32)  # noqa: E731
-        return MGDState(jnp.zeros(num_features, jnp.float32), f32(learning_rate), f32(learning_rate_decay),
-                        f32(delta), f32(tau), jnp.zeros((), jnp.int32))
+        return init_candidates(num_features, learning_rate, delta, learning_rate_decay, tau)
 
-    def rank(state: MGDState, key, features, where):
+    def rank(state: CandidateState, key, features, where):
         check_features(features, where)
         where = jnp.asarray(where, bool)
         key_dir, key_list = jax.random.split(key)
@@ -92,7 +78,7 @@ def mgd(learning_rate=0.01, delta=1.0, *, num_candidates: int = 49, learning_rat
                                                                       tau=state.tau)
         return docs, shown, (directions, credit)
 
-    def update(state: MGDState, features, where, docs, shown, clicks, aux) -> MGDState:
+    def update(state: CandidateState, features, where, docs, shown, clicks, aux) -> CandidateState:
         del features, where, docs
         directions, credit = aux
         if multileaving == "team_draft":
@@ -103,14 +89,9 @@ def mgd(learning_rate=0.01, delta=1.0, *, num_candidates: int = 49, learning_rat
                 return probabilistic_multileave_preferences(column, clicks, shown)[1, 0]
 
             pairs = jnp.stack([jnp.broadcast_to(credit[:, :1], credit[:, 1:].shape), credit[:, 1:]], -1)  # [L, n, 2]
-            beats_current = jax.vmap(versus_current, in_axes=1)(pairs) > 1e-6  # f32 ties stay ties
+            beats_current = jax.vmap(versus_current, in_axes=1)(pairs) > TIE_TOLERANCE
         num_winners = jnp.sum(beats_current)
         step = jnp.sum(jnp.where(beats_current[:, None], directions, 0.0), 0) / jnp.maximum(num_winners, 1)
-        won = num_winners > 0
-        return state._replace(
-            weights=state.weights + jnp.where(won, state.learning_rate, 0.0) * step,
-            learning_rate=jnp.where(won, state.learning_rate * state.learning_rate_decay, state.learning_rate),
-            t=state.t + 1,
-        )
+        return step_towards(state, step, num_winners > 0)
 
     return OnlineRanker(init, rank, update, linear_scores)

@@ -273,6 +273,19 @@ def merge_batches(rng, batches, M):
     return new
 
 
+def end_merge_stage(run) -> None:
+    """End of stage s (MergeRUCB, Algorithm 1): at most K / 2^s arms left, or nothing but
+    singletons, merges the batches (twice if one is still at most M/2) and starts stage s + 1."""
+    sizes = [len(b) for b in run.batches]
+    few = sum(sizes) <= run.K / 2**run.stage
+    if (few or max(sizes) < 2) and len(run.batches) > 1:
+        run.batches = merge_batches(run.rng, run.batches, run.M)
+        if min(len(b) for b in run.batches) <= 0.5 * run.M:
+            run.batches = merge_batches(run.rng, run.batches, run.M)
+        run.stage += 1
+        run.pointer %= len(run.batches)
+
+
 class MergeRUCB:
     def __init__(self, P, rng, alpha=1.01, delta=0.01, partition_size=4):
         self.P = np.asarray(P, dtype=float).tolist()
@@ -291,7 +304,6 @@ class MergeRUCB:
         self.duels = self._run()
 
     def _run(self):
-        K = self.K
         while sum(len(b) for b in self.batches) > 1:
             self.t += 1
             # round robin over the batches with at least two arms
@@ -313,15 +325,7 @@ class MergeRUCB:
             else:
                 self.W[d][c] += 1
             yield c, d
-            # end of stage s: at most K / 2^s arms left (or nothing but singletons)
-            sizes = [len(b) for b in self.batches]
-            few = sum(sizes) <= K / 2**self.stage
-            if (few or max(sizes) < 2) and len(self.batches) > 1:
-                self.batches = merge_batches(self.rng, self.batches, self.M)
-                if min(len(b) for b in self.batches) <= 0.5 * self.M:
-                    self.batches = merge_batches(self.rng, self.batches, self.M)
-                self.stage += 1
-                self.pointer %= len(self.batches)
+            end_merge_stage(self)
         self.exploit_arm = self.batches[0][0]
         while True:
             self.rng.random()

@@ -16,7 +16,7 @@ from tests.reference.if_btm_merge import (
     _argmax,
     _argmin,
     cumulative_regret,  # noqa: F401  (re-exported for the tests)
-    merge_batches,
+    end_merge_stage,
     merge_log_t_c,
     merge_prune,
 )
@@ -73,7 +73,6 @@ class MergeDTS:
         self.duels = self._run()
 
     def _run(self):
-        K = self.K
         while sum(len(b) for b in self.batches) > 1:
             self.t += 1
             nb = len(self.batches)
@@ -90,14 +89,7 @@ class MergeDTS:
             else:
                 self.W[d][c] += 1
             yield c, d
-            sizes = [len(b) for b in self.batches]
-            few = sum(sizes) <= K / 2**self.stage
-            if (few or max(sizes) < 2) and len(self.batches) > 1:
-                self.batches = merge_batches(self.rng, self.batches, self.M)
-                if min(len(b) for b in self.batches) <= 0.5 * self.M:
-                    self.batches = merge_batches(self.rng, self.batches, self.M)
-                self.stage += 1
-                self.pointer %= len(self.batches)
+            end_merge_stage(self)
         self.exploit_arm = self.batches[0][0]
         while True:
             yield self.exploit_arm, self.exploit_arm

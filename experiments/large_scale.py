@@ -4,6 +4,16 @@ and the 135-ranker MSLR-Informational matrices, cumulative regret on log-log axe
 setting: seeded MSLR subsets without a Condorcet winner, CCB / SCB / D-TS / MergeDTS (RUCB and
 RCS for contrast) by Copeland regret (Zoghi et al., NIPS 2015).
 
+Copeland subsets (``copeland_subsets``): "cycle" (default) builds each subset around the matrix's
+widest Condorcet cycle (three rankers a ≻ b ≻ c ≻ a, largest smallest margin: 0.016 on
+MSLR-Informational, 0.0075 on MSLR-Perfect), which become its tied Copeland winners, plus seeded
+rankers that all three beat by ``copeland_filler_margin`` and that are ``copeland_pair_gap`` from
+1/2 against each other. Every gap is then resolvable within 10^6 duels, the regime in which the
+paper's regret bounds speak. "uniform" draws subsets uniformly among those without a Condorcet
+winner; on the MSLR matrices these have 2–3 Copeland winners within about 0.001 of 1/2 of each
+other, so RUCB's candidate set never empties at feasible horizons, its duels among the winners
+cost no Copeland regret, and no algorithm but RCS is visibly linear there.
+
 The paper runs 10^8 steps; the defaults here are what fits a small CPU (``results.json`` records
 the horizon and runs used next to the paper's). Algorithms whose step costs O(K²) (``slow``: D-TS)
 run a shorter horizon. Every algorithm uses its module's default hyperparameters (MergeDTS and
@@ -28,7 +38,7 @@ from experiments.analysis import large_scale as analysis
 from experiments.matrices import MATRIX_DIR, load_matrices
 from experiments.registry import checkpoint_dir, register
 from jaxrank import bandits, data, envs
-from jaxrank.utils.checks import check_int
+from jaxrank.utils.checks import check_int, check_number
 
 PAPER_HORIZON = 100_000_000
 ELIMINATING = ("merge_dts", "merge_rucb")  # report among surviving arms
@@ -44,10 +54,13 @@ class Config:
     slow: tuple[str, ...] = ("dts",)  # O(K^2) steps: run to slow_num_steps only
     slow_num_steps: int = 20_000
     copeland_algorithms: tuple[str, ...] = ("ccb", "scb", "dts", "merge_dts", "rucb", "rcs")
-    copeland_num_arms: int = 16
+    copeland_subsets: str = "cycle"  # "cycle" (resolvable gaps) or "uniform"; see the module docstring
+    copeland_num_arms: int = 8
     copeland_num_subsets: int = 2  # per matrix
+    copeland_filler_margin: float = 0.03  # "cycle": each winner beats every other arm by at least this
+    copeland_pair_gap: float = 0.02  # "cycle": the other arms are at least this far from 1/2 pairwise
     copeland_num_runs: int = 10
-    copeland_num_steps: int = 100_000
+    copeland_num_steps: int = 1_000_000
     seed: int = 0
     chunk_size: int = 65_536
 
@@ -67,6 +80,48 @@ def copeland_subsets(pref: np.ndarray, num_arms: int, count: int, seed: int, *, 
                      f"in {max_tries} draws; lower copeland_num_subsets or change copeland_num_arms.")
 
 
+def widest_cycle(pref: np.ndarray) -> tuple[list, float]:
+    """The Condorcet cycle ``a ≻ b ≻ c ≻ a`` of ``pref [K, K]`` whose smallest margin ``p - 1/2`` is
+    largest: ``([a, b, c], margin)`` (0-based; margin <= 0 when ``pref`` has no cycle of three)."""
+    gap = np.asarray(pref, np.float64) - 0.5
+    # smallest[a, b, c] = min(gap[a, b], gap[b, c], gap[c, a])
+    smallest = np.minimum(np.minimum(gap[:, :, None], gap[None, :, :]), gap.T[:, None, :])
+    a, b, c = np.unravel_index(int(np.argmax(smallest)), smallest.shape)
+    return [int(a), int(b), int(c)], float(smallest[a, b, c])
+
+
+def cycle_subsets(pref: np.ndarray, num_arms: int, count: int, seed: int, *, filler_margin: float,
+                  pair_gap: float, max_tries: int = 1_000) -> list:
+    """``count`` distinct sorted subsets of ``num_arms`` arms of ``pref`` (0-based) without a Condorcet
+    winner and with resolvable gaps: the three arms of ``widest_cycle(pref)``, which become the
+    subset's tied Copeland winners, and ``num_arms - 3`` arms drawn (seeded, greedily in a random
+    order) among those all three beat by ``>= filler_margin``, each ``>= pair_gap`` from 1/2
+    against the others drawn."""
+    cycle, margin = widest_cycle(pref)
+    if margin <= 0 or num_arms < 3:
+        raise ValueError(f"cycle subsets need a Condorcet cycle of three arms and num_arms >= 3 (got num_arms = "
+                         f"{num_arms}, widest cycle margin {margin:.4f}); use copeland_subsets=uniform.")
+    gap = np.abs(np.asarray(pref, np.float64) - 0.5)
+    beaten = np.flatnonzero(np.min(pref[cycle], axis=0) - 0.5 >= filler_margin)
+    rng = np.random.default_rng(seed)
+    found = []
+    for _ in range(max_tries):
+        fillers = []
+        for j in rng.permutation(beaten):
+            if all(gap[j, f] >= pair_gap for f in fillers):
+                fillers.append(int(j))
+                if len(fillers) == num_arms - 3:
+                    break
+        arms = sorted(cycle + fillers)
+        if len(arms) == num_arms and arms not in found:
+            found.append(arms)
+            if len(found) == count:
+                return found
+    raise ValueError(f"found only {len(found)} of {count} cycle subsets of {num_arms} arms ({beaten.size} arms are "
+                     f"beaten by the cycle {cycle} by >= {filler_margin}); lower copeland_num_arms, "
+                     f"copeland_filler_margin or copeland_pair_gap.")
+
+
 def survival_probe(algo, winner: int):
     """``algo`` (a bandit with an ``active [K]`` bool state leaf) with ``best_arm`` reporting ``winner``
     while it is active and ``algo.best_arm`` (an active arm, so never ``winner``) once it is not."""
@@ -83,6 +138,10 @@ def _check(config: Config) -> None:
                   "copeland_num_steps", "copeland_num_subsets"):
         check_int(field, getattr(config, field), minimum=1)
     check_int("copeland_num_arms", config.copeland_num_arms, minimum=3)
+    if config.copeland_subsets not in ("cycle", "uniform"):
+        raise ValueError(f"copeland_subsets must be 'cycle' or 'uniform'; got {config.copeland_subsets!r}.")
+    check_number("copeland_filler_margin", config.copeland_filler_margin, low=0, high=0.5)
+    check_number("copeland_pair_gap", config.copeland_pair_gap, low=0, high=0.5, low_inclusive=True)
     if not config.algorithms and not config.copeland_algorithms:
         raise ValueError("algorithms and copeland_algorithms are both empty; name at least one bandit.")
 
@@ -147,13 +206,20 @@ def run(config: Config, run_dir) -> dict:
         if config.copeland_num_arms > full.shape[0]:
             raise ValueError(f"copeland_num_arms = {config.copeland_num_arms} exceeds the {full.shape[0]} rankers "
                              f"of {m.name}; pick at most {full.shape[0]}.")
-        subsets = copeland_subsets(full, config.copeland_num_arms, config.copeland_num_subsets, config.seed)
+        if config.copeland_subsets == "cycle":
+            subsets = cycle_subsets(full, config.copeland_num_arms, config.copeland_num_subsets, config.seed,
+                                    filler_margin=config.copeland_filler_margin, pair_gap=config.copeland_pair_gap)
+        else:
+            subsets = copeland_subsets(full, config.copeland_num_arms, config.copeland_num_subsets, config.seed)
         sub_prefs = np.stack([full[np.ix_(s, s)] for s in subsets])
         for s, arms in enumerate(subsets):
             key = f"{m.name} subset {s}"
             winners = bandits.scoring(sub_prefs[s], "copeland").winners
+            sub_gap = np.abs(sub_prefs[s] - 0.5)[~np.eye(len(arms), dtype=bool)]
             results["copeland"][key] = {"rankers": [a + 1 for a in arms], "copeland_winners":
-                                        [arms[i] + 1 for i in np.flatnonzero(np.asarray(winners))], "algorithms": {}}
+                                        [arms[i] + 1 for i in np.flatnonzero(np.asarray(winners))],
+                                        "construction": config.copeland_subsets,
+                                        "smallest_gap": round(float(sub_gap.min()), 5), "algorithms": {}}
         for name in config.copeland_algorithms:
             trace, seconds = _run_one(name, sub_prefs, seed=config.seed, num_runs=config.copeland_num_runs,
                                       num_steps=config.copeland_num_steps, regret="copeland",

@@ -46,7 +46,7 @@ SECTIONS = (
      "dueling bandits (Zoghi, Karnin, Whiteson, de Rijke, NIPS 2015)", (
         Part("large_scale", "MergeDTS has less cumulative regret than MergeRUCB on the 136-ranker MSLR matrices and "
              "never drops the Condorcet winner; without a Condorcet winner, CCB and SCB have sublinear Copeland regret.",
-             ("num_runs=3", "num_steps=100000", "copeland_num_runs=3", "copeland_num_steps=20000")),
+             ("num_runs=3", "num_steps=100000", "copeland_num_runs=3", "copeland_num_steps=1000000")),
     )),
     ("Online learning to rank from clicks: DBGD (Yue & Joachims, ICML 2009), MGD (Schuth et al., WSDM 2016), "
      "PDGD (Oosterhuis & de Rijke, CIKM 2018)", (

@@ -33,6 +33,7 @@ def test_large_scale_tiny_run(tmp_path, real_data):
     (key,) = [k for k in results["copeland"] if k.startswith("MSLR-Perfect")]
     sub = results["copeland"][key]
     assert len(sub["rankers"]) == 6 and set(sub["algorithms"]) == {"merge_dts", "rucb"}
+    assert sub["construction"] == "cycle" and len(sub["copeland_winners"]) == 3 and sub["smallest_gap"] > 0
     assert all(0 <= s["sublinearity"] < 5 for s in sub["algorithms"].values())
     for name in ("table.md", "large_scale.png", "large_scale_copeland.png", "arrays.npz"):
         assert (run_dir / name).is_file()
@@ -48,6 +49,44 @@ def test_copeland_subsets_have_no_condorcet_winner_and_are_seeded():
     assert subsets == large_scale.copeland_subsets(pref, 5, 3, seed=1)
     with pytest.raises(ValueError, match="without a Condorcet winner"):
         large_scale.copeland_subsets(pref, 12, 1, seed=0, max_tries=50)
+
+
+def _two_cycles() -> np.ndarray:
+    """9 arms: cycle 0 > 1 > 2 > 0 (margins .1, .05, .08) beating arms 3..8 by .1 (arm 8 by .01 only);
+    a narrower cycle 3 > 4 > 5 > 3 (.02); other pairs i < j: i wins by .04, but 6 vs 7 is .505."""
+    d = np.zeros((9, 9))
+    d[0, 1], d[1, 2], d[2, 0] = 0.1, 0.05, 0.08
+    d[3, 4] = d[4, 5] = d[5, 3] = 0.02
+    for i in range(3, 9):
+        for j in range(i + 1, 9):
+            if (i, j) not in ((3, 4), (4, 5), (3, 5)):
+                d[i, j] = 0.04
+    d[6, 7] = 0.005
+    d[:3, 3:] = 0.1
+    d[0, 8] = 0.01
+    d = d - d.T
+    return 0.5 + d
+
+
+def test_widest_cycle_and_cycle_subsets_follow_their_definition():
+    pref = _two_cycles()
+    cycle, margin = large_scale.widest_cycle(pref)
+    assert sorted(cycle) == [0, 1, 2] and margin == pytest.approx(0.05)
+    assert pref[cycle[0], cycle[1]] > 0.5 and pref[cycle[1], cycle[2]] > 0.5 and pref[cycle[2], cycle[0]] > 0.5
+    subsets = large_scale.cycle_subsets(pref, 6, 4, seed=3, filler_margin=0.03, pair_gap=0.015)
+    assert len({tuple(s) for s in subsets}) == 4
+    for s in subsets:
+        assert s == sorted(s) and {0, 1, 2} <= set(s) and 8 not in s and not {6, 7} <= set(s)
+        sub = pref[np.ix_(s, s)]
+        wins = (sub > 0.5).sum(axis=1)
+        assert envs.condorcet_winner(sub) is None
+        assert set(np.flatnonzero(wins == wins.max())) == {s.index(0), s.index(1), s.index(2)}
+    assert subsets == large_scale.cycle_subsets(pref, 6, 4, seed=3, filler_margin=0.03, pair_gap=0.015)
+    # 7 subsets exist (3 of {3..7}, not both 6 and 7); asking for 8 fails with a fix.
+    with pytest.raises(ValueError, match="lower copeland_num_arms"):
+        large_scale.cycle_subsets(pref, 6, 8, seed=0, filler_margin=0.03, pair_gap=0.015, max_tries=300)
+    with pytest.raises(ValueError, match="copeland_subsets=uniform"):
+        large_scale.cycle_subsets(np.full((4, 4), 0.5), 3, 1, seed=0, filler_margin=0.03, pair_gap=0.0)
 
 
 def test_survival_probe_reports_the_winner_only_while_it_survives():

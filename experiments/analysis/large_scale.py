@@ -42,13 +42,14 @@ def table(results: dict) -> str:
         lines += ["", "Copeland regret on subsets without a Condorcet winner (mean ± 95% CI; 'late/early' = "
                   "regret per step in the second half of the horizon over that in the first: ~1 linear, "
                   "-> 0 sublinear; accuracy = report is a Copeland winner).", "",
-                  "| subset | rankers | Copeland winners | algorithm | steps | regret | late/early | accuracy |",
-                  "|---|---|---|---|---|---|---|---|"]
+                  "| subset | rankers | Copeland winners | smallest gap | algorithm | steps | regret | late/early "
+                  "| accuracy |",
+                  "|---|---|---|---|---|---|---|---|---|"]
         for key, c in results["copeland"].items():
             for algo, s in c["algorithms"].items():
                 rankers, winners = (", ".join(map(str, c[k])) for k in ("rankers", "copeland_winners"))
-                lines.append(f"| {key} | {rankers} | {winners} | {_label(algo)} | {s['num_steps']:,} | {_cell(s)} | "
-                             f"{s['sublinearity']:.3f} | "
+                lines.append(f"| {key} ({c['construction']}) | {rankers} | {winners} | {c['smallest_gap']:.4f} | "
+                             f"{_label(algo)} | {s['num_steps']:,} | {_cell(s)} | {s['sublinearity']:.3f} | "
                              f"{s['final']['accuracy']:.2f} |")
     return "\n".join(lines) + "\n"
 

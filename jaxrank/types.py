@@ -10,7 +10,7 @@ documents per query (padded), ``D`` features, ``P`` preference pairs, ``K`` arms
   ``lax.scan`` visits query by query; convenient for small data (``jaxrank.data.pad_queries``).
 """
 
-from typing import Any, Callable, NamedTuple, Protocol
+from typing import Any, Callable, NamedTuple, Optional, Protocol
 
 import jax
 import numpy as np
@@ -123,7 +123,10 @@ class OnlineLearner(NamedTuple):
       ``"pairs"`` — ``x = x_i − x_j`` ``[D]`` with ``y = ±1``; ``"documents"`` — ``x = x_i`` with ``y``
       its grade;
     * ``readout(state)``: what scoring needs (e.g. ``w [D]``), so a protocol can keep one snapshot
-      per query without copying a covariance; ``score(readout, features [..., L, D]) -> [..., L]``.
+      per query without copying a covariance; ``score(readout, features [..., L, D]) -> [..., L]``;
+    * ``steps(state, x [S, ...], y [S], live [S]) -> state`` (optional): ``S`` steps in order, those
+      with ``live`` False skipped, equal to ``S`` calls of ``step`` up to rounding; a learner gives
+      it when a block form is faster (SOLAR-II).
     """
 
     init: Callable[..., Any]
@@ -132,6 +135,7 @@ class OnlineLearner(NamedTuple):
     readout: Callable[[Any], Any]
     score: Callable[..., Array]
     instances: str = "pairs"
+    steps: Optional[Callable[..., Any]] = None
 
 
 class DuelEnv(Protocol):

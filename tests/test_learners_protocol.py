@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from jaxrank.data import as_ragged, concat_queries, load_fold, pad_queries, synthetic_queries
-from jaxrank.learners.online import prank_pointwise, solar_first_order
+from jaxrank.learners.online import prank_pointwise, solar_first_order, solar_second_order
 from jaxrank.learners.online import protocol
 from jaxrank.types import QueryBatch
 from tests.conftest import SAMPLE_DATA
@@ -63,6 +63,25 @@ def test_pass_matches_numpy_replay(which):
     np.testing.assert_allclose(np.asarray(run.state.w), w_final, rtol=0, atol=1e-4)
     np.testing.assert_allclose(np.asarray(run.readouts.w), w_before, rtol=0, atol=1e-4)
     assert np.abs(w_final).max() > 1e-2  # the pass learned something
+
+
+@pytest.mark.parametrize("guard", [True, False])
+def test_solar_second_order_pass_matches_numpy_replay(guard):
+    """SOLAR-II's segment form (``steps``: 16 steps in [S, S] and [S, D] products, guards firing,
+    padded steps skipped) against the NumPy AROW loop over the same visits, in float64."""
+    batch, key, gamma = _mini(), jax.random.key(4), 1.0
+    feats, labels, mask = (np.asarray(a, np.float64) for a in batch[:3])
+    order, keys, flips = ref.pass_draws(key, batch.features.shape[0], int(protocol.instance_stream(batch).first.shape[0]),
+                                        protocol.BLOCK)
+    w_final, sigma_final, w_before = ref.online_arow(feats, labels, mask.astype(bool), order, keys, flips, gamma, guard)
+    with jax.enable_x64(True):
+        run = jax.jit(functools.partial(protocol.run_pass, solar_second_order(gamma, guard), dtype=jnp.float64))(
+            protocol.documents(batch, jnp.float64), protocol.instance_stream(batch), key)
+        assert run.state.w.dtype == jnp.float64
+    np.testing.assert_allclose(np.asarray(run.state.w), w_final, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(np.asarray(run.state.sigma), sigma_final, rtol=0, atol=1e-9)
+    np.testing.assert_allclose(np.asarray(run.readouts.w), w_before, rtol=0, atol=1e-9)
+    assert np.abs(w_final).max() > 1e-1  # the pass learned something
 
 
 def test_shuffle_is_the_reference_permutation_and_close_to_uniform():

@@ -75,6 +75,24 @@ def online_pa2(features, labels, mask, order, keys, flips, c):
     return w, np.asarray(w_before)
 
 
+def online_arow(features, labels, mask, order, keys, flips, gamma, guard=True):
+    """AROW (SOLAR-II; ``guard``: only on pairs with a positive loss) over the same visits: ``(w_final [D], sigma_final [D, D], w_before [Q, D])``."""
+    w, sigma = np.zeros(features.shape[2]), np.eye(features.shape[2])
+    w_before = []
+    for q, drawn in shuffled_visits(canonical_pairs(labels, mask), order, keys, flips):
+        w_before.append(w.copy())
+        for i, j, flipped in drawn:
+            y = -1.0 if flipped else 1.0
+            z = y * (features[q, i] - features[q, j])
+            loss = max(0.0, 1.0 - y * w.dot(z))
+            if loss > 0 or not guard:
+                sz = sigma.dot(z)
+                beta = z.dot(sz) + gamma
+                w = w + loss / beta * y * sz
+                sigma = sigma - np.outer(sz, sz) / beta
+    return w, sigma, np.asarray(w_before)
+
+
 def pass_draws(key, num_queries: int, num_instances: int, block: int):
     """The random inputs of one pass key, drawn with ``jax.random`` as ``protocol.run_pass``
     documents them: the query order ``[Q]``, a shuffle key per query ``[Q]`` and a flip word per

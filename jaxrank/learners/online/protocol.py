@@ -13,7 +13,8 @@ grade) to ``learner.step``. The steps run in blocks of ``BLOCK``: the block's dr
 ``[BLOCK, D]`` are computed in one vectorised call (a gather inside the step loop made ``vmap``-ed
 lanes as slow as separate runs on CPU), then a ``lax.scan`` over segments of ``SEGMENT`` steps
 applies them, each segment unrolled over its slice of the inputs (scanning over the vmapped inputs
-themselves would copy them into scan-major layout first). Every visit's steps are padded to whole
+themselves would copy them into scan-major layout first), or handed whole to ``learner.steps`` when
+the learner has a block form (SOLAR-II). Every visit's steps are padded to whole
 segments (masked steps), so a visit starts at a segment: the readout is kept once a segment
 rather than once a step, and the draws that depend on the visit are made once a segment.
 MQ2008's 80,925 pairs take 84,656 steps.
@@ -221,6 +222,8 @@ def run_pass(learner: OnlineLearner, docs: Documents, stream: InstanceStream, ke
             """``SEGMENT`` steps; returns the readout from before them (a snapshot if a visit starts here)."""
             readout = learner.readout(state) if snapshots else None
             xs, ys, lives = (jax.lax.dynamic_slice_in_dim(a, first, SEGMENT) for a in (x, y, live))
+            if learner.steps is not None:
+                return learner.steps(state, xs, ys, lives), readout
             for t in range(SEGMENT):
                 new, _, _ = learner.step(state, xs[t], ys[t])
                 state = jax.tree.map(lambda a, b: jnp.where(lives[t], a, b), new, state)  # noqa: B023

@@ -3,7 +3,7 @@
 SOLAR-I is PA-II with the squared hinge (paper eq. 4–6; Crammer et al. 2006); SOLAR-II is AROW with a
 full covariance (paper eq. 7–9; Crammer, Kulesza, Dredze 2009). ``step`` learns from one pair
 ``(z, y)``; ``update(state, query)`` runs one query's pair slots in order (``pairs.py``) and also
-takes a ready ``Pairs``.
+takes a ready ``Pairs``; SOLAR-II's ``steps`` runs a segment of the online protocol's steps at once.
 Documents are scored by ``features @ w``.
 """
 
@@ -72,4 +72,35 @@ def solar_second_order(gamma=1e4, guard: bool = True) -> OnlineLearner:
         sigma = jnp.where(updated, sigma - jnp.outer(sz, sz) / beta, sigma)
         return state._replace(w=w, sigma=sigma), loss, updated
 
-    return OnlineLearner(init, pairwise_update(step), step, linear_readout, linear_score)
+    def steps(state: SolarSecondOrderState, z, y, live):
+        """``S`` steps in order (``z [S, D]``, ``y [S]``, ``live [S]`` bool, a step with ``live`` False
+        skipped), equal to ``S`` calls of ``step`` up to rounding, reading ``Σ`` in two ``[S, D] × [D, D]``
+        products instead of ``2S`` matrix-vector passes. With ``Σ₀`` the covariance before them,
+        ``Σ_{k−1} z_k = Σ_m R_km Σ₀z_m``: the coefficients ``R [S, S]`` follow from the rank-one updates
+        and ``M = Z Σ₀ Zᵀ`` alone (``z_jᵀ Σ_{k−1} z_k = (R M)_kj``, ``β_k = (R M)_kk + γ``, the margin
+        from ``w₀ᵀz_k`` and the earlier steps' coefficients), and ``w``, ``Σ`` take the ``S`` updates at
+        the end: ``U = R Z Σ₀``, ``w = w₀ + Σ_k a_k U_k``, ``Σ = Σ₀ − Σ_k c_k U_kᵀU_k`` (``a_k = ℓ_k y_k / β_k``,
+        ``c_k = 1/β_k``, both 0 for a step that does not update)."""
+        w0, sigma0 = state.w, state.sigma
+        size = z.shape[0]
+        a0 = z @ sigma0  # [S, D] rows Σ₀ z_m (Σ₀ is symmetric)
+        gram = a0 @ z.T  # [S, S] M
+        margin0 = z @ w0  # [S] w₀ᵀ z_k
+        gamma_ = gamma.astype(w0.dtype)
+        # Row k: R_k [S], (R M)_k [S], a_k, c_k; one table, so a step updates one row.
+        table = jnp.zeros((size, 2 * size + 2), w0.dtype)
+        eye = jnp.eye(size, dtype=w0.dtype)
+        for k in range(size):
+            col, wcoef, scoef = table[:, size + k], table[:, 2 * size], table[:, 2 * size + 1]
+            r = eye[k] - jnp.sum((scoef * col)[:, None] * table[:, :size], axis=0)
+            loss = jnp.maximum(0.0, 1.0 - y[k] * (margin0[k] + jnp.sum(wcoef * col)))
+            p = jnp.sum(r[:, None] * gram, axis=0)
+            beta = p[k] + gamma_
+            updated = live[k] & ((loss > 0) if guard else True)
+            coefs = jnp.where(updated, jnp.stack([loss / beta * y[k], 1.0 / beta]), 0.0)
+            table = table.at[k].set(jnp.concatenate([r, p, coefs]))
+        u = table[:, :size] @ a0
+        wcoef, scoef = table[:, 2 * size], table[:, 2 * size + 1]
+        return state._replace(w=w0 + wcoef @ u, sigma=sigma0 - u.T @ (scoef[:, None] * u))
+
+    return OnlineLearner(init, pairwise_update(step), step, linear_readout, linear_score, steps=steps)

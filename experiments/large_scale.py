@@ -108,10 +108,10 @@ def cycle_subsets(pref: np.ndarray, num_arms: int, count: int, seed: int, *, fil
     for _ in range(max_tries):
         fillers = []
         for j in rng.permutation(beaten):
+            if len(fillers) == num_arms - 3:
+                break
             if all(gap[j, f] >= pair_gap for f in fillers):
                 fillers.append(int(j))
-                if len(fillers) == num_arms - 3:
-                    break
         arms = sorted(cycle + fillers)
         if len(arms) == num_arms and arms not in found:
             found.append(arms)

@@ -85,6 +85,7 @@ def test_widest_cycle_and_cycle_subsets_follow_their_definition():
     # 7 subsets exist (3 of {3..7}, not both 6 and 7); asking for 8 fails with a fix.
     with pytest.raises(ValueError, match="lower copeland_num_arms"):
         large_scale.cycle_subsets(pref, 6, 8, seed=0, filler_margin=0.03, pair_gap=0.015, max_tries=300)
+    assert large_scale.cycle_subsets(pref, 3, 1, seed=0, filler_margin=0.03, pair_gap=0.015) == [[0, 1, 2]]
     with pytest.raises(ValueError, match="copeland_subsets=uniform"):
         large_scale.cycle_subsets(np.full((4, 4), 0.5), 3, 1, seed=0, filler_margin=0.03, pair_gap=0.0)
 

@@ -10,6 +10,7 @@ and the ratio against the reference (one lane, same data, per impression), and a
 """
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -24,8 +25,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from experiments.oltr import Config, make_ranker  # noqa: E402
-from jaxrank import data, oltr  # noqa: E402
+from experiments.oltr import Config, lane_keys, load_folds, make_ranker, stack_folds, timed_grid  # noqa: E402
+from jaxrank import oltr  # noqa: E402
 from jaxrank.clicks import cascade_model  # noqa: E402
 from tests.reference import oltr as ref  # noqa: E402
 
@@ -72,27 +73,20 @@ def main():
     machine = (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
                f"{platform.python_version()}, jax {jax.__version__} ({jax.default_backend()})")
     print(machine)
-    config = Config()
-    folds = [data.load_fold(Path(args.data) / "MQ2008", k) for k in range(1, 6)]
-    num_docs = data.bucket_size(int(max(np.diff(s.offsets).max() for f in folds for s in f)))
-    train = oltr.stack_queries([oltr.click_queries(data.pad_queries(f[0], num_docs)) for f in folds])
-    test = oltr.stack_queries([oltr.click_queries(data.pad_queries(f[2], num_docs)) for f in folds])
+    config = dataclasses.replace(Config(), dataset=str(Path(args.data) / "MQ2008"), num_runs=args.runs,
+                                 num_impressions=args.impressions, click_models=MODELS)
+    _, _, folds = load_folds(config)  # the study's own folds (train, test), as the experiment loads them
+    train, test, _ = stack_folds(folds, config.folds)
     models = jax.tree.map(lambda *x: jnp.stack(x), *[cascade_model(m, 3) for m in MODELS])
-    keys = jax.random.split(jax.random.key(0), 5 * 3 * args.runs).reshape(5, 3, args.runs)
+    keys = lane_keys(config.seed, config.folds, len(MODELS), args.runs)
     checkpoints = oltr.log_checkpoints(args.impressions, config.num_checkpoints)
     lanes = keys.size
     rows = {}
     for name in args.learners.split(","):
-        ranker = make_ranker(name, config)
-        program = jax.jit(lambda k, tr, te, cm, r=ranker: oltr.simulate_grid(r, k, tr, te, cm, checkpoints=checkpoints))
-        start = time.perf_counter()
-        compiled = program.lower(keys, train, test, models).compile()
-        compile_s = time.perf_counter() - start
-        start = time.perf_counter()
-        out = jax.block_until_ready(compiled(keys, train, test, models))
-        run_s = time.perf_counter() - start
+        out, compile_s, run_s = timed_grid(make_ranker(name, config), keys, train, test, models,
+                                           checkpoints=checkpoints, discount=config.discount)
         rate = lanes * args.impressions / run_s
-        ref_rate = _reference_rate(name, config, folds[0][0], args.reference_impressions)
+        ref_rate = _reference_rate(name, config, folds[1][0], args.reference_impressions)
         rows[name] = {"compile_s": round(compile_s, 2), "run_s": round(run_s, 2), "impressions_per_s": round(rate),
                       "reference_impressions_per_s": round(ref_rate, 1), "ratio": round(rate / ref_rate, 1),
                       "final_offline_mean": round(float(np.asarray(out.offline)[..., -1].mean()), 4)}

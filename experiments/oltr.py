@@ -91,7 +91,7 @@ def _split_parts(queries, seed: int):
                       parts[(k + 3) % 5])
 
 
-def _load(config: Config):
+def load_folds(config: Config):
     """``(name, source, {fold: (train, test)} ragged)``."""
     if config.dataset not in ("auto", "synthetic"):
         path = data.resolve(config.dataset)
@@ -106,6 +106,38 @@ def _load(config: Config):
     return ds.name, ds.source, {k: letor_datasets.fold(ds, k, config.seed)[::2] for k in config.folds}
 
 
+def stack_folds(folds: dict, fold_ids) -> tuple:
+    """``(train, test, N)``: the folds ``fold_ids`` of ``{fold: (train, test)}`` padded to one list
+    size ``N`` (a bucket size) and stacked ``[F, ...]`` as ``oltr.stack_queries`` expects."""
+    num_docs = data.bucket_size(int(max(np.diff(q.offsets).max() for pair in folds.values() for q in pair)))
+
+    def stack(part):
+        return oltr.stack_queries([oltr.click_queries(data.pad_queries(folds[k][part], num_docs)) for k in fold_ids])
+
+    return stack(0), stack(1), num_docs
+
+
+def lane_keys(seed: int, fold_ids, num_models: int, num_runs: int) -> jax.Array:
+    """``[F, M, R]`` keys: lane (fold f, click model m, run r) uses ``fold_in(fold_in(fold_in(key(seed), f), m), r)``."""
+    root = jax.random.key(seed)
+    runs, models = jnp.arange(num_runs), jnp.arange(num_models)
+    one = lambda f, m, r: jax.random.fold_in(jax.random.fold_in(jax.random.fold_in(root, f), m), r)  # noqa: E731
+    return jax.vmap(lambda f: jax.vmap(lambda m: jax.vmap(lambda r: one(f, m, r))(runs))(models))(
+        jnp.asarray(fold_ids))
+
+
+def timed_grid(ranker, keys, train, test, models, *, checkpoints, discount=oltr.ONLINE_DISCOUNT) -> tuple:
+    """``oltr.simulate_grid`` compiled once and run: ``(output, compile seconds, run seconds)``."""
+    program = jax.jit(lambda k, tr, te, cm: oltr.simulate_grid(ranker, k, tr, te, cm, checkpoints=checkpoints,
+                                                               discount=discount))
+    start = time.perf_counter()
+    compiled = program.lower(keys, train, test, models).compile()
+    compile_s = time.perf_counter() - start
+    start = time.perf_counter()
+    out = jax.block_until_ready(compiled(keys, train, test, models))
+    return out, compile_s, time.perf_counter() - start
+
+
 def _ci95(values: np.ndarray, axis) -> np.ndarray:
     n = np.prod([values.shape[a] for a in axis])
     return 1.96 * values.std(axis=axis, ddof=1) / math.sqrt(n) if n > 1 else np.zeros(values.shape[-1:])
@@ -115,19 +147,14 @@ def _ci95(values: np.ndarray, axis) -> np.ndarray:
 def run(config: Config, run_dir) -> dict:
     """DBGD vs MGD vs PDGD learning curves and final offline/online NDCG@10 (PDGD paper, §6-7)."""
     _check(config)
-    name, source, folds = _load(config)
+    name, source, folds = load_folds(config)
     grades = config.num_grades or int(max(max(tr.labels.max(), te.labels.max()) for tr, te in folds.values())) + 1
     grades = {2: 2, 3: 3}.get(grades, 5)
     models = [cascade_model(m, grades) for m in config.click_models]
     model_stack = jax.tree.map(lambda *x: jnp.stack(x), *models)
-    num_docs = data.bucket_size(int(max(np.diff(q.offsets).max() for pair in folds.values() for q in pair)))
-    train = oltr.stack_queries([oltr.click_queries(data.pad_queries(folds[k][0], num_docs)) for k in config.folds])
-    test = oltr.stack_queries([oltr.click_queries(data.pad_queries(folds[k][1], num_docs)) for k in config.folds])
+    train, test, num_docs = stack_folds(folds, config.folds)
     checkpoints = oltr.log_checkpoints(config.num_impressions, config.num_checkpoints)
-    root = jax.random.key(config.seed)
-    keys = jnp.stack([jnp.stack([jnp.stack([jax.random.fold_in(jax.random.fold_in(jax.random.fold_in(root, f), m), r)
-                                            for r in range(config.num_runs)])
-                                 for m in range(len(models))]) for f in config.folds])
+    keys = lane_keys(config.seed, config.folds, len(models), config.num_runs)
     lanes = len(config.folds) * len(models) * config.num_runs
     print(f"[oltr] {name}: {len(config.folds)} folds, train queries {[int(n) for n in train.num_queries]}, "
           f"N = {num_docs}, D = {train.features.shape[-1]}, {grades} grades; {lanes} lanes x "
@@ -136,14 +163,8 @@ def run(config: Config, run_dir) -> dict:
     wall = time.perf_counter()
     for learner in config.learners:
         ranker = make_ranker(learner, config)
-        program = jax.jit(lambda k, tr, te, cm, r=ranker: oltr.simulate_grid(
-            r, k, tr, te, cm, checkpoints=checkpoints, discount=config.discount))
-        start = time.perf_counter()
-        compiled = program.lower(keys, train, test, model_stack).compile()
-        compile_s = time.perf_counter() - start
-        start = time.perf_counter()
-        out = jax.block_until_ready(compiled(keys, train, test, model_stack))
-        run_s = time.perf_counter() - start
+        out, compile_s, run_s = timed_grid(ranker, keys, train, test, model_stack, checkpoints=checkpoints,
+                                           discount=config.discount)
         offline, online = np.asarray(out.offline), np.asarray(out.online)  # [F, M, R, C]
         arrays[f"{learner}__offline"], arrays[f"{learner}__online"] = offline, online
         arrays[f"{learner}__display"] = np.asarray(out.display)

@@ -1,6 +1,7 @@
 """Test setup: CPU only, the ``slow`` marker, and where the shared real data lives."""
 
 import json
+import math
 import os
 from pathlib import Path
 
@@ -10,6 +11,27 @@ import pytest  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_DATA = Path(__file__).resolve().parent / "data"
+# ArXiv_6_rankers.txt (the 6-ranker arXiv matrix; arm 0 is the Condorcet winner), inlined so the
+# fast tests run without the shared data folder.
+ARXIV_ROWS = (
+    (0.50, 0.55, 0.55, 0.54, 0.61, 0.61),
+    (0.45, 0.50, 0.55, 0.55, 0.58, 0.60),
+    (0.45, 0.45, 0.50, 0.54, 0.51, 0.56),
+    (0.46, 0.45, 0.46, 0.50, 0.54, 0.50),
+    (0.39, 0.42, 0.49, 0.46, 0.50, 0.51),
+    (0.39, 0.40, 0.44, 0.50, 0.49, 0.50),
+)
+
+
+def assert_same_mean(ours, theirs, label: str = "") -> None:
+    """The two samples' means agree within the 95% CI of their difference (regret parity)."""
+    import numpy as np
+
+    ours, theirs = np.asarray(ours, np.float64), np.asarray(theirs, np.float64)
+    se = math.sqrt(ours.var(ddof=1) / ours.size + theirs.var(ddof=1) / theirs.size)
+    gap = abs(ours.mean() - theirs.mean())
+    print(f"{label}: ours {ours.mean():.1f}, reference {theirs.mean():.1f}, |gap| {gap:.1f} <= {1.96 * se:.1f}")
+    assert gap <= 1.96 * se, (label, ours.mean(), theirs.mean(), se)
 
 
 def pytest_addoption(parser):

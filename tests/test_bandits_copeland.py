@@ -15,6 +15,7 @@ import pytest
 from jaxrank.bandits import ccb, rucb, scb, scoring, simulate
 from jaxrank.envs import PrefMatrixEnv
 from jaxrank.metrics.duel_regret import copeland_winners
+from tests.conftest import assert_same_mean
 from tests.reference import copeland_bandits as ref
 
 FIGURES = Path(__file__).resolve().parent / "reference" / "copeland_k10_T20000.json"
@@ -251,15 +252,6 @@ def test_tied_copeland_winners_rule():
 # ----------------------------------------------------------------------------------------------
 
 
-def _assert_same_mean(jax_regret, ref_regret, label):
-    se = lambda x: np.std(x, ddof=1) / math.sqrt(len(x))  # noqa: E731
-    gap = abs(jax_regret.mean() - ref_regret.mean())
-    bound = 1.96 * math.sqrt(se(jax_regret) ** 2 + se(ref_regret) ** 2)
-    print(f"{label}: jax {jax_regret.mean():.1f} ± {1.96 * se(jax_regret):.1f}, numpy {ref_regret.mean():.1f} ± "
-          f"{1.96 * se(ref_regret):.1f}, |gap| {gap:.1f} <= {bound:.1f}")
-    assert gap <= bound
-
-
 @pytest.fixture(scope="module")
 def figures():
     return json.loads(FIGURES.read_text())
@@ -280,7 +272,7 @@ def test_ccb_regret_matches_reference_on_mslr_subset(mslr_subset, figures):
     T, runs = figures["T"], figures["num_runs"]
     trace = simulate(ccb, jax.random.key(figures["seeds"]["ccb"]), mslr_subset, num_runs=runs, num_steps=T,
                      checkpoints=[T], regret="copeland")
-    _assert_same_mean(trace.regret[0, 0, :, -1],
+    assert_same_mean(trace.regret[0, 0, :, -1],
                       np.asarray(figures["results"]["mslr_perfect_subset"]["ccb"]["final_regret"]), "ccb MSLR subset")
 
 
@@ -291,7 +283,7 @@ def test_regret_matches_reference_on_cyclic_matrix(module, figures):
     T, runs = figures["T"], figures["num_runs"]
     trace = simulate(module, jax.random.key(figures["seeds"][name]), ref.cyclic_matrix(10), num_runs=runs,
                      num_steps=T, checkpoints=[T])
-    _assert_same_mean(trace.regret[0, 0, :, -1], np.asarray(figures["results"]["cyclic"][name]["final_regret"]),
+    assert_same_mean(trace.regret[0, 0, :, -1], np.asarray(figures["results"]["cyclic"][name]["final_regret"]),
                       f"{name} cyclic")
 
 

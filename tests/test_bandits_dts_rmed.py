@@ -16,6 +16,7 @@ from jaxrank.bandits import dts, rmed
 from jaxrank.bandits import simulate
 from jaxrank.data.preference import EMBEDDED_DEFAULT, load_preference_matrix
 from jaxrank.envs import PrefMatrixEnv, select_rankers
+from tests.conftest import assert_same_mean
 from tests.reference import dts_rmed as ref
 
 ARXIV = load_preference_matrix(EMBEDDED_DEFAULT)  # 6 arms, arm 0 is the Condorcet winner
@@ -278,22 +279,13 @@ def mslr10(shared_data):
     return pref
 
 
-def _assert_same_mean(jax_regret, ref_regret):
-    se = lambda x: np.std(x, ddof=1) / math.sqrt(len(x))  # noqa: E731
-    gap = abs(jax_regret.mean() - ref_regret.mean())
-    bound = 1.96 * math.sqrt(se(jax_regret) ** 2 + se(ref_regret) ** 2)
-    print(f"jax {jax_regret.mean():.1f} ± {1.96 * se(jax_regret):.1f}, numpy {ref_regret.mean():.1f} ± "
-          f"{1.96 * se(ref_regret):.1f}, |gap| {gap:.1f} <= {bound:.1f}")
-    assert gap <= bound
-
-
 @pytest.mark.slow
 def test_dts_regret_matches_reference(mslr10):
     trace = simulate(dts, jax.random.key(2016), mslr10, num_runs=NUM_RUNS, num_steps=HORIZON, checkpoints=[HORIZON])
-    _assert_same_mean(trace.regret[0, 0, :, -1], ref.simulate_dts(mslr10, HORIZON, NUM_RUNS, seed=2016))
+    assert_same_mean(trace.regret[0, 0, :, -1], ref.simulate_dts(mslr10, HORIZON, NUM_RUNS, seed=2016), "dts")
 
 
 @pytest.mark.slow
 def test_rmed1_regret_matches_reference(mslr10):
     trace = simulate(rmed, jax.random.key(2015), mslr10, num_runs=NUM_RUNS, num_steps=HORIZON, checkpoints=[HORIZON])
-    _assert_same_mean(trace.regret[0, 0, :, -1], ref.simulate_rmed1(mslr10, HORIZON, NUM_RUNS, seed=2015))
+    assert_same_mean(trace.regret[0, 0, :, -1], ref.simulate_rmed1(mslr10, HORIZON, NUM_RUNS, seed=2015), "rmed1")

@@ -23,18 +23,10 @@ from jaxrank.bandits import beat_the_mean as btm
 from jaxrank.bandits import interleaved_filter as ifilter
 from jaxrank.bandits import merge_rucb as mrucb
 from jaxrank.envs import PrefMatrixEnv
+from tests.conftest import ARXIV_ROWS, assert_same_mean
 from tests.reference import if_btm_merge as ref
 
-# ArXiv_6_rankers.txt (the 6-ranker arXiv matrix; arm 0 is the Condorcet winner), inlined so the
-# fast tests run without the shared data folder.
-ARXIV = np.array([
-    [0.50, 0.55, 0.55, 0.54, 0.61, 0.61],
-    [0.45, 0.50, 0.55, 0.55, 0.58, 0.60],
-    [0.45, 0.45, 0.50, 0.54, 0.51, 0.56],
-    [0.46, 0.45, 0.46, 0.50, 0.54, 0.50],
-    [0.39, 0.42, 0.49, 0.46, 0.50, 0.51],
-    [0.39, 0.40, 0.44, 0.50, 0.49, 0.50],
-])
+ARXIV = np.array(ARXIV_ROWS)
 K = 6
 MODULES = {"interleaved_filter": ifilter, "beat_the_mean": btm, "merge_rucb": mrucb}
 HPARAMS = {"interleaved_filter": {"horizon": 300.0}, "beat_the_mean": {"horizon": 300.0},
@@ -472,8 +464,7 @@ def test_mean_regret_matches_numpy_reference(shared_data, name):
     ours = trace.regret[0, 0, :, -1].astype(np.float64)
     theirs = np.array([ref.cumulative_regret(make(P, np.random.default_rng([2015, r])), P, T_PARITY)
                        for r in range(RUNS_PARITY)])
-    se = math.sqrt(ours.var(ddof=1) / ours.size + theirs.var(ddof=1) / theirs.size)
-    assert abs(ours.mean() - theirs.mean()) <= 1.96 * se, (ours.mean(), theirs.mean(), se)
+    assert_same_mean(ours, theirs, name)
 
 
 def test_mr_row_by_row_bounds_and_pruning_equal_the_whole_matrix():

@@ -19,16 +19,10 @@ import pytest
 
 from jaxrank.bandits import merge_dts as mdts
 from jaxrank.envs import PrefMatrixEnv
+from tests.conftest import ARXIV_ROWS, assert_same_mean
 from tests.reference import merge_dts as ref
 
-ARXIV = np.array([  # ArXiv_6_rankers.txt, arm 0 is the Condorcet winner
-    [0.50, 0.55, 0.55, 0.54, 0.61, 0.61],
-    [0.45, 0.50, 0.55, 0.55, 0.58, 0.60],
-    [0.45, 0.45, 0.50, 0.54, 0.51, 0.56],
-    [0.46, 0.45, 0.46, 0.50, 0.54, 0.50],
-    [0.39, 0.42, 0.49, 0.46, 0.50, 0.51],
-    [0.39, 0.40, 0.44, 0.50, 0.49, 0.50],
-])
+ARXIV = np.array(ARXIV_ROWS)
 _INIT = jax.jit(mdts.init, static_argnums=1)
 _STEP = jax.jit(mdts.step)
 
@@ -224,7 +218,5 @@ def test_mean_regret_matches_numpy_reference(shared_data):
         algo = ref.MergeDTS(P, np.random.default_rng([2020, r]))
         theirs.append(ref.cumulative_regret(algo, P, T_PARITY))
         dropped.append(condorcet_winner(P) in algo.dropped)
-    theirs = np.asarray(theirs)
-    se = math.sqrt(ours.var(ddof=1) / ours.size + theirs.var(ddof=1) / theirs.size)
-    assert abs(ours.mean() - theirs.mean()) <= 1.96 * se, (ours.mean(), theirs.mean(), se)
+    assert_same_mean(ours, theirs, "merge_dts")
     assert not any(dropped)

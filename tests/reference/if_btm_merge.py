@@ -287,13 +287,19 @@ def end_merge_stage(run) -> None:
 
 
 class MergeRUCB:
-    def __init__(self, P, rng, alpha=1.01, delta=0.01, partition_size=4):
+    """One run; ``duels`` yields ``(c, d)`` forever; ``exploit_arm`` is set once one arm is left and
+    ``dropped`` lists the pruned arms. Subclasses change the duel inside the visited batch
+    (``pick``) and ``ln C``."""
+
+    exploit_draws = True  # the exploit phase draws (and ignores) one uniform a step, as the JAX duel does
+
+    def __init__(self, P, rng, alpha=1.01, delta=0.01, partition_size=4, *, log_c=None):
         self.P = np.asarray(P, dtype=float).tolist()
         self.rng = rng
         self.K = K = len(self.P)
         self.alpha = alpha
         self.M = partition_size
-        self.log_c = merge_log_c(alpha, delta, K)
+        self.log_c = merge_log_c(alpha, delta, K) if log_c is None else log_c
         perm = [int(a) for a in rng.permutation(K)]
         self.batches = [perm[s:s + partition_size] for s in range(0, K, partition_size)]
         self.W = [[0] * K for _ in range(K)]
@@ -301,7 +307,16 @@ class MergeRUCB:
         self.stage = 1
         self.pointer = -1
         self.exploit_arm = None
+        self.dropped = []
         self.duels = self._run()
+
+    def pick(self, B, log_t_c):
+        """MergeRUCB's duel in batch ``B``: ``c`` uniform, ``d`` the rival with the highest ``U_dc``."""
+        c = _uniform(self.rng, B)
+        rivals = [j for j in B if j != c]
+        if not rivals:
+            return c, c
+        return c, _argmax(self.rng, rivals, lambda j: merge_ucb(self.W, j, c, log_t_c, self.alpha))
 
     def _run(self):
         while sum(len(b) for b in self.batches) > 1:
@@ -313,13 +328,9 @@ class MergeRUCB:
             self.pointer = k
             log_t_c = merge_log_t_c(self.t, self.log_c)
             B = merge_prune(self.W, self.batches[k], log_t_c, self.alpha)
+            self.dropped += [i for i in self.batches[k] if i not in B]
             self.batches[k] = B
-            c = _uniform(self.rng, B)
-            rivals = [j for j in B if j != c]
-            if rivals:
-                d = _argmax(self.rng, rivals, lambda j: merge_ucb(self.W, j, c, log_t_c, self.alpha))
-            else:
-                d = c
+            c, d = self.pick(B, log_t_c)
             if self.rng.random() < self.P[c][d]:
                 self.W[c][d] += 1
             else:
@@ -328,5 +339,6 @@ class MergeRUCB:
             end_merge_stage(self)
         self.exploit_arm = self.batches[0][0]
         while True:
-            self.rng.random()
+            if self.exploit_draws:
+                self.rng.random()
             yield self.exploit_arm, self.exploit_arm

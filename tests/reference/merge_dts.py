@@ -13,13 +13,17 @@ The batches, pruning, merges and stages are MergeRUCB's, taken from the MergeRUC
 import numpy as np
 
 from tests.reference.if_btm_merge import (
+    MergeRUCB,
     _argmax,
     _argmin,
-    cumulative_regret,  # noqa: F401  (re-exported for the tests)
-    end_merge_stage,
+    cumulative_regret,
     merge_log_t_c,
     merge_prune,
 )
+
+# The MergeRUCB reference's regret, pruning and bound offsets are re-exported for the tests.
+__all__ = ["log_c", "first_candidate", "second_candidate", "MergeDTS", "cumulative_regret", "merge_log_t_c",
+           "merge_prune"]
 
 
 def log_c(alpha, epsilon, K, c=0.0):
@@ -52,44 +56,14 @@ def second_candidate(rng, W, B, c):
     return _argmin(rng, rivals, lambda j: theta[j])
 
 
-class MergeDTS:
-    """One run; ``duels`` yields ``(c, d)`` forever; ``exploit_arm`` is set once one arm is left."""
+class MergeDTS(MergeRUCB):
+    """One run of MergeDTS: MergeRUCB's run with the duel picked by double Thompson sampling."""
+
+    exploit_draws = False
 
     def __init__(self, P, rng, alpha=1.01, epsilon=0.01, partition_size=4, c=0.0):
-        self.P = np.asarray(P, dtype=float).tolist()
-        self.rng = rng
-        self.K = K = len(self.P)
-        self.alpha = alpha
-        self.M = partition_size
-        self.log_c = log_c(alpha, epsilon, K, c)
-        perm = [int(a) for a in rng.permutation(K)]
-        self.batches = [perm[s:s + partition_size] for s in range(0, K, partition_size)]
-        self.W = [[0] * K for _ in range(K)]
-        self.t = 0
-        self.stage = 1
-        self.pointer = -1
-        self.exploit_arm = None
-        self.dropped = []
-        self.duels = self._run()
+        super().__init__(P, rng, alpha, partition_size=partition_size, log_c=log_c(alpha, epsilon, len(P), c))
 
-    def _run(self):
-        while sum(len(b) for b in self.batches) > 1:
-            self.t += 1
-            nb = len(self.batches)
-            k = next(k % nb for k in range(self.pointer + 1, self.pointer + 1 + nb)
-                     if len(self.batches[k % nb]) >= 2)
-            self.pointer = k
-            B = merge_prune(self.W, self.batches[k], merge_log_t_c(self.t, self.log_c), self.alpha)
-            self.dropped += [i for i in self.batches[k] if i not in B]
-            self.batches[k] = B
-            c = first_candidate(self.rng, self.W, B)
-            d = second_candidate(self.rng, self.W, B, c)
-            if self.rng.random() < self.P[c][d]:
-                self.W[c][d] += 1
-            else:
-                self.W[d][c] += 1
-            yield c, d
-            end_merge_stage(self)
-        self.exploit_arm = self.batches[0][0]
-        while True:
-            yield self.exploit_arm, self.exploit_arm
+    def pick(self, B, log_t_c):
+        c = first_candidate(self.rng, self.W, B)
+        return c, second_candidate(self.rng, self.W, B, c)

@@ -1,8 +1,9 @@
 """Slow, obviously-correct multileaving of ``n >= 2`` rankers (test reference only).
 
 Written from the papers with plain Python lists, ``itertools`` and float64; no code is shared with
-``jaxrank``. Random choices come in as explicit uniforms so a caller can replay the exact draws
-of another implementation:
+``jaxrank`` (``ranking`` and the ``1/rank^tau`` softmax are the interleaving reference's). Random
+choices come in as explicit uniforms so a caller can replay the exact draws of another
+implementation:
 
 * ``order_u[r][j]``: ranker ``j``'s uniform in round ``r``; among the rankers allowed to pick,
   the one with the smallest uniform picks first (ties by ranker index).
@@ -25,6 +26,8 @@ import itertools
 
 import numpy as np
 
+from tests.reference.interleaving import ranking, softmax_over_remaining
+
 __all__ = [
     "ranking",
     "softmax_over_remaining",
@@ -36,18 +39,6 @@ __all__ = [
     "preferences_by_enumeration",
     "sign_matrix",
 ]
-
-
-def ranking(scores):
-    """Document indices by descending score; equal scores keep index order."""
-    return sorted(range(len(scores)), key=lambda d: (-scores[d], d))
-
-
-def softmax_over_remaining(ranked_docs, remaining, tau):
-    """``{doc: P(doc)}`` with ``P ∝ 1 / rank^tau`` (rank in the full ranking), over ``remaining``."""
-    weights = {d: 1.0 / (r + 1) ** tau for r, d in enumerate(ranked_docs) if d in remaining}
-    total = sum(weights.values())
-    return {d: w / total for d, w in weights.items()}
 
 
 def _next_picker(team_sizes, order_u):

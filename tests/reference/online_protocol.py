@@ -60,37 +60,46 @@ def shuffled_visits(pairs, order, keys, flips):
     return visits
 
 
-def online_pa2(features, labels, mask, order, keys, flips, c):
-    """Returns ``(w_final [D], w_before [Q, D])``: ``w_before[k]`` scored the k-th visited query."""
-    w = np.zeros(features.shape[2])
+def _replay(features, labels, mask, order, keys, flips, state, step):
+    """Runs ``step(state, z, y) -> state`` over the visits' pairs (``state[0]`` is ``w``);
+    returns ``(state, w_before [Q, D])``: ``w_before[k]`` scored the k-th visited query."""
     w_before = []
     for q, drawn in shuffled_visits(canonical_pairs(labels, mask), order, keys, flips):
-        w_before.append(w.copy())
+        w_before.append(state[0].copy())
         for i, j, flipped in drawn:
             y = -1.0 if flipped else 1.0
-            z = y * (features[q, i] - features[q, j])
-            loss = max(0.0, 1.0 - y * w.dot(z))
-            if loss > 0:
-                w = w + loss / (z.dot(z) + 1.0 / (2.0 * c)) * y * z
-    return w, np.asarray(w_before)
+            state = step(state, y * (features[q, i] - features[q, j]), y)
+    return state, np.asarray(w_before)
+
+
+def online_pa2(features, labels, mask, order, keys, flips, c):
+    """PA-II (SOLAR-I): returns ``(w_final [D], w_before [Q, D])``."""
+
+    def step(state, z, y):
+        (w,) = state
+        loss = max(0.0, 1.0 - y * w.dot(z))
+        return (w + loss / (z.dot(z) + 1.0 / (2.0 * c)) * y * z,) if loss > 0 else state
+
+    (w,), w_before = _replay(features, labels, mask, order, keys, flips, (np.zeros(features.shape[2]),), step)
+    return w, w_before
 
 
 def online_arow(features, labels, mask, order, keys, flips, gamma, guard=True):
-    """AROW (SOLAR-II; ``guard``: only on pairs with a positive loss) over the same visits: ``(w_final [D], sigma_final [D, D], w_before [Q, D])``."""
-    w, sigma = np.zeros(features.shape[2]), np.eye(features.shape[2])
-    w_before = []
-    for q, drawn in shuffled_visits(canonical_pairs(labels, mask), order, keys, flips):
-        w_before.append(w.copy())
-        for i, j, flipped in drawn:
-            y = -1.0 if flipped else 1.0
-            z = y * (features[q, i] - features[q, j])
-            loss = max(0.0, 1.0 - y * w.dot(z))
-            if loss > 0 or not guard:
-                sz = sigma.dot(z)
-                beta = z.dot(sz) + gamma
-                w = w + loss / beta * y * sz
-                sigma = sigma - np.outer(sz, sz) / beta
-    return w, sigma, np.asarray(w_before)
+    """AROW (SOLAR-II; ``guard``: only on pairs with a positive loss): ``(w_final [D], sigma_final [D, D],
+    w_before [Q, D])``."""
+
+    def step(state, z, y):
+        w, sigma = state
+        loss = max(0.0, 1.0 - y * w.dot(z))
+        if guard and loss <= 0:
+            return state
+        sz = sigma.dot(z)
+        beta = z.dot(sz) + gamma
+        return w + loss / beta * y * sz, sigma - np.outer(sz, sz) / beta
+
+    d = features.shape[2]
+    (w, sigma), w_before = _replay(features, labels, mask, order, keys, flips, (np.zeros(d), np.eye(d)), step)
+    return w, sigma, w_before
 
 
 def pass_draws(key, num_queries: int, num_instances: int, block: int):

@@ -3,9 +3,11 @@ permutations, online protocol) after compile; SOLAR-I and SOLAR-II under the onl
 against an independent float64 NumPy loop written from the paper (same permutations, same pairs in
 the same order, the same per-query metrics), with the cost of 1 against 10 vmapped permutations;
 SOLAR-I against scikit-learn's PA-II (``PassiveAggressiveClassifier(loss="squared_hinge")``, the
-same update) driven query by query; SOLAR-I/II against the primal RankSVM baseline.
+same update) driven query by query; SOLAR-I/II against the primal RankSVM baseline; the
+permutations sharded over ``--devices`` host CPU devices (one per core; a fresh process with
+``XLA_FLAGS=--xla_force_host_platform_device_count=N``) against one lane on one device.
 
-    python benchmarks/solar.py [--data ../shared/data] [--permutations 10] [--json PATH]
+    python benchmarks/solar.py [--data ../shared/data] [--permutations 10] [--devices 2] [--json PATH]
 
 Prints the machine, the timings and Markdown tables; ``--json`` writes the figures (ratios included).
 """
@@ -14,6 +16,8 @@ import argparse
 import json
 import os
 import platform
+import subprocess
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -23,6 +27,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from experiments import letor_datasets, solar_online, solar_scalability
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
 from jaxrank.learners.online import protocol, solar_first_order, solar_second_order
 
 REPO = Path(__file__).resolve().parents[1]
@@ -139,7 +145,7 @@ def versus_numpy(queries, permutations: int, key, figures: dict):
     print(f"\n## SOLAR online protocol vs a float64 NumPy loop ({permutations} permutations, same pairs and order)\n")
     print("| learner | pass compile s | scoring compile s | 1 lane pass s | pass s | lanes cost | scoring s | jaxrank s | NumPy s | NumPy / jaxrank "
           "| max abs diff w | max abs diff final metrics |\n|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for name, make, hparam in (("solar_i", solar_first_order, 1e-5), ("solar_ii", solar_second_order, 1e4)):
+    for name, make, hparam in LEARNERS:
         learner = make(hparam)
         program = protocol.online_program(learner)
         start = time.perf_counter()
@@ -166,6 +172,44 @@ def versus_numpy(queries, permutations: int, key, figures: dict):
         figures[name] = dict(compile_seconds=compile_s, scoring_compile_seconds=score_compile_s, one_lane_pass_seconds=lane_s, pass_seconds=min(pass_s),
                              lanes_cost=min(pass_s) / lane_s, scoring_seconds=min(score_s), jaxrank_seconds=jax_s,
                              numpy_seconds=np_s, ratio=np_s / jax_s, max_abs_diff_w=diff_w, max_abs_diff_metrics=diff_m)
+
+
+LEARNERS = (("solar_i", solar_first_order, 1e-5), ("solar_ii", solar_second_order, 1e4))
+
+
+def sharded_lanes(queries, permutations: int, key) -> dict:
+    """Per learner: the pass of one lane, and of ``permutations`` lanes sharded over every device of
+    this process (a 1-D mesh over the permutation axis), best of 5 after compile; the sharded passes
+    must equal the unsharded ones bit for bit."""
+    docs = protocol.documents(queries)
+    stream = protocol.instance_stream(queries, "pairs")
+    keys = protocol.permutation_keys(key, permutations)
+    lanes = jax.device_put(keys, NamedSharding(Mesh(np.array(jax.devices()), ("lanes",)), PartitionSpec("lanes")))
+    out = {}
+    for name, make, hparam in LEARNERS:
+        program = protocol.online_program(make(hparam))
+        one, sharded = program.lower(docs, stream, keys[:1]).compile(), program.lower(docs, stream, lanes).compile()
+        same = all(np.array_equal(a, b) for a, b in zip(jax.tree.leaves(jax.device_get(program(docs, stream, keys))),
+                                                        jax.tree.leaves(jax.device_get(sharded(docs, stream, lanes)))))
+        lane_s = min(_timed(one, docs, stream, keys[:1])[1] for _ in range(5))
+        pass_s = min(_timed(sharded, docs, stream, lanes)[1] for _ in range(5))
+        out[name] = dict(devices=jax.device_count(), one_lane_pass_seconds=lane_s, pass_seconds=pass_s,
+                         lanes_cost=pass_s / lane_s, same_as_one_device=same)
+    return out
+
+
+def versus_sharded(data: str, permutations: int, devices: int, figures: dict):
+    """``sharded_lanes`` in a fresh process with ``devices`` host CPU devices."""
+    env = dict(os.environ, JAX_PLATFORMS="cpu", XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}")
+    done = subprocess.run([sys.executable, __file__, f"--data={data}", f"--permutations={permutations}", "--lanes-child"],
+                          cwd=REPO, env=env, capture_output=True, text=True, check=True)
+    rows = json.loads(done.stdout.strip().splitlines()[-1])
+    print(f"\n## {permutations} permutations sharded over {devices} host CPU devices (one per core) vs 1 lane\n")
+    print("| learner | 1 lane pass s | sharded pass s | lanes cost | same passes as one device |\n|---|---:|---:|---:|---|")
+    for name, row in rows.items():
+        print(f"| {name} | {row['one_lane_pass_seconds']:.3f} | {row['pass_seconds']:.3f} | **{row['lanes_cost']:.2f}x** | "
+              f"{'yes' if row['same_as_one_device'] else 'NO'} |")
+        figures.setdefault(name, {})["sharded"] = row
 
 
 def sklearn_online(queries, permutations: int, key, c: float):
@@ -202,8 +246,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
     parser.add_argument("--permutations", type=int, default=10)
+    parser.add_argument("--devices", type=int, default=2, help="host CPU devices for the sharded lanes (1: skip)")
     parser.add_argument("--json", help="write the figures to this JSON file")
+    parser.add_argument("--lanes-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.lanes_child:
+        ds = letor_datasets.resolve(str(Path(args.data) / "MQ2008"), "bench")
+        print(json.dumps(sharded_lanes(letor_datasets.all_queries(ds), args.permutations, jax.random.key(0))))
+        return
     figures = dict(machine=f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores",
                    jax=jax.__version__, backend=jax.default_backend(), permutations=args.permutations)
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
@@ -213,6 +263,8 @@ def main():
     key = jax.random.key(0)
     table2_row(batch, args.permutations, key)
     versus_numpy(batch, args.permutations, key, figures)
+    if args.devices > 1:
+        versus_sharded(args.data, args.permutations, args.devices, figures)
 
     c = 1e-5
     learner = solar_first_order(c)

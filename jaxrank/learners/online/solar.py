@@ -23,6 +23,9 @@ class SolarFirstOrderState(NamedTuple):
     t: jax.Array  # [] i32, queries seen
 
 
+_ALIGN = 16  # float32 lanes of an AVX-512 register: SOLAR-II's block form pads D to a multiple of it
+
+
 class SolarSecondOrderState(NamedTuple):
     w: jax.Array  # [D] f32, mean
     sigma: jax.Array  # [D, D] f32, covariance
@@ -80,27 +83,32 @@ def solar_second_order(gamma=1e4, guard: bool = True) -> OnlineLearner:
         and ``M = Z Σ₀ Zᵀ`` alone (``z_jᵀ Σ_{k−1} z_k = (R M)_kj``, ``β_k = (R M)_kk + γ``, the margin
         from ``w₀ᵀz_k`` and the earlier steps' coefficients), and ``w``, ``Σ`` take the ``S`` updates at
         the end: ``U = R Z Σ₀``, ``w = w₀ + Σ_k a_k U_k``, ``Σ = Σ₀ − Σ_k c_k U_kᵀU_k`` (``a_k = ℓ_k y_k / β_k``,
-        ``c_k = 1/β_k``, both 0 for a step that does not update)."""
-        w0, sigma0 = state.w, state.sigma
+        ``c_k = 1/β_k``, both 0 for a step that does not update). ``D`` is padded with zeros to a
+        multiple of ``_ALIGN`` inside (exact: the padded entries stay 0 and are cut off)."""
+        d = state.w.shape[0]
+        pad = -d % _ALIGN  # zero columns: the products run on whole vector registers (MQ2008: 46 -> 48)
+        w0, z = jnp.pad(state.w, (0, pad)), jnp.pad(z, ((0, 0), (0, pad)))
+        sigma0 = jnp.pad(state.sigma, ((0, pad), (0, pad)))
         size = z.shape[0]
-        a0 = z @ sigma0  # [S, D] rows Σ₀ z_m (Σ₀ is symmetric)
-        gram = a0 @ z.T  # [S, S] M
+        a0t = sigma0 @ z.T  # [D, S] columns Σ₀ z_m
+        gram = z @ a0t  # [S, S] M
         margin0 = z @ w0  # [S] w₀ᵀ z_k
         gamma_ = gamma.astype(w0.dtype)
-        # Row k: R_k [S], (R M)_k [S], a_k, c_k; one table, so a step updates one row.
+        # Row k: R_k [S], (R M)_k [S], a_k, c_k; one table, so a step updates one row. R is unit lower
+        # triangular and rows k.. are still 0 at step k, so step k reads rows 0..k-1 and R_k[:k+1] only.
         table = jnp.zeros((size, 2 * size + 2), w0.dtype)
         eye = jnp.eye(size, dtype=w0.dtype)
         for k in range(size):
-            col, wcoef, scoef = table[:, size + k], table[:, 2 * size], table[:, 2 * size + 1]
-            r = eye[k] - jnp.sum((scoef * col)[:, None] * table[:, :size], axis=0)
+            col, wcoef, scoef = table[:k, size + k], table[:k, 2 * size], table[:k, 2 * size + 1]
+            r = eye[k] - jnp.sum((scoef * col)[:, None] * table[:k, :size], axis=0)
             loss = jnp.maximum(0.0, 1.0 - y[k] * (margin0[k] + jnp.sum(wcoef * col)))
-            p = jnp.sum(r[:, None] * gram, axis=0)
+            p = jnp.sum(r[:k + 1, None] * gram[:k + 1], axis=0)
             beta = p[k] + gamma_
             updated = live[k] & ((loss > 0) if guard else True)
             coefs = jnp.where(updated, jnp.stack([loss / beta * y[k], 1.0 / beta]), 0.0)
             table = table.at[k].set(jnp.concatenate([r, p, coefs]))
-        u = table[:, :size] @ a0
+        ut = a0t @ table[:, :size].T  # [D, S]
         wcoef, scoef = table[:, 2 * size], table[:, 2 * size + 1]
-        return state._replace(w=w0 + wcoef @ u, sigma=sigma0 - u.T @ (scoef[:, None] * u))
+        return state._replace(w=(w0 + ut @ wcoef)[:d], sigma=(sigma0 - (ut * scoef) @ ut.T)[:d, :d])
 
     return OnlineLearner(init, pairwise_update(step), step, linear_readout, linear_score, steps=steps)

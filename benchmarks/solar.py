@@ -154,14 +154,14 @@ def versus_numpy(queries, permutations: int, key, figures: dict):
         one = program.lower(docs, stream, keys[:1]).compile()
         passes = compiled(docs, stream, keys)
         _, first_score_s = _timed(lambda: protocol.score_passes(learner, queries, passes, keys))  # compiles the scoring
-        lane_s = min(_timed(one, docs, stream, keys[:1])[1] for _ in range(3))
-        pass_s, score_s = [], []
-        for _ in range(3):
+        pass_s, score_s, lane_s = [], [], []
+        for _ in range(3):  # 1 lane and all lanes alternate, so both see the same machine
+            lane_s.append(_timed(one, docs, stream, keys[:1])[1])
             passes, s = _timed(compiled, docs, stream, keys)
             pass_s.append(s)
             per_query, s = _timed(lambda: protocol.score_passes(learner, queries, passes, keys))
             score_s.append(s)
-        jax_s = min(pass_s) + min(score_s)
+        jax_s, lane_s = min(pass_s) + min(score_s), min(lane_s)
         score_compile_s = first_score_s - min(score_s)
         final = np.asarray(protocol.cumulative_mean(per_query)[:, -1])
         w_np, final_np, np_s = numpy_online(queries, permutations, key, name, hparam)
@@ -191,8 +191,8 @@ def sharded_lanes(queries, permutations: int, key) -> dict:
         one, sharded = program.lower(docs, stream, keys[:1]).compile(), program.lower(docs, stream, lanes).compile()
         same = all(np.array_equal(a, b) for a, b in zip(jax.tree.leaves(jax.device_get(program(docs, stream, keys))),
                                                         jax.tree.leaves(jax.device_get(sharded(docs, stream, lanes)))))
-        lane_s = min(_timed(one, docs, stream, keys[:1])[1] for _ in range(5))
-        pass_s = min(_timed(sharded, docs, stream, lanes)[1] for _ in range(5))
+        times = [(_timed(one, docs, stream, keys[:1])[1], _timed(sharded, docs, stream, lanes)[1]) for _ in range(5)]
+        lane_s, pass_s = (min(column) for column in zip(*times))
         out[name] = dict(devices=jax.device_count(), one_lane_pass_seconds=lane_s, pass_seconds=pass_s,
                          lanes_cost=pass_s / lane_s, same_as_one_device=same)
     return out

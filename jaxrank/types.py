@@ -167,6 +167,9 @@ class Bandit(Protocol):
     * ``init(key, num_arms, **hparams) -> state`` (hyperparameters live in the state, so they vmap);
     * ``step(state, key, env: DuelEnv) -> (state, StepInfo)``: choose a pair, duel, update;
     * ``best_arm(state, key) -> [] i32``: the arm it would report if stopped now.
+
+    Optional: ``SPLIT_CPU_KERNELS = False`` when a step touches only rows or entries of the ``[K, K]``
+    arrays, so XLA:CPU runs each of its kernels on one thread (``jaxrank.bandits.driver``).
     """
 
     def init(self, key: PRNGKey, num_arms: int, **hparams) -> Any: ...

@@ -90,6 +90,25 @@ def test_simulate_compiles_one_program_for_all_matrices_settings_and_calls(name)
     np.testing.assert_array_equal(first.regret[0], first.regret[1])  # the same matrix twice, the same keys
 
 
+@pytest.mark.parametrize("name", sorted(n for n, a in bandits.ALGORITHMS.items() if not getattr(a, "SPLIT_CPU_KERNELS", True)))
+def test_unsplit_cpu_kernels_change_no_result(name):
+    """``SPLIT_CPU_KERNELS = False`` compiles the run without XLA:CPU's kernel splitting (and only on
+    CPU); the results are the same bits as with it."""
+    from jaxrank.bandits import driver
+
+    algo = bandits.algorithm(name)
+    mesh = bandits.lane_mesh()
+    assert driver._compiler_options(algo, mesh) == {"xla_disable_hlo_passes": "cpu-parallel-task-assigner"}
+    split = types.ModuleType(algo.__name__)  # the same functions, without the declaration
+    split.init, split.step, split.best_arm = algo.init, algo.step, algo.best_arm
+    assert driver._compiler_options(split, mesh) is None and driver._compiler_options(bandits.rucb, mesh) is None
+    run = lambda a: bandits.simulate(a, jax.random.key(0), _pref(), num_runs=3, num_steps=200,  # noqa: E731
+                                     hparams={k: v[:1] for k, v in HPARAMS[name].items()}, checkpoints=[50, 200])
+    one, two = run(algo), run(split)
+    np.testing.assert_array_equal(one.regret, two.regret)
+    np.testing.assert_array_equal(one.correct, two.correct)
+
+
 def test_simulate_rejects_bad_arguments_by_name():
     pref = _pref()
     run = lambda **kw: bandits.simulate(bandits.rcs, **{"key": jax.random.key(0), "prefs": pref, "num_runs": 1,  # noqa: E731

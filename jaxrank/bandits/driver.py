@@ -94,12 +94,22 @@ def _init_program(algo, mesh, key_impl, num_arms, num_checkpoints):
                    in_shardings=lanes, out_shardings=lanes)
 
 
+def _compiler_options(algo, mesh) -> Optional[dict]:
+    """XLA:CPU splits a kernel over the cores when its operands are large. A bandit whose step reads
+    a row or a few entries of the lanes' ``[K, K]`` arrays declares ``SPLIT_CPU_KERNELS = False``
+    (waking a second thread costs it more than it saves: RCS at K = 136 runs 20% faster on one);
+    those whose step is O(K²) (RUCB, SAVAGE, RMED) gain from the split and keep it."""
+    if getattr(algo, "SPLIT_CPU_KERNELS", True) or any(d.platform != "cpu" for d in mesh.devices.flat):
+        return None
+    return {"xla_disable_hlo_passes": "cpu-parallel-task-assigner"}
+
+
 @functools.lru_cache(maxsize=None)
 def _run_program(algo, mesh, shared_env: bool):
     lanes, shared = NamedSharding(mesh, PartitionSpec(LANE_AXIS)), NamedSharding(mesh, PartitionSpec())
     return jax.jit(functools.partial(_run_lanes, algo, None if shared_env else 0),  # (carry, starts, stops, slots, env, score)
                    in_shardings=(lanes, shared, shared, shared, shared if shared_env else lanes, lanes),
-                   out_shardings=lanes, donate_argnums=0)
+                   out_shardings=lanes, donate_argnums=0, compiler_options=_compiler_options(algo, mesh))
 
 
 def _is_key(x) -> bool:

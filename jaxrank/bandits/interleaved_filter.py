@@ -31,6 +31,8 @@ from jaxrank.types import StepInfo
 from jaxrank.utils import prng, random_argmin, random_choice
 from jaxrank.utils.checks import check_int, check_number
 
+SPLIT_CPU_KERNELS = False  # a step reads rows and entries of the [K, K] arrays (driver._compiler_options)
+
 
 class IFState(NamedTuple):
     candidate: jax.Array  # [] i32, b̂

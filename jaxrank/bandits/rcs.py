@@ -28,6 +28,8 @@ from jaxrank.utils import log_prob_beta_at_least_half, prng, random_argmax, rand
 from jaxrank.utils.checks import check_int, check_number
 from jaxrank.utils.choice import first_passing
 
+SPLIT_CPU_KERNELS = False  # a step reads rows and entries of the [K, K] arrays (driver._compiler_options)
+
 
 class RCSState(NamedTuple):
     wins: jax.Array  # [K, K] f32, wins[i, j] = times i beat j

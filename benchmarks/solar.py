@@ -25,13 +25,13 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 import numpy as np
-
-from experiments import letor_datasets, solar_online, solar_scalability
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from experiments import letor_datasets, solar_online, solar_scalability
 from jaxrank.learners.online import protocol, solar_first_order, solar_second_order
 
 REPO = Path(__file__).resolve().parents[1]
+LEARNERS = (("solar_i", solar_first_order, 1e-5), ("solar_ii", solar_second_order, 1e4))  # name, factory, C or γ
 
 
 def _timed(fn, *args):
@@ -172,9 +172,6 @@ def versus_numpy(queries, permutations: int, key, figures: dict):
         figures[name] = dict(compile_seconds=compile_s, scoring_compile_seconds=score_compile_s, one_lane_pass_seconds=lane_s, pass_seconds=min(pass_s),
                              lanes_cost=min(pass_s) / lane_s, scoring_seconds=min(score_s), jaxrank_seconds=jax_s,
                              numpy_seconds=np_s, ratio=np_s / jax_s, max_abs_diff_w=diff_w, max_abs_diff_metrics=diff_m)
-
-
-LEARNERS = (("solar_i", solar_first_order, 1e-5), ("solar_ii", solar_second_order, 1e4))
 
 
 def sharded_lanes(queries, permutations: int, key) -> dict:

@@ -250,6 +250,7 @@ def visited_batch(sizes, cursor, active, batch) -> tuple[jax.Array, jax.Array, j
     current = jnp.argmin(jnp.where(eligible, distance, num_arms)).astype(jnp.int32)
     return current, active & (batch == current) & has_batch, has_batch
 
+
 def step(state: MergeRUCBState, key, env):
     """One step of MergeRUCB (Zoghi, Whiteson, de Rijke, WSDM 2015, Algorithm 1).
 

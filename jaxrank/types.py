@@ -87,7 +87,13 @@ class MetricFn(Protocol):
 
 
 # --------------------------------------------------------------------------------------------
-# The contracts every algorithm module follows
+# The contracts every algorithm module follows (``jaxrank.registry`` for the module layout)
+#
+# One rule for keys: anything that draws randomness takes the PRNG key as its first argument
+# (as JAX and gymnax do); a function that draws nothing takes no key. Continuous hyperparameters
+# are f32 leaves of the state, set by ``init(key, size, **hparams)``; static switches are bound by
+# the module's ``make(**options)``. Every ``step`` / ``update`` returns ``(state, info)`` with a
+# NamedTuple ``info``, and keeps the state's tree, shapes and dtypes (``lax.scan`` requires it).
 # --------------------------------------------------------------------------------------------
 
 
@@ -99,41 +105,37 @@ class UpdateInfo(NamedTuple):
     instances: Array  # [] i32 valid instances in the batch
 
 
+class InstanceInfo(NamedTuple):
+    """What one ``Learner.step`` on a single instance reports."""
+
+    loss: Array  # [] loss of the instance before the update
+    updated: Array  # [] bool, the instance changed the model
+
+
 class Learner(NamedTuple):
-    """A learner over an explicit state pytree (optax-shaped), built by a factory of hyperparameters.
+    """A learner to rank over an explicit state pytree (``jaxrank.learners``), built by its module's
+    ``make(**options)``:
 
-    * ``init(key, num_features, dtype=f32) -> state``;
-    * ``update(state, batch) -> (state, UpdateInfo)``: one batch of the learner family's kind: one
-      padded query (``QueryBatch`` leaves without the ``Q`` axis) for the online learners, one
-      step's sampled pairs (``jaxrank.pairs.PairBatch``) for SPD and LCRA. ``lax.scan`` over
-      batches is training; ``vmap`` covers seeds and hyperparameter grids.
+    * ``init(key, num_features, dtype=f32, **hparams) -> state``;
+    * ``update(state, batch) -> (state, UpdateInfo)``: one batch of the family's kind: one padded
+      query (``QueryBatch`` leaves without the ``Q`` axis) for the online learners, one step's
+      sampled pairs (``jaxrank.pairs.PairBatch``) for SPD and LCRA. ``lax.scan`` over batches is
+      training; ``vmap`` covers seeds and hyperparameter grids;
+    * ``params(state)``: what scoring needs (``w [D]`` for a linear model), so a protocol keeps one
+      snapshot per query without copying a covariance; ``score(params, features [..., D]) -> [...]``.
 
-    Hyperparameters are arrays (never used in Python ``if`` or shapes), so a grid compiles once.
+    Learners driven instance by instance (the online protocols, SOLAR paper Algorithm 1) also give
+    ``step(state, x, y) -> (state, InstanceInfo)`` (``instances`` says what ``x`` is: ``"pairs"``,
+    ``x = x_i − x_j`` ``[D]`` with ``y = ±1``; ``"documents"``, ``x = x_i`` with ``y`` its grade) and
+    may give ``steps(state, x [S, ...], y [S], live [S]) -> state``, ``S`` steps in order with those
+    not ``live`` skipped, when a block form is faster (SOLAR-II).
     """
 
     init: Callable[..., Any]
     update: Callable[..., tuple[Any, UpdateInfo]]
-
-
-class OnlineLearner(NamedTuple):
-    """A ``Learner`` that also learns from one instance at a time: what the online protocols drive
-    (SOLAR paper, Algorithm 1), which order, shuffle and flip instances themselves.
-
-    * ``step(state, x, y) -> (state, loss, updated)``: one instance; ``instances`` says what it is:
-      ``"pairs"`` — ``x = x_i − x_j`` ``[D]`` with ``y = ±1``; ``"documents"`` — ``x = x_i`` with ``y``
-      its grade;
-    * ``readout(state)``: what scoring needs (e.g. ``w [D]``), so a protocol can keep one snapshot
-      per query without copying a covariance; ``score(readout, features [..., L, D]) -> [..., L]``;
-    * ``steps(state, x [S, ...], y [S], live [S]) -> state`` (optional): ``S`` steps in order, those
-      with ``live`` False skipped, equal to ``S`` calls of ``step`` up to rounding; a learner gives
-      it when a block form is faster (SOLAR-II).
-    """
-
-    init: Callable[..., Any]
-    update: Callable[..., tuple[Any, UpdateInfo]]
-    step: Callable[..., tuple]
-    readout: Callable[[Any], Any]
+    params: Callable[[Any], Any]
     score: Callable[..., Array]
+    step: Optional[Callable[..., tuple[Any, InstanceInfo]]] = None
     instances: str = "pairs"
     steps: Optional[Callable[..., Any]] = None
 
@@ -161,37 +163,40 @@ class StepInfo(NamedTuple):
     first_won: Array  # [] bool
 
 
-class Bandit(Protocol):
-    """A dueling-bandit module (``jaxrank.bandits.rcs``, ...): pure functions over a NamedTuple state.
+class Bandit(NamedTuple):
+    """A dueling bandit (``jaxrank.bandits``), built by its module's ``make(**options)``:
 
     * ``init(key, num_arms, **hparams) -> state`` (hyperparameters live in the state, so they vmap);
-    * ``step(state, key, env: DuelEnv) -> (state, StepInfo)``: choose a pair, duel, update;
-    * ``best_arm(state, key) -> [] i32``: the arm it would report if stopped now.
-
-    Optional: ``SPLIT_CPU_KERNELS = False`` when a step touches only rows or entries of the ``[K, K]``
-    arrays, so XLA:CPU runs each of its kernels on one thread (``jaxrank.bandits.driver``).
+    * ``step(key, state, env: DuelEnv) -> (state, StepInfo)``: choose a pair, duel, update;
+    * ``best_arm(key, state) -> [] i32``: the arm it would report if stopped now.
     """
 
-    def init(self, key: PRNGKey, num_arms: int, **hparams) -> Any: ...
-
-    def step(self, state: Any, key: PRNGKey, env: DuelEnv) -> tuple[Any, StepInfo]: ...
-
-    def best_arm(self, state: Any, key: PRNGKey) -> Array: ...
+    init: Callable[..., Any]
+    step: Callable[..., tuple[Any, StepInfo]]
+    best_arm: Callable[..., Array]
 
 
-class OnlineRanker(NamedTuple):
-    """An online learner to rank from clicks (``jaxrank.oltr``: DBGD, MGD, PDGD): it learns from one
-    simulated impression at a time (one query, one displayed list, its clicks).
+class RankerInfo(NamedTuple):
+    """What one ``Ranker.update`` reports."""
 
-    * ``init(key, num_features) -> state``; hyperparameters are f32 arrays in the state (vmappable);
-    * ``rank(state, key, features [N, D], where [N]) -> (docs [L] i32, shown [L] bool, aux)``: the
+    updated: Array  # [] bool, the impression changed the model
+
+
+class Ranker(NamedTuple):
+    """An online learner to rank from clicks (``jaxrank.oltr``: DBGD, MGD, PDGD), built by its module's
+    ``make(**options)``; it learns from one simulated impression at a time (one query, one displayed
+    list, its clicks).
+
+    * ``init(key, num_features, **hparams) -> state``;
+    * ``rank(key, state, features [N, D], where [N]) -> (docs [L] i32, shown [L] bool, aux)``: the
       list shown to the user (``docs = -1`` where not shown) and what ``update`` needs to credit clicks;
-    * ``update(state, features, where, docs, shown, clicks [L] bool, aux) -> state``;
-    * ``scores(state, features [..., D]) -> [...]``: the current (production) ranker's scores, for
-      offline evaluation.
+    * ``update(state, features, where, docs, shown, clicks [L] bool, aux) -> (state, RankerInfo)``;
+    * ``params(state)`` and ``score(params, features [..., D]) -> [...]``: the current (production)
+      ranker, for offline evaluation.
     """
 
     init: Callable[..., Any]
     rank: Callable[..., tuple[Array, Array, Any]]
-    update: Callable[..., Any]
-    scores: Callable[..., Array]
+    update: Callable[..., tuple[Any, RankerInfo]]
+    params: Callable[[Any], Any]
+    score: Callable[..., Array]

@@ -1,16 +1,19 @@
-"""Dueling bandits: one module per algorithm with ``init`` / ``step`` / ``best_arm`` (the
-``jaxrank.types.Bandit`` contract), the pure single-lane ``run`` against any ``DuelEnv``, and
-``simulate``, the driver that runs many lanes over a device mesh, resumably.
+"""Dueling bandits: one module per algorithm (``HPARAMS``, ``OPTIONS``, ``make(**options)`` giving a
+``jaxrank.types.Bandit`` of ``init`` / ``step`` / ``best_arm``), the pure single-lane program
+``lane.run_lane`` against any ``DuelEnv``, and ``sweep``, which runs many lanes over a device mesh,
+resumably.
 
-``ALGORITHMS`` maps each algorithm's name to its module; ``algorithm(name)`` looks one up.
+``ALGORITHMS`` is the family's ``jaxrank.registry.Registry``: a new algorithm is one module plus one
+line here.
 """
 
-from jaxrank.bandits import beat_the_mean, ccb, dts, interleaved_filter, merge_dts, merge_rucb, rcs, rmed, rucb, savage, scb
-from jaxrank.bandits.driver import Trace, lane_mesh, simulate
-from jaxrank.bandits.run import Record, Scoring, default_checkpoints, run, scoring
+from jaxrank.bandits import beat_the_mean, ccb, dts, interleaved_filter, lane, merge_dts, merge_rucb, rcs, rmed, rucb, savage, scb
+from jaxrank.bandits.lane import Record, Scoring, default_checkpoints, run_lane, scoring
+from jaxrank.bandits.sweep import CPU_COMPILER_OPTIONS, Trace, lane_mesh, sweep
+from jaxrank.registry import Registry
 from jaxrank.types import Bandit, StepInfo
 
-ALGORITHMS: dict[str, Bandit] = {
+ALGORITHMS = Registry("bandit", {
     "rcs": rcs,
     "rucb": rucb,
     "savage": savage,
@@ -22,37 +25,31 @@ ALGORITHMS: dict[str, Bandit] = {
     "merge_dts": merge_dts,
     "ccb": ccb,
     "scb": scb,
-}
-
-
-def algorithm(name: str) -> Bandit:
-    """The bandit module registered as ``name`` (``ValueError`` listing the names otherwise)."""
-    if name not in ALGORITHMS:
-        raise ValueError(f"unknown bandit {name!r}; registered: {', '.join(ALGORITHMS)}.")
-    return ALGORITHMS[name]
-
+})
 
 __all__ = [
     "ALGORITHMS",
+    "Bandit",
+    "CPU_COMPILER_OPTIONS",
     "Record",
     "Scoring",
     "StepInfo",
     "Trace",
-    "algorithm",
     "beat_the_mean",
     "ccb",
     "default_checkpoints",
     "dts",
     "interleaved_filter",
+    "lane",
     "lane_mesh",
     "merge_dts",
     "merge_rucb",
     "rcs",
     "rmed",
     "rucb",
-    "run",
+    "run_lane",
     "savage",
     "scb",
     "scoring",
-    "simulate",
+    "sweep",
 ]

@@ -1,14 +1,31 @@
 """Pieces shared by the dueling-bandit modules (the contract itself is ``jaxrank.types.Bandit``):
-asking the environment for a duel, the win scoresheet, Copeland guesses, RUCB-style bounds."""
+building a module's ``Bandit``, asking the environment for a duel, the win scoresheet, Copeland
+guesses, RUCB-style bounds."""
 
+import functools
+from typing import Callable
 
 import jax.numpy as jnp
+import numpy as np
 
-from jaxrank.types import Array, DuelEnv
+from jaxrank.types import Array, Bandit, DuelEnv
 from jaxrank.utils import prng, random_argmax
 
 
-def duel(env: DuelEnv, key, u: Array, first: Array, second: Array) -> Array:
+def flag_variants(init: Callable, step: Callable, best_arm: Callable, option: str) -> dict[bool, Bandit]:
+    """The two ``Bandit``s of a module with one on/off option (``init``'s keyword ``option`` bound), built
+    once at import so that ``make`` with equal options returns the same object (``jit`` caches by it)."""
+    return {flag: Bandit(functools.partial(init, **{option: flag}), step, best_arm) for flag in (False, True)}
+
+
+def pick_flag(variants: dict[bool, Bandit], option: str, value) -> Bandit:
+    """``variants[value]`` for a bool ``value``; ``ValueError`` naming ``option`` and the value otherwise."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{option} is an on/off option of make(); got {value!r}; pass True or False.")
+    return variants[bool(value)]
+
+
+def duel(key, env: DuelEnv, u: Array, first: Array, second: Array) -> Array:
     """Asks ``env`` whether ``first`` beats ``second`` (the ``DuelEnv`` contract, ``jaxrank.types``).
 
     ``u`` is a uniform the bandit drew together with its own choices; the environment also gets a

@@ -32,9 +32,19 @@ import jax
 import jax.numpy as jnp
 
 from jaxrank.bandits.base import duel
-from jaxrank.types import StepInfo
+from jaxrank.types import Bandit, StepInfo
 from jaxrank.utils import prng, random_argmax, random_argmin, random_choice
 from jaxrank.utils.checks import check_int, check_number
+
+
+HPARAMS = {
+    # T, the number of steps of the run (δ = 1/(2TK), the online setting; Yue & Joachims, ICML 2011, §4):
+    # no default, the sweep (jaxrank.bandits.sweep) sets num_steps unless given.
+    "horizon": None,
+    # Relaxed stochastic transitivity γ of the radius 3γ² sqrt(log(1/δ)/n): 1, the paper's analysis needs γ >= 1.
+    "gamma": 1.0,
+}
+OPTIONS = {}
 
 
 class BTMState(NamedTuple):
@@ -46,12 +56,12 @@ class BTMState(NamedTuple):
     gamma: jax.Array  # [] f32, relaxed stochastic transitivity γ
 
 
-def init(key, num_arms: int, *, horizon=None, gamma=1.0) -> BTMState:
+def init(key, num_arms: int, *, horizon=HPARAMS["horizon"], gamma=HPARAMS["gamma"]) -> BTMState:
     """Empty records, ``W_1 = all arms``. ``horizon`` (T >= 1) is required; ``gamma > 0``."""
     del key
     if horizon is None:
         raise ValueError("Beat-the-Mean needs the horizon T: init(..., horizon=T) "
-                         "or simulate(..., hparams={'horizon': [T]}).")
+                         "(jaxrank.bandits.sweep sets it to num_steps unless given).")
     check_number("horizon", horizon, low=1, low_inclusive=True)
     check_number("gamma", gamma, low=0)
     check_int("num_arms", num_arms, minimum=2)
@@ -93,7 +103,7 @@ def _remove_worst(p_hat, n, active, horizon, gamma, u):
     return active & ~(separated & (jnp.arange(num_arms) == worst))
 
 
-def step(state: BTMState, key, env):
+def step(key, state: BTMState, env):
     """One step of Beat-the-Mean (Yue & Joachims, ICML 2011, Algorithm 1, online version).
 
     Lines 11-12: the arm ``b`` of ``W_ℓ`` with the fewest comparisons (ties uniform) duels an
@@ -103,8 +113,8 @@ def step(state: BTMState, key, env):
     arm leaves per step. With one arm left it duels itself and no record changes.
 
     Args:
-      state: the ``BTMState`` of the ``K`` arms.
       key: this step's PRNG key.
+      state: the ``BTMState`` of the ``K`` arms.
       env: the ``DuelEnv`` that plays the duel.
 
     Returns:
@@ -119,7 +129,7 @@ def step(state: BTMState, key, env):
     _, n = scores(state.wins, state.plays, state.active)
     arm = random_argmin(u_arm, n, state.active)
     opponent = random_choice(u_opponent, state.active)
-    first_won = duel(env, key, u_duel, arm, opponent)
+    first_won = duel(key, env, u_duel, arm, opponent)
 
     # Lines 13-14: only the evaluated arm's record changes.
     plays = state.plays.at[arm, opponent].add(exploring.astype(jnp.float32))
@@ -131,7 +141,15 @@ def step(state: BTMState, key, env):
     return new_state, StepInfo(arm, opponent, first_won)
 
 
-def best_arm(state: BTMState, key) -> jax.Array:
+def best_arm(key, state: BTMState) -> jax.Array:
     """``argmax_{W_ℓ} P̂_b`` (line 23), ties uniform."""
     p_hat, _ = scores(state.wins, state.plays, state.active)
     return random_argmax(prng.uniform(key), p_hat, state.active)
+
+
+_BANDIT = Bandit(init, step, best_arm)
+
+
+def make() -> Bandit:
+    """The algorithm as a ``Bandit`` (it has no static options)."""
+    return _BANDIT

@@ -42,9 +42,17 @@ import jax.numpy as jnp
 
 from jaxrank.bandits.base import copeland_guess, duel, record_duel
 from jaxrank.bandits.dts import confidence_bounds
-from jaxrank.types import StepInfo
+from jaxrank.types import Bandit, StepInfo
 from jaxrank.utils import prng, random_choice
 from jaxrank.utils.checks import check_int, check_number
+
+
+HPARAMS = {
+    # Confidence-bound exploration: the analysis needs α > 1/2 (Zoghi, Karnin, Whiteson, de Rijke, NIPS
+    # 2015, Theorem 1), 0.51 sits just above, as in tests/reference/copeland_bandits.py.
+    "alpha": 0.51,
+}
+OPTIONS = {}
 
 
 class CCBState(NamedTuple):
@@ -64,7 +72,7 @@ class Hypotheses(NamedTuple):
     max_losses: jax.Array  # [] i32
 
 
-def init(key, num_arms: int, *, alpha=0.51) -> CCBState:
+def init(key, num_arms: int, *, alpha=HPARAMS["alpha"]) -> CCBState:
     """Empty scoresheet for ``K = num_arms``, ``B_1`` = all arms, ``B_1^i = ∅``, ``L_C = K``; ``α > 1/2``."""
     del key
     check_number("alpha", alpha, low=0.5, fix="CCB's confidence bounds need alpha > 1/2 (the paper's Theorem 1)")
@@ -89,7 +97,7 @@ def copeland_bounds(upper: jax.Array, lower: jax.Array) -> tuple[jax.Array, jax.
             jnp.sum((lower >= 0.5) & off, axis=1).astype(jnp.int32))
 
 
-def _keep_random(beaten_by: jax.Array, rows: jax.Array, keep: jax.Array, key) -> jax.Array:
+def _keep_random(key, beaten_by: jax.Array, rows: jax.Array, keep: jax.Array) -> jax.Array:
     """Rows ``rows [K]`` of ``beaten_by`` keep ``keep`` of their members, a uniform subset.
 
     A while loop that runs once when some row needs it and never otherwise: under ``vmap`` the
@@ -105,7 +113,7 @@ def _keep_random(beaten_by: jax.Array, rows: jax.Array, keep: jax.Array, key) ->
     return jax.lax.while_loop(lambda c: jnp.any(c[1]), body, (beaten_by, rows))[0]
 
 
-def update_hypotheses(hyp: Hypotheses, upper: jax.Array, lower: jax.Array, key) -> Hypotheses:
+def update_hypotheses(key, hyp: Hypotheses, upper: jax.Array, lower: jax.Array) -> Hypotheses:
     """Algorithm 1, line 9 (A: reset disproven hypotheses, B: remove non-Copeland winners, C: add
     Copeland winners) from the bounds ``upper``, ``lower`` ``[K, K]`` of this step.
 
@@ -134,7 +142,7 @@ def update_hypotheses(hyp: Hypotheses, upper: jax.Array, lower: jax.Array, key) 
     beaten_by = hyp.beaten_by & ~added[:, None]
     size = jnp.sum(beaten_by, axis=1)
     beaten_by = jnp.where((any_added & (size < max_losses + 1))[:, None], False, beaten_by)
-    beaten_by = _keep_random(beaten_by, any_added & (size > max_losses + 1), max_losses + 1, key)
+    beaten_by = _keep_random(key, beaten_by, any_added & (size > max_losses + 1), max_losses + 1)
     return Hypotheses(hyp.potential | added, beaten_by, max_losses)
 
 
@@ -172,7 +180,7 @@ def choose(hyp: Hypotheses, upper: jax.Array, lower: jax.Array, u: jax.Array) ->
             jnp.where(use_pair, pair % num_arms, second).astype(jnp.int32))
 
 
-def step(state: CCBState, key, env):
+def step(key, state: CCBState, env):
     """One round of CCB (Zoghi, Karnin, Whiteson, de Rijke, NIPS 2015, Algorithm 1, lines 6-14).
 
     The bounds ``U``, ``L`` at step ``t`` update the hypotheses ``B_t``, ``B_t^i``, ``L_C``
@@ -180,8 +188,8 @@ def step(state: CCBState, key, env):
     ``prng.uniform(key, (7,))[:6]``; the seventh plays the duel).
 
     Args:
-      state: the ``CCBState`` of the ``K`` arms.
       key: this step's PRNG key.
+      state: the ``CCBState`` of the ``K`` arms.
       env: the ``DuelEnv`` that plays the duel.
 
     Returns:
@@ -191,16 +199,23 @@ def step(state: CCBState, key, env):
     u = prng.uniform(key, (7,))
     t = state.t + 1
     upper, lower = confidence_bounds(state.wins, t, state.alpha)
-    hyp = update_hypotheses(Hypotheses(state.potential, state.beaten_by, state.max_losses), upper, lower,
-                            prng.fold_in(key, 2))
+    hyp = update_hypotheses(prng.fold_in(key, 2), Hypotheses(state.potential, state.beaten_by, state.max_losses),
+                            upper, lower)
     first, second = choose(hyp, upper, lower, u[:6])
-    first_won = duel(env, key, u[6], first, second)
+    first_won = duel(key, env, u[6], first, second)
     wins = record_duel(state.wins, first, second, first_won)
     return state._replace(wins=wins, potential=hyp.potential, beaten_by=hyp.beaten_by,
                           max_losses=hyp.max_losses, t=t), StepInfo(first, second, first_won)
 
 
-def best_arm(state: CCBState, key) -> jax.Array:
+def best_arm(key, state: CCBState) -> jax.Array:
     """``argmax_i #{j : W_ij > W_ji}``, ties uniform (Algorithm 1, "Return")."""
     return copeland_guess(state.wins, prng.uniform(key))
 
+
+_BANDIT = Bandit(init, step, best_arm)
+
+
+def make() -> Bandit:
+    """The algorithm as a ``Bandit`` (it has no static options)."""
+    return _BANDIT

@@ -35,9 +35,17 @@ import jax
 import jax.numpy as jnp
 
 from jaxrank.bandits.base import copeland_guess, duel, record_duel
-from jaxrank.types import StepInfo
+from jaxrank.types import Bandit, StepInfo
 from jaxrank.utils import log_prob_beta_at_least_half, prng, random_argmax
 from jaxrank.utils.checks import check_int, check_number
+
+
+HPARAMS = {
+    # Confidence-bound exploration of phase 1: the analysis needs α > 1/2 (Wu & Liu, NIPS 2016, Theorem 1),
+    # 0.51 sits just above, as in Wu & Liu's simulation code and tests/reference/dts_rmed.py.
+    "alpha": 0.51,
+}
+OPTIONS = {}
 
 
 class DTSState(NamedTuple):
@@ -47,7 +55,7 @@ class DTSState(NamedTuple):
     alpha: jax.Array  # [] f32, confidence-bound exploration (paper: α > 1/2)
 
 
-def init(key, num_arms: int, *, alpha=0.51) -> DTSState:
+def init(key, num_arms: int, *, alpha=HPARAMS["alpha"]) -> DTSState:
     """Empty scoresheet for ``K = num_arms``. ``alpha > 0`` (the paper's analysis needs > 1/2)."""
     del key
     check_number("alpha", alpha, low=0)
@@ -148,7 +156,7 @@ def with_wins(state: DTSState, wins: jax.Array) -> DTSState:
     return state._replace(wins=wins, beat_prob=_prob_beats(wins, wins.T))
 
 
-def step(state: DTSState, key, env):
+def step(key, state: DTSState, env):
     """One round of D-TS (Wu & Liu, NIPS 2016, Algorithm 1).
 
     Phase 1: the upper bounds ``U`` at step ``t`` give the candidates ``C`` (arms of maximal upper
@@ -161,8 +169,8 @@ def step(state: DTSState, key, env):
     gains one.
 
     Args:
-      state: the ``DTSState`` of the ``K`` arms.
       key: this step's PRNG key.
+      state: the ``DTSState`` of the ``K`` arms.
       env: the ``DuelEnv`` that plays the duel.
 
     Returns:
@@ -187,7 +195,7 @@ def step(state: DTSState, key, env):
     theta2 = jnp.where(is_first, 0.5, theta2)
     second = random_argmax(u_second, theta2, lower[:, first] <= 0.5)
 
-    first_won = duel(env, key_pick, u_duel, first, second)
+    first_won = duel(key_pick, env, u_duel, first, second)
     wins = record_duel(state.wins, first, second, first_won)
     w_fs, w_sf = wins[first, second], wins[second, first]
     beat_prob = state.beat_prob.at[first, second].set(_prob_beats(w_fs, w_sf))
@@ -195,6 +203,14 @@ def step(state: DTSState, key, env):
     return state._replace(wins=wins, beat_prob=beat_prob, t=t), StepInfo(first, second, first_won)
 
 
-def best_arm(state: DTSState, key) -> jax.Array:
+def best_arm(key, state: DTSState) -> jax.Array:
     """Copeland winner of the empirical ``p̂``: ``argmax_i #{j : B_ij > B_ji}``, ties uniform."""
     return copeland_guess(state.wins, prng.uniform(key))
+
+
+_BANDIT = Bandit(init, step, best_arm)
+
+
+def make() -> Bandit:
+    """The algorithm as a ``Bandit`` (it has no static options)."""
+    return _BANDIT

@@ -26,12 +26,21 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxrank.bandits.base import duel
-from jaxrank.types import StepInfo
+from jaxrank.bandits.base import duel, flag_variants, pick_flag
+from jaxrank.types import Bandit, StepInfo
 from jaxrank.utils import prng, random_argmin, random_choice
 from jaxrank.utils.checks import check_int, check_number
 
-SPLIT_CPU_KERNELS = False  # a step reads rows and entries of the [K, K] arrays (driver._compiler_options)
+
+HPARAMS = {
+    # T, the number of steps of the run (δ = 1/(T K²); Yue et al., JCSS 2012, Algorithms 1-2, line 2): no
+    # default, the sweep (jaxrank.bandits.sweep) sets num_steps unless given.
+    "horizon": None,
+}
+OPTIONS = {
+    # True: IF2 (Algorithm 2, prunes on a candidate switch); False: IF1 (Algorithm 1).
+    "if2": True,
+}
 
 
 class IFState(NamedTuple):
@@ -45,11 +54,11 @@ class IFState(NamedTuple):
     if2: jax.Array  # [] f32, 1: IF2 pruning on a candidate switch, 0: IF1
 
 
-def init(key, num_arms: int, *, horizon=None, if2=True) -> IFState:
+def init(key, num_arms: int, *, horizon=HPARAMS["horizon"], if2=OPTIONS["if2"]) -> IFState:
     """Random candidate and ``W = all other arms``. ``horizon`` (T >= 1) is required."""
     if horizon is None:
         raise ValueError("Interleaved Filter needs the horizon T: init(..., horizon=T) "
-                         "or simulate(..., hparams={'horizon': [T]}).")
+                         "(jaxrank.bandits.sweep sets it to num_steps unless given).")
     check_number("horizon", horizon, low=1, low_inclusive=True)
     check_int("num_arms", num_arms, minimum=2)
     arms = jnp.arange(num_arms)
@@ -103,7 +112,7 @@ def _end_of_pass(candidate, remaining, round_wins, round_counts, log_inv_delta, 
     return candidate, remaining, round_wins, round_counts
 
 
-def step(state: IFState, key, env):
+def step(key, state: IFState, env):
     """One duel of Interleaved Filter (Yue, Broder, Kleinberg, Joachims, JCSS 2012, Algorithms 1-2).
 
     The candidate ``b̂`` duels the next arm of the current pass over ``W`` (index order, our
@@ -114,8 +123,8 @@ def step(state: IFState, key, env):
     ``P̂_b̂b > 1/2``, and all estimates restart. With ``W`` empty, ``b̂`` duels itself.
 
     Args:
-      state: the ``IFState`` of the ``K`` arms.
       key: this step's PRNG key.
+      state: the ``IFState`` of the ``K`` arms.
       env: the ``DuelEnv`` that plays the duel.
 
     Returns:
@@ -129,7 +138,7 @@ def step(state: IFState, key, env):
 
     # Next arm of the pass (index order); once W is empty, exploit b̂ by a self-duel.
     opponent = jnp.where(exploring, jnp.argmax(state.pending).astype(jnp.int32), state.candidate)
-    first_won = duel(env, key, u_duel, state.candidate, opponent)
+    first_won = duel(key, env, u_duel, state.candidate, opponent)
 
     hit = (arms == opponent) & exploring
     round_wins = state.round_wins + jnp.where(hit & first_won, 1.0, 0.0)
@@ -149,7 +158,15 @@ def step(state: IFState, key, env):
     return new_state, StepInfo(state.candidate, opponent, first_won)
 
 
-def best_arm(state: IFState, key) -> jax.Array:
+def best_arm(key, state: IFState) -> jax.Array:
     """The current candidate ``b̂`` (what IF returns when stopped)."""
     del key
     return state.candidate
+
+
+_VARIANTS = flag_variants(init, step, best_arm, "if2")
+
+
+def make(*, if2: bool = OPTIONS["if2"]) -> Bandit:
+    """The algorithm as a ``Bandit`` with ``if2`` bound."""
+    return pick_flag(_VARIANTS, "if2", if2)

@@ -47,7 +47,7 @@ import numpy as np
 
 from jaxrank.bandits import merge_rucb as _merge
 from jaxrank.bandits.base import copeland_guess, duel, record_duel
-from jaxrank.types import StepInfo
+from jaxrank.types import Bandit, StepInfo
 from jaxrank.utils import log_prob_beta_at_least_half, prng, random_argmax, random_argmin, random_choice
 from jaxrank.utils.checks import check_int, check_number
 from jaxrank.utils.choice import first_passing
@@ -58,6 +58,19 @@ TUNED = {"alpha": 0.8**6, "c": 400_000.0}
 
 _SLOTS = 8  # a batch's arms are gathered into 8 slots: merged batches hold at most 3M/2 <= 8 arms
 _MAX_PARTITION = 5  # the largest M with 3M/2 <= _SLOTS
+
+
+HPARAMS = {
+    # α, failure probability ε and batch size M: 1.01, 0.01 and 4, the defaults of the authors' code
+    # (github.com/chang-li/MergeDTS, dueling_bandits/merge_dts.py); c = 0 derives C from (α, ε, K) as
+    # Algorithm 1 does, c > 0 gives C itself (the authors' tuned C = 4·10⁵, TUNED). M is a state leaf,
+    # not a shape: batches are gathered into 8 slots whatever M.
+    "alpha": 1.01,
+    "epsilon": 0.01,
+    "partition_size": 4.0,
+    "c": 0.0,
+}
+OPTIONS = {}
 
 
 class MergeDTSState(NamedTuple):
@@ -74,7 +87,8 @@ class MergeDTSState(NamedTuple):
     partition_size: jax.Array  # [] f32, M
 
 
-def init(key, num_arms: int, *, alpha=1.01, epsilon=0.01, partition_size=4, c=0.0) -> MergeDTSState:
+def init(key, num_arms: int, *, alpha=HPARAMS["alpha"], epsilon=HPARAMS["epsilon"],
+         partition_size=HPARAMS["partition_size"], c=HPARAMS["c"]) -> MergeDTSState:
     """Random partition into ``⌈K/M⌉`` batches of ``M = partition_size`` arms.
 
     Args:
@@ -208,7 +222,7 @@ def beta_sample(key, u: jax.Array, a: jax.Array, b: jax.Array) -> jax.Array:
     return g[: a.shape[0]] / (g[: a.shape[0]] + g[a.shape[0]:])
 
 
-def step(state: MergeDTSState, key, env):
+def step(key, state: MergeDTSState, env):
     """One step of MergeDTS (Li et al., TOIS 2020, Algorithm 1).
 
     The next batch ``B`` with two or more arms, in round-robin order, is visited: its arms that
@@ -221,8 +235,8 @@ def step(state: MergeDTSState, key, env):
     arm duels itself (the last arm, once it is alone).
 
     Args:
-      state: the ``MergeDTSState`` of the ``K`` arms.
       key: this step's PRNG key.
+      state: the ``MergeDTSState`` of the ``K`` arms.
       env: the ``DuelEnv`` that plays the duel.
 
     Returns:
@@ -257,7 +271,7 @@ def step(state: MergeDTSState, key, env):
                         state.wins[first, members] + 1.0)
     rivals = live & (slots != first_slot)
     second = jnp.where(has_batch & jnp.any(rivals), members[random_argmin(u_second, theta, rivals)], first)
-    first_won = duel(env, key, u_duel, first, second)
+    first_won = duel(key, env, u_duel, first, second)
     wins = record_duel(state.wins, first, second, first_won)
     lo, hi = jnp.minimum(first, second), jnp.maximum(first, second)
     beat_prob = state.beat_prob.at[lo, hi].set(_prob_beats(wins[lo, hi], wins[hi, lo]))  # only i < j is read
@@ -275,6 +289,14 @@ def step(state: MergeDTSState, key, env):
     return new_state, StepInfo(first, second, first_won)
 
 
-def best_arm(state: MergeDTSState, key) -> jax.Array:
+def best_arm(key, state: MergeDTSState) -> jax.Array:
     """Among surviving arms, ``argmax_i #{j : W_ij > W_ji}``, ties uniform (the last arm once it is alone)."""
     return copeland_guess(state.wins, prng.uniform(key), state.active)
+
+
+_BANDIT = Bandit(init, step, best_arm)
+
+
+def make() -> Bandit:
+    """The algorithm as a ``Bandit`` (it has no static options)."""
+    return _BANDIT

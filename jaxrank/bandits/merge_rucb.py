@@ -41,10 +41,22 @@ import jax
 import jax.numpy as jnp
 
 from jaxrank.bandits.base import copeland_guess, duel, record_duel
-from jaxrank.types import StepInfo
+from jaxrank.types import Bandit, StepInfo
 from jaxrank.utils import prng, random_argmax, random_choice
 from jaxrank.utils.checks import check_int, check_number
 from jaxrank.utils.choice import first_passing
+
+
+HPARAMS = {
+    # α > 1/2 of U = W/N + sqrt(α ln(t + C)/N), batch size M and failure probability δ (Zoghi, Whiteson,
+    # de Rijke, WSDM 2015, Algorithm 1): 1.01, 4 and 0.01, the values of the MergeDTS authors' code
+    # (github.com/chang-li/MergeDTS), which shares this bound and partition. M is a state leaf, not a
+    # shape: batches are gathered into 8 slots whatever M.
+    "alpha": 1.01,
+    "delta": 0.01,
+    "partition_size": 4.0,
+}
+OPTIONS = {}
 
 
 class MergeRUCBState(NamedTuple):
@@ -68,7 +80,8 @@ def log_c_constant(alpha, delta, num_arms: int):
     return ratio / (2.0 * alpha - 1.0)
 
 
-def init(key, num_arms: int, *, alpha=1.01, delta=0.01, partition_size=4) -> MergeRUCBState:
+def init(key, num_arms: int, *, alpha=HPARAMS["alpha"], delta=HPARAMS["delta"],
+         partition_size=HPARAMS["partition_size"]) -> MergeRUCBState:
     """Random partition into ``⌈K/M⌉`` batches. ``α > 1/2``, ``0 < δ < 1``, ``M >= 2``."""
     check_number("alpha", alpha, low=0.5)
     check_number("delta", delta, low=0, high=1)
@@ -251,7 +264,7 @@ def visited_batch(sizes, cursor, active, batch) -> tuple[jax.Array, jax.Array, j
     return current, active & (batch == current) & has_batch, has_batch
 
 
-def step(state: MergeRUCBState, key, env):
+def step(key, state: MergeRUCBState, env):
     """One step of MergeRUCB (Zoghi, Whiteson, de Rijke, WSDM 2015, Algorithm 1).
 
     The next batch ``B`` with two or more arms, in round-robin order, is visited: with the bound
@@ -264,8 +277,8 @@ def step(state: MergeRUCBState, key, env):
     (the last arm, once it is alone).
 
     Args:
-      state: the ``MergeRUCBState`` of the ``K`` arms.
       key: this step's PRNG key.
+      state: the ``MergeRUCBState`` of the ``K`` arms.
       env: the ``DuelEnv`` that plays the duel.
 
     Returns:
@@ -290,7 +303,7 @@ def step(state: MergeRUCBState, key, env):
     rivals = in_batch & (labels != champion)
     upper = upper_column(state.wins, champion, t, state.alpha, state.log_c)
     challenger = jnp.where(jnp.any(rivals), random_argmax(u_challenger, upper, rivals), champion)
-    first_won = duel(env, key, u_duel, champion, challenger)
+    first_won = duel(key, env, u_duel, champion, challenger)
     wins = record_duel(state.wins, champion, challenger, first_won)
 
     # End of stage s: at most K / 2^s arms left (or only singletons): merge, maybe twice.
@@ -313,6 +326,14 @@ def with_partition(state: MergeRUCBState, batch: jax.Array, active: jax.Array) -
     return state._replace(batch=batch, active=active, sizes=batch_sizes(batch, active))
 
 
-def best_arm(state: MergeRUCBState, key) -> jax.Array:
+def best_arm(key, state: MergeRUCBState) -> jax.Array:
     """Among surviving arms, ``argmax_i #{j : W_ij > W_ji}`` (the last arm once it is alone)."""
     return copeland_guess(state.wins, prng.uniform(key), state.active)
+
+
+_BANDIT = Bandit(init, step, best_arm)
+
+
+def make() -> Bandit:
+    """The algorithm as a ``Bandit`` (it has no static options)."""
+    return _BANDIT

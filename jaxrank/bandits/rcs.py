@@ -22,13 +22,21 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxrank.bandits.base import copeland_guess, duel, record_duel, ucb_from_counts
-from jaxrank.types import StepInfo
+from jaxrank.bandits.base import copeland_guess, duel, flag_variants, pick_flag, record_duel, ucb_from_counts
+from jaxrank.types import Bandit, StepInfo
 from jaxrank.utils import log_prob_beta_at_least_half, prng, random_argmax, random_argmin
 from jaxrank.utils.checks import check_int, check_number
 from jaxrank.utils.choice import first_passing
 
-SPLIT_CPU_KERNELS = False  # a step reads rows and entries of the [K, K] arrays (driver._compiler_options)
+HPARAMS = {
+    # UCB exploration of step II: RUCB's regret bound needs α > 1/2 (Zoghi et al., ICML 2014, Theorem 1),
+    # 0.51 sits just above; the RCS paper's experiments use 0.501 (WSDM 2014, §5), which rcs_regret sets.
+    "alpha": 0.51,
+}
+OPTIONS = {
+    # True: Lerot's RelativeConfidenceSampler (one-win prior on every pair; N counts fallback picks only).
+    "lerot": False,
+}
 
 
 class RCSState(NamedTuple):
@@ -43,8 +51,9 @@ class RCSState(NamedTuple):
     count_all: jax.Array  # [] f32, 1: N counts every champion (paper), 0: only fallbacks (Lerot)
 
 
-def init(key, num_arms: int, *, alpha=0.51, lerot: bool = False) -> RCSState:
-    """Empty scoresheet for ``K = num_arms``. ``alpha > 0`` (the paper uses 0.501)."""
+def init(key, num_arms: int, *, alpha=HPARAMS["alpha"], lerot: bool = OPTIONS["lerot"]) -> RCSState:
+    """Empty scoresheet for ``K = num_arms``. ``alpha > 0`` (the paper uses 0.501); ``lerot`` is the
+    static option that ``make`` binds."""
     del key
     check_number("alpha", alpha, low=0)
     check_int("num_arms", num_arms, minimum=2)
@@ -89,7 +98,7 @@ def _least_chosen(counts: jax.Array, u: jax.Array, needed: jax.Array) -> jax.Arr
     return jax.lax.while_loop(lambda carry: carry[1], pick, (jnp.zeros((), jnp.int32), needed))[0]
 
 
-def step(state: RCSState, key, env):
+def step(key, state: RCSState, env):
     """One round of RCS (Zoghi, Whiteson, de Rijke, Munos, WSDM 2014, Algorithm 1).
 
     I (lines 4-10): the simulated round-robin tournament, ``Θ_ij ~ Beta(W_ij + 1, W_ji + 1)``, is
@@ -102,8 +111,8 @@ def step(state: RCSState, key, env):
     tournament probabilities of the two arms are refreshed.
 
     Args:
-      state: the ``RCSState`` of the ``K`` arms.
       key: this step's PRNG key.
+      state: the ``RCSState`` of the ``K`` arms.
       env: the ``DuelEnv`` that plays the duel.
 
     Returns:
@@ -134,7 +143,7 @@ def step(state: RCSState, key, env):
     opponent = random_argmax(u_opponent, upper)
 
     # III. Duel and refresh the one pair whose counts changed.
-    first_won = duel(env, key, u_duel, champion, opponent)
+    first_won = duel(key, env, u_duel, champion, opponent)
     wins = record_duel(state.wins, champion, opponent, first_won)
     a = wins[champion, opponent] + state.prior + 1.0
     b = wins[opponent, champion] + state.prior + 1.0
@@ -152,6 +161,14 @@ def step(state: RCSState, key, env):
     return new_state, StepInfo(champion, opponent, first_won)
 
 
-def best_arm(state: RCSState, key) -> jax.Array:
+def best_arm(key, state: RCSState) -> jax.Array:
     """Explore-then-exploit report: ``argmax_i #{j : W_ij > W_ji}``, ties uniform."""
     return copeland_guess(state.wins, prng.uniform(key))
+
+
+_VARIANTS = flag_variants(init, step, best_arm, "lerot")
+
+
+def make(*, lerot: bool = OPTIONS["lerot"]) -> Bandit:
+    """RCS as a ``Bandit``: the paper's (``lerot=False``) or Lerot's variant."""
+    return pick_flag(_VARIANTS, "lerot", lerot)

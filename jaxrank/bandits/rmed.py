@@ -37,10 +37,20 @@ import jax
 import jax.numpy as jnp
 from jax.scipy.special import xlogy
 
-from jaxrank.bandits.base import duel, record_duel
-from jaxrank.types import StepInfo
+from jaxrank.bandits.base import duel, flag_variants, pick_flag, record_duel
+from jaxrank.types import Bandit, StepInfo
 from jaxrank.utils import prng, random_argmin
 from jaxrank.utils.checks import check_int, check_number
+
+
+HPARAMS = {
+    # f(K) = kweight · K^1.01 of the next-list rule (eq. 4): kweight = 0.3 (Komiyama et al., COLT 2015, §6).
+    "kweight": 0.3,
+}
+OPTIONS = {
+    # True: the opponent rule of the authors' duelingbanditlib (policy_rmed.hpp) instead of Algorithm 2's.
+    "leader_first": False,
+}
 
 
 class RMEDState(NamedTuple):
@@ -53,7 +63,7 @@ class RMEDState(NamedTuple):
     leader_first: jax.Array  # [] f32, 1: the authors' library opponent rule, 0: the paper's
 
 
-def init(key, num_arms: int, *, kweight=0.3, leader_first=False) -> RMEDState:
+def init(key, num_arms: int, *, kweight=HPARAMS["kweight"], leader_first=OPTIONS["leader_first"]) -> RMEDState:
     """Empty scoresheet for ``K = num_arms``; ``L_C = L_R = [K]``, ``L_N = ∅`` for the main loop."""
     del key
     check_number("kweight", kweight, low=0, low_inclusive=True)
@@ -117,7 +127,7 @@ def _pair(index: jax.Array, num_arms: int) -> tuple[jax.Array, jax.Array]:
     return first, second.astype(jnp.int32)
 
 
-def step(state: RMEDState, key, env):
+def step(key, state: RMEDState, env):
     """One step of RMED1 (Komiyama, Honda, Kashima, Nakagawa, COLT 2015, Algorithms 1-2).
 
     During the initial phase (the first ``K(K-1)/2`` steps) the pairs ``i < j`` duel once each in
@@ -130,8 +140,8 @@ def step(state: RMEDState, key, env):
     ``L_N ← ∅``).
 
     Args:
-      state: the ``RMEDState`` of the ``K`` arms.
       key: this step's PRNG key.
+      state: the ``RMEDState`` of the ``K`` arms.
       env: the ``DuelEnv`` that plays the duel.
 
     Returns:
@@ -156,7 +166,7 @@ def step(state: RMEDState, key, env):
     first = jnp.where(exploring, pair_first, arm)
     second = jnp.where(exploring, pair_second, rival)
 
-    first_won = duel(env, key, u_duel, first, second)
+    first_won = duel(key, env, u_duel, first, second)
     wins = record_duel(state.wins, first, second, first_won)
 
     # List bookkeeping (main phase only), with I from the updated counts.
@@ -182,6 +192,14 @@ def step(state: RMEDState, key, env):
     return new_state, StepInfo(first, second, first_won)
 
 
-def best_arm(state: RMEDState, key) -> jax.Array:
+def best_arm(key, state: RMEDState) -> jax.Array:
     """``î* = argmin_i I_i(t)``, the arm most likely to be the Condorcet winner; ties uniform."""
     return random_argmin(prng.uniform(key), divergences(state.wins))
+
+
+_VARIANTS = flag_variants(init, step, best_arm, "leader_first")
+
+
+def make(*, leader_first: bool = OPTIONS["leader_first"]) -> Bandit:
+    """The algorithm as a ``Bandit`` with ``leader_first`` bound."""
+    return pick_flag(_VARIANTS, "leader_first", leader_first)

@@ -18,9 +18,17 @@ import jax
 import jax.numpy as jnp
 
 from jaxrank.bandits.base import copeland_guess, duel, record_duel, ucb_from_counts
-from jaxrank.types import StepInfo
+from jaxrank.types import Bandit, StepInfo
 from jaxrank.utils import prng, random_choice
 from jaxrank.utils.checks import check_int, check_number
+
+
+HPARAMS = {
+    # Exploration of U = W/N + sqrt(α ln t / N): the regret bound needs α > 1/2 (Zoghi, Whiteson, Munos,
+    # de Rijke, ICML 2014, Theorem 1), 0.51 sits just above; the RCS paper's experiments use 0.501.
+    "alpha": 0.51,
+}
+OPTIONS = {}
 
 
 class RUCBState(NamedTuple):
@@ -30,7 +38,7 @@ class RUCBState(NamedTuple):
     alpha: jax.Array  # [] f32
 
 
-def init(key, num_arms: int, *, alpha=0.51) -> RUCBState:
+def init(key, num_arms: int, *, alpha=HPARAMS["alpha"]) -> RUCBState:
     """Empty scoresheet for ``K = num_arms``; ``alpha > 0`` (the paper uses 0.501 with RCS)."""
     del key
     check_number("alpha", alpha, low=0)
@@ -45,7 +53,7 @@ def upper_bounds(wins, t, alpha):
     return jnp.where(jnp.eye(wins.shape[0], dtype=bool), 0.5, upper)
 
 
-def step(state: RUCBState, key, env):
+def step(key, state: RUCBState, env):
     """One round of RUCB (Zoghi, Whiteson, Munos, de Rijke, ICML 2014, Algorithm 1).
 
     With ``U`` at step ``t`` (``x/0 := 1``, ``U_ii = 1/2``) the candidates are
@@ -57,8 +65,8 @@ def step(state: RUCBState, key, env):
     ``W_cd`` or ``W_dc`` gains one.
 
     Args:
-      state: the ``RUCBState`` of the ``K`` arms.
       key: this step's PRNG key.
+      state: the ``RUCBState`` of the ``K`` arms.
       env: the ``DuelEnv`` that plays the duel.
 
     Returns:
@@ -90,11 +98,19 @@ def step(state: RUCBState, key, env):
     best = jnp.where(jnp.sum(best) > 1, best & (arms != champion), best)
     opponent = random_choice(u_opponent, best)
 
-    first_won = duel(env, key, u_duel, champion, opponent)
+    first_won = duel(key, env, u_duel, champion, opponent)
     wins = record_duel(state.wins, champion, opponent, first_won)
     return state._replace(wins=wins, hypothesis=hypothesis, t=t), StepInfo(champion, opponent, first_won)
 
 
-def best_arm(state: RUCBState, key) -> jax.Array:
+def best_arm(key, state: RUCBState) -> jax.Array:
     """``argmax_c #{j : W_cj / (W_cj + W_jc) > 1/2}``, ties uniform."""
     return copeland_guess(state.wins, prng.uniform(key))
+
+
+_BANDIT = Bandit(init, step, best_arm)
+
+
+def make() -> Bandit:
+    """The algorithm as a ``Bandit`` (it has no static options)."""
+    return _BANDIT

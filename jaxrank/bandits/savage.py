@@ -16,9 +16,17 @@ import jax
 import jax.numpy as jnp
 
 from jaxrank.bandits.base import copeland_guess, duel, record_duel
-from jaxrank.types import StepInfo
+from jaxrank.types import Bandit, StepInfo
 from jaxrank.utils import prng, random_argmin
 from jaxrank.utils.checks import check_int, check_number
+
+
+HPARAMS = {
+    # T, the number of steps of the run (δ = 1/T; Urvoy et al., ICML 2013): no default, the sweep
+    # (jaxrank.bandits.sweep) sets num_steps unless given.
+    "horizon": None,
+}
+OPTIONS = {}
 
 
 class SavageState(NamedTuple):
@@ -28,9 +36,12 @@ class SavageState(NamedTuple):
     horizon: jax.Array  # [] f32, T
 
 
-def init(key, num_arms: int, *, horizon) -> SavageState:
+def init(key, num_arms: int, *, horizon=HPARAMS["horizon"]) -> SavageState:
     """Every arm active; ``horizon >= 1`` is the number of steps the run will take."""
     del key
+    if horizon is None:
+        raise ValueError("Condorcet SAVAGE needs the horizon T: init(..., horizon=T) "
+                         "(jaxrank.bandits.sweep sets it to num_steps unless given).")
     check_number("horizon", horizon, low=1, low_inclusive=True)
     check_int("num_arms", num_arms, minimum=2)
     return SavageState(jnp.zeros((num_arms, num_arms), jnp.float32), jnp.ones(num_arms, bool),
@@ -43,7 +54,7 @@ def confidence_radius(totals, num_arms: int, horizon):
     return jnp.sqrt(log_term / (2.0 * jnp.maximum(totals, 1.0)))
 
 
-def step(state: SavageState, key, env):
+def step(key, state: SavageState, env):
     """One step of Condorcet SAVAGE (Urvoy, Clérot, Féraud, Naamane, ICML 2013).
 
     While more than one arm is active, the active pair ``i < j`` compared least often so far (ties
@@ -55,8 +66,8 @@ def step(state: SavageState, key, env):
     once one arm's lower bounds all exceed 1/2).
 
     Args:
-      state: the ``SavageState`` of the ``K`` arms.
       key: this step's PRNG key.
+      state: the ``SavageState`` of the ``K`` arms.
       env: the ``DuelEnv`` that plays the duel.
 
     Returns:
@@ -75,7 +86,7 @@ def step(state: SavageState, key, env):
     first = jnp.where(exploring, flat // num_arms, remaining).astype(jnp.int32)
     second = jnp.where(exploring, flat % num_arms, remaining).astype(jnp.int32)
 
-    first_won = duel(env, key, u_duel, first, second)
+    first_won = duel(key, env, u_duel, first, second)
     wins = record_duel(state.wins, first, second, first_won)
     totals = wins + wins.T
     estimate = wins / jnp.maximum(totals, 1.0)
@@ -85,6 +96,14 @@ def step(state: SavageState, key, env):
     return state._replace(wins=wins, active=active, t=state.t + 1), StepInfo(first, second, first_won)
 
 
-def best_arm(state: SavageState, key) -> jax.Array:
+def best_arm(key, state: SavageState) -> jax.Array:
     """The last active arm, or the active arm beating the most others on the estimates."""
     return copeland_guess(state.wins, prng.uniform(key), state.active)
+
+
+_BANDIT = Bandit(init, step, best_arm)
+
+
+def make() -> Bandit:
+    """The algorithm as a ``Bandit`` (it has no static options)."""
+    return _BANDIT

@@ -44,12 +44,23 @@ import numpy as np
 from jax.scipy.special import xlogy
 
 from jaxrank.bandits.base import copeland_guess, duel, record_duel
-from jaxrank.types import StepInfo
+from jaxrank.types import Bandit, StepInfo
 from jaxrank.utils import prng, random_argmax
 from jaxrank.utils.checks import check_int, check_number
 
 _LAST_FINITE_EPOCH = 4  # T_5 = 2^32 duels: longer than any run an int32 step counter can count
 _BISECTIONS = 30
+_MAX_FIRST_EPOCH = 64  # ln(1/δ) ≈ 2^r ln 2 stays finite in float32 (r < 128); from r = 5 an epoch outlasts any run
+
+
+HPARAMS = {
+    # ε of the search's stopping rule 1 - max L <= (1 + ε)(1 - max U) (Zoghi et al., NIPS 2015, Algorithm 2):
+    # 0 asks for the Copeland winner itself.
+    "epsilon": 0.0,
+    # r0, the first epoch (T_r = 2^(2^r) duels; Algorithm 3 starts at r = 1).
+    "first_epoch": 1.0,
+}
+OPTIONS = {}
 
 
 class SCBState(NamedTuple):
@@ -66,11 +77,12 @@ class SCBState(NamedTuple):
     epsilon: jax.Array  # [] f32, ε >= 0 of the search's stopping rule
 
 
-def init(key, num_arms: int, *, epsilon=0.0, first_epoch=1) -> SCBState:
+def init(key, num_arms: int, *, epsilon=HPARAMS["epsilon"], first_epoch=HPARAMS["first_epoch"]) -> SCBState:
     """Empty scoresheet for ``K = num_arms``; epoch ``first_epoch >= 1`` (``T = 2^(2^r)``), ``ε >= 0``."""
     check_number("epsilon", epsilon, low=0, low_inclusive=True)
     check_int("num_arms", num_arms, minimum=2)
-    check_number("first_epoch", first_epoch, low=1, low_inclusive=True, fix="epoch r lasts 2^(2^r) duels, from r = 1")
+    check_number("first_epoch", first_epoch, low=1, high=_MAX_FIRST_EPOCH, low_inclusive=True, high_inclusive=True,
+                 fix="epoch r lasts 2^(2^r) duels, from r = 1; from r = 5 on one epoch outlasts any run")
     if not isinstance(first_epoch, jax.core.Tracer) and np.any(np.mod(np.asarray(first_epoch, np.float64), 1.0)):
         raise ValueError(f"first_epoch must be a whole number (the epoch index r); got {first_epoch!r}.")
     return SCBState(
@@ -164,7 +176,7 @@ def _current(search: _Search) -> tuple[jax.Array, jax.Array]:
     return arm, search.opponent[arm]
 
 
-def _end_round(search: _Search, wins, log_inv_delta, epsilon, key) -> _Search:
+def _end_round(key, search: _Search, wins, log_inv_delta, epsilon) -> _Search:
     """Algorithm 4's bounds, elimination and stopping rule after a round; then the next round's opponents."""
     num_arms = wins.shape[0]
     key_pick, key_next = jax.random.split(key)
@@ -188,7 +200,7 @@ def _end_round(search: _Search, wins, log_inv_delta, epsilon, key) -> _Search:
                            rounds=rounds, exploit=jnp.where(stop, answer, -1).astype(jnp.int32))
 
 
-def _advance(search: _Search, wins, log_inv_delta, epsilon, key, max_draws) -> _Search:
+def _advance(key, search: _Search, wins, log_inv_delta, epsilon, max_draws) -> _Search:
     """Draws the rewards that need no duel (resolved pairs) and ends rounds, until a duel is needed."""
     num_arms = wins.shape[0]
 
@@ -201,14 +213,14 @@ def _advance(search: _Search, wins, log_inv_delta, epsilon, key, max_draws) -> _
         arm, opp = _current(s)
         credited = s._replace(rewards=s.rewards.at[arm].add((wins[arm, opp] > wins[opp, arm]).astype(jnp.float32)),
                               pending=s.pending.at[arm].set(False))
-        ended = _end_round(s, wins, log_inv_delta, epsilon, prng.fold_in(key, s.draws))
+        ended = _end_round(prng.fold_in(key, s.draws), s, wins, log_inv_delta, epsilon)
         s = jax.tree.map(lambda a, b: jnp.where(jnp.any(s.pending), a, b), credited, ended)
         return s._replace(draws=s.draws + 1)
 
     return jax.lax.while_loop(free, draw, search)
 
 
-def step(state: SCBState, key, env):
+def step(key, state: SCBState, env):
     """One duel of SCB (Zoghi, Karnin, Whiteson, de Rijke, NIPS 2015, Algorithms 2-4).
 
     A finished epoch (``T_r`` duels) starts the next with a fresh search. The search then draws every
@@ -216,8 +228,8 @@ def step(state: SCBState, key, env):
     ``(b̂, b̂)`` once it has ended.
 
     Args:
-      state: the ``SCBState`` of the ``K`` arms.
       key: this step's PRNG key.
+      state: the ``SCBState`` of the ``K`` arms.
       env: the ``DuelEnv`` that plays the duel.
 
     Returns:
@@ -243,19 +255,27 @@ def step(state: SCBState, key, env):
     epoch = state.epoch + new_epoch.astype(jnp.int32)
     epoch_steps = jnp.where(new_epoch, 0, state.epoch_steps)
 
-    search = _advance(search, state.wins, log_inverse_delta(epoch), state.epsilon, key_search, 16 * num_arms**2)
+    search = _advance(key_search, search, state.wins, log_inverse_delta(epoch), state.epsilon, 16 * num_arms**2)
     arm, opp = _current(search)
     exploiting = search.exploit >= 0
     first = jnp.where(exploiting, search.exploit, arm)
     second = jnp.where(exploiting, search.exploit, opp)
-    first_won = duel(env, key, u_duel, first, second)
+    first_won = duel(key, env, u_duel, first, second)
     wins = record_duel(state.wins, first, second, first_won)
     new_state = SCBState(wins, search.candidates, search.pending, search.opponent, search.rewards, search.rounds,
                          search.exploit, epoch, epoch_steps + 1, state.t + 1, state.epsilon)
     return new_state, StepInfo(first, second, first_won)
 
 
-def best_arm(state: SCBState, key) -> jax.Array:
+def best_arm(key, state: SCBState) -> jax.Array:
     """``b̂`` once the search has ended; else ``argmax_{i ∈ S} #{j : W_ij > W_ji}``, ties uniform."""
     guess = copeland_guess(state.wins, prng.uniform(key), state.candidates)
     return jnp.where(state.exploit >= 0, state.exploit, guess).astype(jnp.int32)
+
+
+_BANDIT = Bandit(init, step, best_arm)
+
+
+def make() -> Bandit:
+    """The algorithm as a ``Bandit`` (it has no static options)."""
+    return _BANDIT

@@ -1,18 +1,18 @@
-"""The pure core of a dueling-bandit run: one lane (one run of one algorithm against one
-``DuelEnv``), jittable and vmappable, whatever the environment.
+"""One lane of a dueling-bandit study: one run of one algorithm against one ``DuelEnv``, pure,
+jittable and vmappable, whatever the environment.
 
 A lane carries only what is reported, scored against a reference preference matrix: cumulative
 regret (``jaxrank.metrics.regret_table``: Condorcet ``Σ_t (Δ_{1 i_t} + Δ_{1 j_t}) / 2``, Zoghi et al.,
 WSDM 2014, §2, eq. 1, or Copeland regret, Zoghi et al., NIPS 2015, §2), the count of duels with
 positive regret (all but those between best arms), and at each checkpoint whether the best-arm
-guess is a best arm. Its steps run as a scan over the
-segments between checkpoints, each a ``fori_loop`` whose bounds all lanes share, so under ``vmap``
-there is no per-step branch; no per-step array of size T x lanes is ever stored.
+guess is a best arm. Its steps run as a scan over the segments between checkpoints, each a
+``fori_loop`` whose bounds all lanes share, so under ``vmap`` there is no per-step branch; no
+per-step array of size T x lanes is ever stored.
 
 Keys: a lane's key splits into ``(init, steps, report)``; step ``t`` uses ``fold_in(steps, t)``, the
 best-arm guess after step ``s`` uses ``fold_in(report, s)``.
 
-``run`` is one lane from start to horizon; ``jaxrank.bandits.driver.simulate`` runs many lanes
+``run_lane`` is one lane from start to horizon; ``jaxrank.bandits.sweep`` runs many lanes
 (matrices × hyperparameter settings × runs) over a device mesh, in resumable chunks, with progress.
 """
 
@@ -89,7 +89,7 @@ def segments(checkpoints: np.ndarray, chunk_size: int, multiple: int = 1) -> tup
     return starts, stops, slots
 
 
-def init_lane(algorithm: Bandit, key: PRNGKey, num_arms: int, num_checkpoints: int, **hparams) -> Lane:
+def init_lane(key: PRNGKey, algorithm: Bandit, num_arms: int, num_checkpoints: int, **hparams) -> Lane:
     """A lane about to take its first step."""
     key_init, key_steps, key_report = jax.random.split(key, 3)
     zeros = jnp.zeros(num_checkpoints)
@@ -97,25 +97,30 @@ def init_lane(algorithm: Bandit, key: PRNGKey, num_arms: int, num_checkpoints: i
                 jnp.zeros((), jnp.int32), zeros, zeros.astype(bool), zeros)
 
 
+def advance_segment(algorithm: Bandit, lane: Lane, segment, env: DuelEnv, score: Scoring) -> Lane:
+    """Runs steps ``[start, stop)`` of ``segment = (start, stop, slot)`` and records checkpoint ``slot``."""
+    start, stop, slot = segment
+
+    def one_step(t, c: Lane):
+        state, info = algorithm.step(prng.fold_in(c.key_steps, t), c.state, env)
+        cost = score.table[info.first, info.second]  # zero exactly for a duel between two best arms
+        return c._replace(state=state, regret=c.regret + cost, suboptimal=c.suboptimal + (cost > 0).astype(jnp.int32))
+
+    c = jax.lax.fori_loop(start, stop, one_step, lane)  # bounds shared by all lanes: no per-step branch
+    guess = algorithm.best_arm(prng.fold_in(c.key_report, stop), c.state)
+    return c._replace(
+        rec_regret=c.rec_regret.at[slot].set(c.regret),
+        rec_correct=c.rec_correct.at[slot].set(score.winners[guess]),
+        rec_suboptimal=c.rec_suboptimal.at[slot].set(c.suboptimal / jnp.maximum(stop, 1).astype(jnp.float32)),
+    )
+
+
 def advance(algorithm: Bandit, lane: Lane, starts: Array, stops: Array, slots: Array, env: DuelEnv,
             score: Scoring) -> Lane:
     """Runs steps ``[starts[g], stops[g])`` for each segment ``g``, recording checkpoint ``slots[g]`` after each."""
 
-    def one_step(t, c: Lane):
-        state, info = algorithm.step(c.state, prng.fold_in(c.key_steps, t), env)
-        cost = score.table[info.first, info.second]  # zero exactly for a duel between two best arms
-        return c._replace(state=state, regret=c.regret + cost, suboptimal=c.suboptimal + (cost > 0).astype(jnp.int32))
-
     def segment(c: Lane, bounds):
-        start, stop, slot = bounds
-        c = jax.lax.fori_loop(start, stop, one_step, c)  # bounds shared by all lanes: no per-step branch
-        guess = algorithm.best_arm(c.state, prng.fold_in(c.key_report, stop))
-        c = c._replace(
-            rec_regret=c.rec_regret.at[slot].set(c.regret),
-            rec_correct=c.rec_correct.at[slot].set(score.winners[guess]),
-            rec_suboptimal=c.rec_suboptimal.at[slot].set(c.suboptimal / jnp.maximum(stop, 1).astype(jnp.float32)),
-        )
-        return c, None
+        return advance_segment(algorithm, c, bounds, env, score), None
 
     return jax.lax.scan(segment, lane, (starts, stops, slots))[0]
 
@@ -124,16 +129,16 @@ def record(lane: Lane) -> Record:
     return Record(lane.rec_regret, lane.rec_correct, lane.rec_suboptimal)
 
 
-def run(algorithm: Bandit, key: PRNGKey, env: DuelEnv, score: Scoring, *, num_steps: int,
-        checkpoints: Optional[np.ndarray] = None, chunk_size: int = 4096, hparams: Optional[dict] = None) -> Record:
+def run_lane(key: PRNGKey, algorithm: Bandit, env: DuelEnv, score: Scoring, *, num_steps: int,
+             checkpoints: Optional[np.ndarray] = None, chunk_size: int = 4096, hparams: Optional[dict] = None) -> Record:
     """One run of ``algorithm`` against ``env`` for ``num_steps`` steps, scored against ``score``.
 
     Pure: jit it, and vmap it over keys (runs), environments (matrices) or hyperparameters.
     ``num_steps``, ``checkpoints`` and ``chunk_size`` are static.
 
     Args:
-      algorithm: a bandit module (``jaxrank.bandits.rcs``, ...).
       key: the lane's key.
+      algorithm: a ``Bandit`` (``jaxrank.bandits.ALGORITHMS.build("rcs")``, ``rcs.make()``, ...).
       env: any ``DuelEnv`` (``PrefMatrixEnv``, an interleaving env, ...).
       score: ``scoring(reference_pref)``.
       checkpoints: 1-based step counts to record (default ``default_checkpoints``).
@@ -143,5 +148,5 @@ def run(algorithm: Bandit, key: PRNGKey, env: DuelEnv, score: Scoring, *, num_st
       ``Record`` with ``[C]`` arrays.
     """
     checkpoints = default_checkpoints(num_steps) if checkpoints is None else np.asarray(checkpoints, np.int64)
-    lane = init_lane(algorithm, key, score.table.shape[-1], int(checkpoints.size), **(hparams or {}))
+    lane = init_lane(key, algorithm, score.table.shape[-1], int(checkpoints.size), **(hparams or {}))
     return record(advance(algorithm, lane, *map(jnp.asarray, segments(checkpoints, chunk_size)), env, score))

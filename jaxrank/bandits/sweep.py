@@ -1,8 +1,8 @@
-"""The driver of dueling-bandit simulations: many lanes of ``jaxrank.bandits.run`` over a device
-mesh, in resumable chunks, with progress.
+"""Dueling-bandit sweeps: many lanes of ``jaxrank.bandits.lane`` over a device mesh, in resumable
+chunks, with progress.
 
-A lane is one (matrix, hyperparameter setting, run) triple; all lanes of a ``simulate`` call run
-in one compiled program (``vmap`` of ``run.advance``). Long horizons run as several calls of that
+A lane is one (matrix, hyperparameter setting, run) triple; all lanes of a ``sweep`` call run
+in one compiled program (``vmap`` of ``lane.advance``). Long horizons run as several calls of that
 one compiled program with progress printed between them. The environment is either the
 preference matrices themselves (each lane draws its duels from its matrix) or any ``DuelEnv``
 shared by every lane (e.g. rankers interleaved on LTR queries), scored against a reference matrix.
@@ -19,7 +19,7 @@ mesh of one device and runs the same code.
 
 Resuming: with ``checkpoint_dir``, the whole carry (bandit states, PRNG keys as key data, the
 recorded trace) and the index of the next call are written atomically after every call, to a
-file named by a hash of the simulation's inputs; a later ``simulate`` with the same inputs
+file named by a hash of the sweep's inputs; a later ``sweep`` with the same inputs
 continues from it (or returns at once if it had finished) with bit-identical results.
 """
 
@@ -36,17 +36,26 @@ import numpy as np
 from jax.experimental import multihost_utils
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from jaxrank.bandits.run import Scoring, advance, default_checkpoints, init_lane, segments
+from jaxrank.bandits.lane import Scoring, advance, default_checkpoints, init_lane, segments
 from jaxrank.data.checkpoint import load_checkpoint, save_checkpoint
 from jaxrank.envs.matrix import PrefMatrixEnv
 from jaxrank.metrics.duel_regret import regret_table
-from jaxrank.types import Bandit, DuelEnv
-from jaxrank.utils.checks import check_int, check_key, check_keywords
+from jaxrank.registry import Registry
+from jaxrank.types import DuelEnv
+from jaxrank.utils.checks import check_int, check_key
 
 
 _SEGMENTS_PER_CALL = 16  # fixed, so every horizon reuses one compiled program
-_CHECKPOINT_FORMAT = 2
+_CHECKPOINT_FORMAT = 3
 LANE_AXIS = "lanes"
+
+# XLA options of a sweep's compiled program on CPU, per algorithm. XLA:CPU splits a large kernel over
+# the cores; RCS and Interleaved Filter read only rows or entries of the lanes' [K, K] arrays per step,
+# where waking a second thread costs more than it saves (RCS at K = 136: 20% faster on one thread).
+CPU_COMPILER_OPTIONS = {
+    "rcs": {"xla_disable_hlo_passes": "cpu-parallel-task-assigner"},
+    "interleaved_filter": {"xla_disable_hlo_passes": "cpu-parallel-task-assigner"},
+}
 
 
 class Trace(NamedTuple):
@@ -68,7 +77,7 @@ def _init_lanes(algo, key_impl, num_arms, num_checkpoints, key_data, hparams):
     """``Lane`` with leading lane axis ``N`` from key data ``[N, 2] u32`` and ``{name: [N] f32}``."""
 
     def one(kd, hp):
-        return init_lane(algo, jax.random.wrap_key_data(kd, impl=key_impl), num_arms, num_checkpoints, **hp)
+        return init_lane(jax.random.wrap_key_data(kd, impl=key_impl), algo, num_arms, num_checkpoints, **hp)
 
     return jax.vmap(one)(key_data, hparams)
 
@@ -86,7 +95,6 @@ def lane_mesh(devices=None) -> Mesh:
     return Mesh(np.asarray(devices, dtype=object), (LANE_AXIS,))
 
 
-# One jitted function per (algorithm, mesh, static sizes): the shardings are part of the program.
 @functools.lru_cache(maxsize=None)
 def _init_program(algo, mesh, key_impl, num_arms, num_checkpoints):
     lanes = NamedSharding(mesh, PartitionSpec(LANE_AXIS))
@@ -94,22 +102,19 @@ def _init_program(algo, mesh, key_impl, num_arms, num_checkpoints):
                    in_shardings=lanes, out_shardings=lanes)
 
 
-def _compiler_options(algo, mesh) -> Optional[dict]:
-    """XLA:CPU splits a kernel over the cores when its operands are large. A bandit whose step reads
-    a row or a few entries of the lanes' ``[K, K]`` arrays declares ``SPLIT_CPU_KERNELS = False``
-    (waking a second thread costs it more than it saves: RCS at K = 136 runs 20% faster on one);
-    those whose step is O(K²) (RUCB, SAVAGE, RMED) gain from the split and keep it."""
-    if getattr(algo, "SPLIT_CPU_KERNELS", True) or any(d.platform != "cpu" for d in mesh.devices.flat):
+def compiler_options_for(name: str, mesh) -> Optional[dict]:
+    """``CPU_COMPILER_OPTIONS[name]`` when every device of ``mesh`` is a CPU, else None."""
+    if any(d.platform != "cpu" for d in mesh.devices.flat):
         return None
-    return {"xla_disable_hlo_passes": "cpu-parallel-task-assigner"}
+    return CPU_COMPILER_OPTIONS.get(name)
 
 
 @functools.lru_cache(maxsize=None)
-def _run_program(algo, mesh, shared_env: bool):
+def _run_program(algo, mesh, shared_env: bool, options: Optional[tuple]):
     lanes, shared = NamedSharding(mesh, PartitionSpec(LANE_AXIS)), NamedSharding(mesh, PartitionSpec())
     return jax.jit(functools.partial(_run_lanes, algo, None if shared_env else 0),  # (carry, starts, stops, slots, env, score)
                    in_shardings=(lanes, shared, shared, shared, shared if shared_env else lanes, lanes),
-                   out_shardings=lanes, donate_argnums=0, compiler_options=_compiler_options(algo, mesh))
+                   out_shardings=lanes, donate_argnums=0, compiler_options=dict(options) if options else None)
 
 
 def _is_key(x) -> bool:
@@ -129,13 +134,13 @@ def _carry_from_host(template, leaves, take, sharding, key_impl, path):
     included); ``template`` (``ShapeDtypeStruct``s) gives the structure, shapes and dtypes."""
     flat, treedef = jax.tree.flatten(template)
     if len(flat) != len(leaves):
-        raise ValueError(f"checkpoint {path} holds {len(leaves)} arrays but this simulation carries {len(flat)}; "
+        raise ValueError(f"checkpoint {path} holds {len(leaves)} arrays but this sweep carries {len(flat)}; "
                          "it was written by another version of jaxrank: delete it to start that part again.")
     out = []
     for spec, leaf in zip(flat, leaves):
         want = jax.eval_shape(jax.random.key_data, spec) if _is_key(spec) else spec
         if leaf.shape[1:] != want.shape[1:] or leaf.dtype != want.dtype or leaf.shape[0] != take.max() + 1:
-            raise ValueError(f"checkpoint {path} has an array {leaf.dtype}{list(leaf.shape)} where this simulation "
+            raise ValueError(f"checkpoint {path} has an array {leaf.dtype}{list(leaf.shape)} where this sweep "
                              f"needs {want.dtype}{[int(take.max()) + 1, *want.shape[1:]]}; delete it to start again.")
         x = jax.device_put(np.ascontiguousarray(leaf[take]), sharding)
         out.append(jax.random.wrap_key_data(x, impl=key_impl) if _is_key(spec) else x)
@@ -150,13 +155,28 @@ def _digest_env(env) -> str:
     return h.hexdigest()
 
 
-def simulate(
-    algo: Bandit,
+def _resolve(algorithm) -> tuple[str, Registry]:
+    """``(name, registry)`` of a registered name or an algorithm module (``make``, ``HPARAMS``, ``OPTIONS``)."""
+    from jaxrank.bandits import ALGORITHMS  # the package imports this module
+
+    if isinstance(algorithm, str):
+        ALGORITHMS[algorithm]  # noqa: B018  (an unknown name raises, listing the registered ones)
+        return algorithm, ALGORITHMS
+    for name, module in ALGORITHMS.items():
+        if module is algorithm:
+            return name, ALGORITHMS
+    name = getattr(algorithm, "__name__", type(algorithm).__name__).rsplit(".", 1)[-1]
+    return name, Registry("bandit", {name: algorithm})
+
+
+def sweep(
+    algorithm,
     key,
     prefs,
     *,
     num_runs: int,
     num_steps: int,
+    options: Optional[dict] = None,
     hparams: Optional[dict] = None,
     checkpoints=None,
     chunk_size: int = 4096,
@@ -165,18 +185,22 @@ def simulate(
     checkpoint_dir=None,
     env: Optional[DuelEnv] = None,
     regret: str = "auto",
+    compiler_options: Optional[dict] = None,
 ) -> Trace:
     """Runs a dueling bandit for ``num_runs`` runs per matrix and setting, in one compiled program.
 
     Args:
-      algo: a bandit module with ``init``, ``step`` and ``best_arm`` (``jaxrank.bandits.ALGORITHMS``).
+      algorithm: a name of ``jaxrank.bandits.ALGORITHMS`` (``"rcs"``) or an algorithm module (an
+        object with ``make``, ``HPARAMS`` and ``OPTIONS``, registered or not).
       key: root PRNG key (``jax.random.key(seed)``).
       prefs: ``[K, K]`` or ``[M, K, K]`` preference matrices: regret and best-arm accuracy are
         scored against them.
       num_runs: ``R`` independent runs per matrix and setting.
       num_steps: horizon ``T``.
-      hparams: ``{name: [H] values}`` passed to ``algo.init`` (e.g. ``{"alpha": [0.1, 0.501]}``);
-        every lane of a setting gets the same values. Default: the algorithm's defaults.
+      options: the algorithm's static options (``make``'s keywords, e.g. ``{"lerot": True}``).
+      hparams: ``{name: [H] values}`` passed to ``init`` (e.g. ``{"alpha": [0.1, 0.501]}``); every lane
+        of a setting gets the same values. A hyperparameter left out keeps the module's default as a
+        constant of ``init``; a ``horizon`` left out is ``num_steps``.
       checkpoints: 1-based step counts at which to record (default ``default_checkpoints``).
       chunk_size: the longest run of steps between two recordings; one compiled call runs 16
         such segments, and progress is printed between calls when ``label`` is given.
@@ -184,26 +208,36 @@ def simulate(
       mesh: a 1-D mesh with axis ``"lanes"`` over which the ``M * H * R`` lanes are sharded
         (default ``lane_mesh()``: all devices). The results do not depend on it.
       checkpoint_dir: folder for a resumable checkpoint, written atomically after every call;
-        if it already holds one for these same inputs, the simulation continues from it.
+        if it already holds one for these same inputs, the sweep continues from it.
       env: the ``DuelEnv`` the bandit plays, shared by every lane (e.g. ``ranker_duel_env`` over
         LTR queries), with ``prefs`` ``[K, K]`` its reference matrix; default: each lane draws its
         duels from its own matrix (``PrefMatrixEnv``).
       regret: ``"condorcet"``, ``"copeland"`` or ``"auto"`` (per matrix: Condorcet regret when it has
         a Condorcet winner, Copeland regret otherwise; ``jaxrank.metrics.regret_table``). Tied
         Copeland winners: regret against their common score, and a guess of any of them is correct.
+      compiler_options: XLA options of the compiled program; default: ``CPU_COMPILER_OPTIONS`` of
+        the algorithm when every device is a CPU. They change speed only, never a result.
 
     Returns:
       ``Trace`` with ``[M, H, R, C]`` arrays (``M = 1`` for a single matrix).
 
     Raises:
-      ValueError: on an invalid matrix, ``regret="condorcet"`` for one without a Condorcet winner, bad sizes, an unknown or
-        impossible hyperparameter, or a bad key, before anything is compiled; on an unreadable or
-        mismatched checkpoint.
+      ValueError: on an invalid matrix, ``regret="condorcet"`` for one without a Condorcet winner, bad
+        sizes, an unknown option, an unknown or impossible hyperparameter (a static option passed as
+        one included), or a bad key, before anything is compiled; on an unreadable or mismatched
+        checkpoint.
     """
     check_key("key", key)
     check_int("num_runs", num_runs, minimum=1)
     check_int("num_steps", num_steps, minimum=1)
     check_int("chunk_size", chunk_size, minimum=1)
+    name, registry = _resolve(algorithm)
+    options = dict(options or {})
+    algo = registry.build(name, **options)
+    hparams = dict(hparams or {})
+    registry.check_hparams(name, hparams)
+    if "horizon" in registry.hparams(name) and "horizon" not in hparams:
+        hparams["horizon"] = [num_steps]
     prefs = np.asarray(prefs, np.float64)
     prefs = prefs[None] if prefs.ndim == 2 else prefs
     if prefs.ndim != 3:
@@ -212,8 +246,6 @@ def simulate(
         raise ValueError(f"a shared env is scored against one reference matrix; got {prefs.shape[0]} matrices.")
     tables, winners = zip(*(regret_table(p, regret) for p in prefs))
     num_matrices, num_arms = prefs.shape[0], prefs.shape[-1]
-    hparams = dict(hparams or {})
-    check_keywords(getattr(algo, "__name__", "the algorithm"), hparams, algo.init, skip=2)
     hparams = {k: np.asarray(v, np.float32).reshape(-1) for k, v in hparams.items()}
     num_settings = len(next(iter(hparams.values()))) if hparams else 1
     if any(v.size != num_settings for v in hparams.values()):
@@ -227,6 +259,8 @@ def simulate(
     mesh = lane_mesh() if mesh is None else mesh
     if mesh.axis_names != (LANE_AXIS,):
         raise ValueError(f"mesh must be 1-D with axis {LANE_AXIS!r} (see lane_mesh); got axes {mesh.axis_names}.")
+    if compiler_options is None:
+        compiler_options = compiler_options_for(name, mesh)
 
     key = key if _is_key(key) else jax.random.wrap_key_data(key)
     key_impl = str(jax.random.key_impl(key))
@@ -259,7 +293,8 @@ def simulate(
     # A checkpoint is named by a hash of everything that determines the result (not the mesh).
     path, first_call = None, 0
     if checkpoint_dir is not None:
-        inputs = {"format": _CHECKPOINT_FORMAT, "algo": algo.__name__, "key_impl": key_impl,
+        inputs = {"format": _CHECKPOINT_FORMAT, "algo": name, "options": {k: repr(v) for k, v in sorted(options.items())},
+                  "key_impl": key_impl,
                   "key": np.asarray(jax.random.key_data(key)).tolist(),
                   "prefs": hashlib.sha256(prefs.tobytes()).hexdigest(), "shape": list(prefs.shape), "regret": regret,
                   "hparams": {k: v.tolist() for k, v in sorted(hparams.items())}, "num_runs": num_runs,
@@ -268,18 +303,18 @@ def simulate(
         if shared_env:
             inputs["env"] = _digest_env(env)
         digest = hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:16]
-        path = Path(checkpoint_dir) / f"{algo.__name__.rsplit('.', 1)[-1]}-K{num_arms}-{digest}.npz"
+        path = Path(checkpoint_dir) / f"{name}-K{num_arms}-{digest}.npz"
     template = jax.eval_shape(init_fn, jax.ShapeDtypeStruct((take.size,) + keys.shape[1:], keys.dtype), lane_hparams)
     if path is not None and path.exists():
         saved, header = load_checkpoint(path)
         if header.get("inputs") != inputs:
-            raise ValueError(f"checkpoint {path} was written for a different simulation; delete it to start again.")
+            raise ValueError(f"checkpoint {path} was written for a different sweep; delete it to start again.")
         carry, first_call = _carry_from_host(template, saved, take, sharding, key_impl, path), int(header["next_call"])
         if label is not None:
             print(f"[{label}] resuming at step {header['steps_done']:,}/{num_steps:,} from {path}", flush=True)
     else:
         carry = init_fn(put(keys), lane_hparams)
-    run_fn = _run_program(algo, mesh, shared_env)
+    run_fn = _run_program(algo, mesh, shared_env, tuple(sorted((compiler_options or {}).items())))
 
     host = None
     start = time.perf_counter()

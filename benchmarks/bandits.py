@@ -39,8 +39,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 def _jaxrank_rate(algo, pref, num_runs, num_steps, hparams):
     """Run-steps/s after compile, and the first call's time (compile + run)."""
-    run = lambda: bandits.simulate(algo, jax.random.key(0), pref, num_runs=num_runs, num_steps=num_steps,
-                                   hparams=hparams, checkpoints=[num_steps // 2, num_steps])
+    run = lambda: bandits.sweep(algo, jax.random.key(0), pref, num_runs=num_runs, num_steps=num_steps,
+                                hparams=hparams, checkpoints=[num_steps // 2, num_steps])
     start = time.perf_counter()
     run()
     first = time.perf_counter() - start
@@ -137,7 +137,7 @@ def main():
     print("| run | run-steps/s | compile s | note |\n|---|---:|---:|---|")
     alpha = {"alpha": [0.501]}
     p10, _ = envs.select_rankers(full, 10)
-    rate, compile_s, regret = _jaxrank_rate(bandits.rcs, p10, 90, 50_000, alpha)
+    rate, compile_s, regret = _jaxrank_rate("rcs", p10, 90, 50_000, alpha)
     add("jaxrank RCS, K=10, 90 runs x 50k", "rcs", 10, 90, 50_000, rate, compile_s, f"regret {regret:.1f}", regret)
     rcs_rate = rate
     ratios = {}
@@ -149,14 +149,14 @@ def main():
     ratios["jaxrank_over_numpy"] = rcs_rate / rate
     add("NumPy RCS vectorised over 90 runs, K=10, 2k steps", "rcs", 10, 90, 2_000, rate, None,
         f"jaxrank is {rcs_rate / rate:,.1f}x")
-    rate, compile_s, regret = _jaxrank_rate(bandits.rucb, p10, 90, 50_000, alpha)
+    rate, compile_s, regret = _jaxrank_rate("rucb", p10, 90, 50_000, alpha)
     add("jaxrank RUCB, K=10, 90 runs x 50k", "rucb", 10, 90, 50_000, rate, compile_s, f"regret {regret:.1f}", regret)
     p40, _ = envs.select_rankers(full, 40)
-    rate, compile_s, regret = _jaxrank_rate(bandits.rcs, p40, 90, 50_000, alpha)
+    rate, compile_s, regret = _jaxrank_rate("rcs", p40, 90, 50_000, alpha)
     add("jaxrank RCS, K=40, 90 runs x 50k", "rcs", 40, 90, 50_000, rate, compile_s, f"regret {regret:.1f}", regret)
-    for name, algo in bandits.ALGORITHMS.items():
+    for name in bandits.ALGORITHMS:
         steps = STEPS_136[name]
-        rate, compile_s, regret = _jaxrank_rate(algo, full, 90, steps, _hparams(name, steps))
+        rate, compile_s, regret = _jaxrank_rate(name, full, 90, steps, _hparams(name, steps))
         add(f"jaxrank {name}, K=136, 90 runs x {steps / 1000:g}k", name, 136, 90, steps, rate, compile_s,
             f"regret {regret:.1f}", regret)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

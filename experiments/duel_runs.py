@@ -1,10 +1,30 @@
 """Running dueling bandits over groups of matrices and summarising the traces over runs."""
 
+from typing import Mapping, Optional, Sequence
+
 import jax
 import numpy as np
 
+from experiments import params as params_lib
 from experiments.matrices import Matrix, by_size
 from jaxrank import bandits
+
+
+def settings(params: Sequence[str], algorithms: Sequence[str],
+             defaults: Optional[Mapping[str, Mapping]] = None) -> dict[str, tuple[dict, dict]]:
+    """``{algo: (options, hparams)}`` of every selected bandit from an experiment's ``params``
+    (``"algo.key=value"``) over its own ``defaults``, checked before any run (``experiments.params``)."""
+    if not algorithms:
+        raise ValueError(f"no algorithm selected; name at least one of {', '.join(bandits.ALGORITHMS)} "
+                         "(e.g. --set algorithms=rcs,rucb).")
+    return params_lib.settings(params, bandits.ALGORITHMS, algorithms, defaults)
+
+
+def changed(name: str, hparams: Mapping[str, float]) -> dict[str, list]:
+    """``{key: [value]}`` of the hyperparameters that differ from ``name``'s defaults (and are set): the
+    sweep leaves the others as ``init``'s constants, as the published runs did."""
+    defaults = bandits.ALGORITHMS.hparams(name)
+    return {k: [v] for k, v in hparams.items() if v is not None and v != defaults.get(k)}
 
 def mean_ci(values: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Mean and half-width of the normal 95% confidence interval over ``axis``."""
@@ -14,21 +34,23 @@ def mean_ci(values: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:
 
 
 def run_on_matrices(name: str, matrices: list[Matrix], *, seed: int, num_runs: int, num_steps: int,
-                    hparams: dict, checkpoints=None, chunk_size: int = 4096,
+                    hparams: dict, options: Optional[dict] = None, checkpoints=None, chunk_size: int = 4096,
                     checkpoint_dir=None) -> dict[str, bandits.Trace]:
     """Runs one algorithm on every matrix (one compiled program per arm count).
 
     The lanes are sharded over all devices; with ``checkpoint_dir`` (``registry.checkpoint_dir(run_dir)``)
     each simulation is checkpointed after every chunk and resumes from there when run again.
 
+    ``hparams`` is ``{key: [H] values}`` (``changed`` of one setting, or a grid).
+
     Returns:
       ``{matrix name: Trace}`` with ``[H, R, C]`` arrays (``H`` hyperparameter settings).
     """
     traces = {}
     for size, group in by_size(matrices).items():
-        trace = bandits.simulate(
-            bandits.algorithm(name), jax.random.key(seed), np.stack([m.pref for m in group]),
-            num_runs=num_runs, num_steps=num_steps, hparams=hparams, checkpoints=checkpoints,
+        trace = bandits.sweep(
+            name, jax.random.key(seed), np.stack([m.pref for m in group]),
+            num_runs=num_runs, num_steps=num_steps, options=options, hparams=hparams, checkpoints=checkpoints,
             chunk_size=chunk_size, label=f"{name} K={size} x{len(group)}", checkpoint_dir=checkpoint_dir)
         for i, m in enumerate(group):
             traces[m.name] = bandits.Trace(trace.checkpoints, trace.regret[i], trace.correct[i], trace.suboptimal[i])

@@ -18,7 +18,8 @@ The paper runs 10^8 steps; the defaults here are what fits a small CPU (``result
 the horizon and runs used next to the paper's). Algorithms whose step costs O(K²) (``slow``: D-TS)
 run a shorter horizon. Every algorithm uses its module's default hyperparameters (MergeDTS and
 MergeRUCB: α = 1.01, M = 4, failure probability 0.01, the authors' code defaults; D-TS and RCS
-α = 0.51).
+α = 0.51) unless ``--set params=algo.key=value`` (``experiments.params``) says otherwise; every
+setting, matrix size and Copeland subset is checked before the first run.
 
 "Winner dropped": MergeDTS and MergeRUCB drop arms for good. They run through ``survival_probe``,
 whose report is the Condorcet winner while it survives (and the algorithm's own report, never the
@@ -38,6 +39,7 @@ from experiments.analysis import large_scale as analysis
 from experiments.matrices import MATRIX_DIR, load_matrices
 from experiments.registry import checkpoint_dir, register
 from jaxrank import bandits, data, envs
+from jaxrank.types import Bandit
 from jaxrank.utils.checks import check_int, check_number
 
 PAPER_HORIZON = 100_000_000
@@ -61,6 +63,7 @@ class Config:
     copeland_pair_gap: float = 0.02  # "cycle": the other arms are at least this far from 1/2 pairwise
     copeland_num_runs: int = 10
     copeland_num_steps: int = 1_000_000
+    params: tuple[str, ...] = ()  # "algo.key=value" overrides of the modules' HPARAMS / OPTIONS
     seed: int = 0
     chunk_size: int = 65_536
 
@@ -122,18 +125,32 @@ def cycle_subsets(pref: np.ndarray, num_arms: int, count: int, seed: int, *, fil
                      f"copeland_filler_margin or copeland_pair_gap.")
 
 
-def survival_probe(algo, winner: int):
-    """``algo`` (a bandit with an ``active [K]`` bool state leaf) with ``best_arm`` reporting ``winner``
-    while it is active and ``algo.best_arm`` (an active arm, so never ``winner``) once it is not."""
-    probe = types.ModuleType(f"{algo.__name__}.survival_{winner}")
-    probe.init, probe.step = algo.init, algo.step
-    probe.best_arm = lambda state, key: jax.numpy.where(state.active[winner], winner, algo.best_arm(state, key))
+def survival_probe(name: str, winner: int):
+    """An algorithm module: bandit ``name`` (with an ``active [K]`` bool state leaf) whose ``best_arm``
+    reports ``winner`` while it is active and its own report (an active arm, so never ``winner``) once
+    it is not. Same options and hyperparameters as ``name``."""
+    module = bandits.ALGORITHMS[name]
+    probe = types.ModuleType(f"survival_{winner}")
+    probe.HPARAMS, probe.OPTIONS = module.HPARAMS, module.OPTIONS
+
+    def make(**options) -> Bandit:
+        algo = module.make(**options)
+
+        def best_arm(key, state):
+            return jax.numpy.where(state.active[winner], winner, algo.best_arm(key, state))
+
+        return Bandit(algo.init, algo.step, best_arm)
+
+    probe.make = make
     return probe
 
 
-def _check(config: Config) -> None:
-    for name in (*config.algorithms, *config.copeland_algorithms):
-        bandits.algorithm(name)
+def _check(config: Config) -> dict:
+    """Every setting checked before any work: ``{algo: (options, hparams)}``."""
+    if not config.algorithms and not config.copeland_algorithms:
+        raise ValueError("algorithms and copeland_algorithms are both empty; name at least one bandit.")
+    names = list(dict.fromkeys((*config.algorithms, *config.copeland_algorithms)))
+    settings = duel_runs.settings(config.params, names)
     for field in ("num_arms", "num_runs", "num_steps", "slow_num_steps", "copeland_num_runs",
                   "copeland_num_steps", "copeland_num_subsets"):
         check_int(field, getattr(config, field), minimum=1)
@@ -142,17 +159,34 @@ def _check(config: Config) -> None:
         raise ValueError(f"copeland_subsets must be 'cycle' or 'uniform'; got {config.copeland_subsets!r}.")
     check_number("copeland_filler_margin", config.copeland_filler_margin, low=0, high=0.5)
     check_number("copeland_pair_gap", config.copeland_pair_gap, low=0, high=0.5, low_inclusive=True)
-    if not config.algorithms and not config.copeland_algorithms:
-        raise ValueError("algorithms and copeland_algorithms are both empty; name at least one bandit.")
+    return settings
 
 
-def _run_one(name, prefs, *, seed, num_runs, num_steps, regret, chunk_size, run_dir, algo=None):
+def _copeland_subsets(config: Config, matrices) -> dict:
+    """``{matrix name: (full matrix, subsets)}`` of the Copeland setting (``ValueError`` before any run)."""
+    out = {}
+    for m in matrices if config.copeland_algorithms else []:
+        full = envs.check_preference_matrix(data.load_preference_matrix(m.source), name=m.name)
+        if config.copeland_num_arms > full.shape[0]:
+            raise ValueError(f"copeland_num_arms = {config.copeland_num_arms} exceeds the {full.shape[0]} rankers "
+                             f"of {m.name}; pick at most {full.shape[0]}.")
+        if config.copeland_subsets == "cycle":
+            subsets = cycle_subsets(full, config.copeland_num_arms, config.copeland_num_subsets, config.seed,
+                                    filler_margin=config.copeland_filler_margin, pair_gap=config.copeland_pair_gap)
+        else:
+            subsets = copeland_subsets(full, config.copeland_num_arms, config.copeland_num_subsets, config.seed)
+        out[m.name] = full, subsets
+    return out
+
+
+def _run_one(name, prefs, settings, *, seed, num_runs, num_steps, regret, chunk_size, run_dir, algo=None):
     """One algorithm on ``prefs [M, K, K]`` (one compiled program): ``(Trace, wall seconds)``."""
+    options, hparams = settings[name]
     start = time.perf_counter()
-    trace = bandits.simulate(algo or bandits.algorithm(name), jax.random.key(seed), prefs,
-                             num_runs=num_runs, num_steps=num_steps, chunk_size=chunk_size, regret=regret,
-                             label=f"{name} K={prefs.shape[-1]} x{prefs.shape[0]}",
-                             checkpoint_dir=checkpoint_dir(run_dir))
+    trace = bandits.sweep(algo or name, jax.random.key(seed), prefs, num_runs=num_runs, num_steps=num_steps,
+                          options=options, hparams=duel_runs.changed(name, hparams), chunk_size=chunk_size,
+                          regret=regret, label=f"{name} K={prefs.shape[-1]} x{prefs.shape[0]}",
+                          checkpoint_dir=checkpoint_dir(run_dir))
     return trace, time.perf_counter() - start
 
 
@@ -168,8 +202,9 @@ def _summary(trace, m: int, seconds: float, steps: int, runs: int) -> dict:
 @register("large_scale", Config, report=analysis.report)
 def run(config: Config, run_dir) -> dict:
     """MergeDTS vs MergeRUCB vs D-TS (+ RCS) at K = 136, and Copeland bandits on subsets without a Condorcet winner."""
-    _check(config)
+    settings = _check(config)
     matrices = load_matrices(config.matrices, config.num_arms)
+    copeland = _copeland_subsets(config, matrices)
     prefs = np.stack([m.pref for m in matrices]) if len({m.pref.shape for m in matrices}) == 1 else None
     results = {"paper_horizon": PAPER_HORIZON, "num_runs": config.num_runs, "num_steps": config.num_steps,
                "slow": list(config.slow), "slow_num_steps": config.slow_num_steps, "matrices": {}, "copeland": {}}
@@ -184,9 +219,8 @@ def run(config: Config, run_dir) -> dict:
         together = prefs is not None and name not in ELIMINATING
         groups = [(prefs, matrices)] if together else [(m.pref[None], [m]) for m in matrices]
         for group_prefs, group in groups:
-            probe = (survival_probe(bandits.algorithm(name), int(envs.condorcet_winner(group[0].pref)))
-                     if name in ELIMINATING else None)
-            trace, seconds = _run_one(name, group_prefs, seed=config.seed, num_runs=config.num_runs, num_steps=steps,
+            probe = survival_probe(name, int(envs.condorcet_winner(group[0].pref))) if name in ELIMINATING else None
+            trace, seconds = _run_one(name, group_prefs, settings, seed=config.seed, num_runs=config.num_runs, num_steps=steps,
                                       regret="condorcet", chunk_size=config.chunk_size, run_dir=run_dir, algo=probe)
             for i, m in enumerate(group):
                 summary = _summary(trace, i, seconds, steps, config.num_runs)
@@ -202,15 +236,7 @@ def run(config: Config, run_dir) -> dict:
 
     # Copeland setting: subsets of each full matrix without a Condorcet winner.
     for m in matrices if config.copeland_algorithms else []:
-        full = envs.check_preference_matrix(data.load_preference_matrix(m.source), name=m.name)
-        if config.copeland_num_arms > full.shape[0]:
-            raise ValueError(f"copeland_num_arms = {config.copeland_num_arms} exceeds the {full.shape[0]} rankers "
-                             f"of {m.name}; pick at most {full.shape[0]}.")
-        if config.copeland_subsets == "cycle":
-            subsets = cycle_subsets(full, config.copeland_num_arms, config.copeland_num_subsets, config.seed,
-                                    filler_margin=config.copeland_filler_margin, pair_gap=config.copeland_pair_gap)
-        else:
-            subsets = copeland_subsets(full, config.copeland_num_arms, config.copeland_num_subsets, config.seed)
+        full, subsets = copeland[m.name]
         sub_prefs = np.stack([full[np.ix_(s, s)] for s in subsets])
         for s, arms in enumerate(subsets):
             key = f"{m.name} subset {s}"
@@ -221,7 +247,7 @@ def run(config: Config, run_dir) -> dict:
                                         "construction": config.copeland_subsets,
                                         "smallest_gap": round(float(sub_gap.min()), 5), "algorithms": {}}
         for name in config.copeland_algorithms:
-            trace, seconds = _run_one(name, sub_prefs, seed=config.seed, num_runs=config.copeland_num_runs,
+            trace, seconds = _run_one(name, sub_prefs, settings, seed=config.seed, num_runs=config.copeland_num_runs,
                                       num_steps=config.copeland_num_steps, regret="copeland",
                                       chunk_size=config.chunk_size, run_dir=run_dir)
             for s in range(len(subsets)):

@@ -1,7 +1,10 @@
 """RCS vs Condorcet SAVAGE, accuracy and regret against the horizon (Zoghi et al. 2014, Fig. 2).
 
 SAVAGE is explore-then-exploit and needs its horizon, so it is rerun for each of the log-spaced
-horizons; RCS runs once to the longest and its best-arm guess is read at every horizon."""
+horizons; RCS runs once to the longest and its best-arm guess is read at every horizon.
+
+Per-algorithm settings: ``--set params=rcs.alpha=0.51`` (``experiments.params``); RCS defaults to the
+paper's alpha = 0.501. SAVAGE's horizon is each run's length."""
 
 import dataclasses
 
@@ -13,6 +16,8 @@ from experiments.matrices import load_matrices
 from experiments.registry import checkpoint_dir, register
 from jaxrank import data
 
+DEFAULTS = {"rcs": {"alpha": 0.501}}  # the paper's alpha (WSDM 2014, §5)
+
 
 @dataclasses.dataclass(frozen=True)
 class Config:
@@ -22,7 +27,7 @@ class Config:
     min_horizon: int = 100
     max_horizon: int = 100_000
     num_horizons: int = 10
-    alpha: float = 0.501
+    params: tuple[str, ...] = ()  # "algo.key=value" for rcs and savage (overrides DEFAULTS and the modules' HPARAMS)
     seed: int = 0
 
 
@@ -31,12 +36,18 @@ def run(config: Config, run_dir) -> dict:
     """RCS vs Condorcet SAVAGE accuracy and regret at log-spaced horizons (paper Fig. 2)."""
     if not 1 <= config.min_horizon <= config.max_horizon or config.num_horizons < 1:
         raise ValueError(f"need 1 <= min_horizon <= max_horizon and num_horizons >= 1; got {config}.")
+    settings = duel_runs.settings(config.params, ("rcs", "savage"), DEFAULTS)
+    if settings["savage"][1]["horizon"] is not None:
+        raise ValueError("rcs_accuracy runs SAVAGE with its horizon set to each run's length; drop savage.horizon "
+                         "from params (min_horizon, max_horizon and num_horizons choose the horizons).")
     horizons = np.unique(np.round(np.geomspace(config.min_horizon, config.max_horizon, config.num_horizons)).astype(int))
     matrices = load_matrices(config.matrices, config.num_arms)
     common = dict(seed=config.seed, num_runs=config.num_runs, checkpoint_dir=checkpoint_dir(run_dir))
-    rcs = duel_runs.run_on_matrices("rcs", matrices, num_steps=int(horizons[-1]), hparams={"alpha": [config.alpha]},
-                                    checkpoints=horizons, **common)
-    savage = [duel_runs.run_on_matrices("savage", matrices, num_steps=int(h), hparams={"horizon": [float(h)]},
+    (rcs_options, rcs_hparams), (savage_options, savage_hparams) = settings["rcs"], settings["savage"]
+    rcs = duel_runs.run_on_matrices("rcs", matrices, num_steps=int(horizons[-1]), options=rcs_options,
+                                    hparams=duel_runs.changed("rcs", rcs_hparams), checkpoints=horizons, **common)
+    savage = [duel_runs.run_on_matrices("savage", matrices, num_steps=int(h), options=savage_options,
+                                        hparams={**duel_runs.changed("savage", savage_hparams), "horizon": [float(h)]},
                                         checkpoints=[int(h)], **common) for h in horizons]
     results, arrays = {}, {}
     for m in matrices:

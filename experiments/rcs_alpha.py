@@ -1,5 +1,8 @@
 """RCS and RUCB with a too-small exploration constant, alpha = 0.1 (Zoghi et al. 2014, Fig. 4):
-30 runs on MSLR-Perfect, K = 10, 400,000 steps; alpha = 0.501 alongside for comparison."""
+30 runs on MSLR-Perfect, K = 10, 400,000 steps; alpha = 0.501 alongside for comparison.
+
+``alphas`` is the grid every algorithm runs (one program per algorithm); its other settings come from
+``--set params=algo.key=value`` (``experiments.params``)."""
 
 import dataclasses
 
@@ -20,18 +23,28 @@ class Config:
     num_steps: int = 400_000
     alphas: tuple[float, ...] = (0.1, 0.501)
     algorithms: tuple[str, ...] = ("rcs", "rucb")
+    params: tuple[str, ...] = ()  # "algo.key=value" overrides of the modules' HPARAMS / OPTIONS (alpha: use alphas)
     seed: int = 0
 
 
 @register("rcs_alpha", Config, report=analysis.report)
 def run(config: Config, run_dir) -> dict:
     """RCS vs RUCB at alpha = 0.1 (and 0.501), cumulative regret (paper Fig. 4)."""
+    settings = duel_runs.settings(config.params, config.algorithms)
+    for name, (_, hparams) in settings.items():
+        if "alpha" not in hparams:
+            raise ValueError(f"rcs_alpha runs algorithms with an exploration constant alpha; {name} has none "
+                             "(hyperparameters: " + ", ".join(hparams) + ").")
+    if any(item.split("=", 1)[0].strip().endswith(".alpha") for item in config.params):
+        raise ValueError("rcs_alpha sweeps alpha over the alphas field; set --set alphas=0.1,0.501, not params.")
     matrices = load_matrices(config.matrices, config.num_arms)
     results, arrays = {m.name: {"source": m.source, "rankers": m.rankers, "curves": {}} for m in matrices}, {}
     for name in config.algorithms:
+        options, hparams = settings[name]
+        grid = {k: v * len(config.alphas) for k, v in duel_runs.changed(name, hparams).items()}
         traces = duel_runs.run_on_matrices(name, matrices, seed=config.seed, num_runs=config.num_runs,
-                                           num_steps=config.num_steps, hparams={"alpha": list(config.alphas)},
-                                           checkpoint_dir=checkpoint_dir(run_dir))
+                                           num_steps=config.num_steps, options=options,
+                                           hparams={**grid, "alpha": list(config.alphas)}, checkpoint_dir=checkpoint_dir(run_dir))
         for m in matrices:
             for h, alpha in enumerate(config.alphas):
                 label = f"{name.upper()} alpha={alpha}"

@@ -2,7 +2,8 @@
 
 The paper runs 90 runs of 1M / 1.5M / 2M steps; ``paper_horizons=true`` uses those. The CPU
 default runs 200,000 steps for every K and says so; regret and the share of suboptimal
-comparisons are reported at every checkpoint."""
+comparisons are reported at every checkpoint. Per-algorithm settings: ``--set params=rcs.alpha=0.51``
+(``experiments.params``); RCS and RUCB default to the paper's alpha = 0.501."""
 
 import dataclasses
 
@@ -13,6 +14,7 @@ from experiments.registry import checkpoint_dir, register
 from jaxrank import data
 
 PAPER_HORIZONS = {20: 1_000_000, 30: 1_500_000, 40: 2_000_000}
+DEFAULTS = {"rcs": {"alpha": 0.501}, "rucb": {"alpha": 0.501}}  # the paper's alpha (WSDM 2014, §5)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -22,8 +24,8 @@ class Config:
     num_runs: int = 90
     num_steps: int = 200_000
     paper_horizons: bool = False
-    alpha: float = 0.501
     algorithms: tuple[str, ...] = ("rcs", "rucb")
+    params: tuple[str, ...] = ()  # "algo.key=value" overrides of DEFAULTS and the modules' HPARAMS / OPTIONS
     seed: int = 0
     chunk_size: int = 4096  # most steps between two recordings; a checkpoint is written every 16 such segments
 
@@ -31,6 +33,7 @@ class Config:
 @register("rcs_scaling", Config, report=analysis.report)
 def run(config: Config, run_dir) -> dict:
     """RCS vs RUCB for K = 20, 30, 40 rankers: regret and suboptimal comparisons (paper Fig. 5)."""
+    settings = duel_runs.settings(config.params, config.algorithms, DEFAULTS)
     results, arrays = {}, {}
     for k in config.arm_counts:
         horizon = PAPER_HORIZONS.get(k, config.num_steps) if config.paper_horizons else config.num_steps
@@ -40,8 +43,10 @@ def run(config: Config, run_dir) -> dict:
                   "--set paper_horizons=true for those)", flush=True)
         matrices = load_matrices(config.matrices, k)
         for name in config.algorithms:
+            options, hparams = settings[name]
             traces = duel_runs.run_on_matrices(name, matrices, seed=config.seed, num_runs=config.num_runs,
-                                               num_steps=horizon, hparams={"alpha": [config.alpha]},
+                                               num_steps=horizon, options=options,
+                                               hparams=duel_runs.changed(name, hparams),
                                                chunk_size=config.chunk_size, checkpoint_dir=checkpoint_dir(run_dir))
             for m in matrices:
                 key = f"{m.name} K={len(m.rankers)}"

@@ -7,8 +7,10 @@ from experiments.analysis.plotting import plot_curves, tabulate
 
 def table(results: dict) -> str:
     algos = sorted({a for m in results["matrices"].values() for a in m["algorithms"]})
-    lines = [f"Cumulative regret at T = {results['checkpoints'][-1]:,} (mean ± 95% CI over {results['num_runs']} runs, "
-             f"alpha = {results['alpha']}).", "",
+    settings = "; ".join(f"{algo}: " + ", ".join(f"{k} = {v}" for k, v in values.items())
+                         for algo, values in results["settings"].items() if values)
+    lines = [f"Cumulative regret at T = {results['checkpoints'][-1]:,} (mean ± 95% CI over {results['num_runs']} runs; "
+             f"{settings}).", "",
              "| matrix | K | rankers (ids in the source matrix) | Condorcet winner | " + " | ".join(algos)
              + " | RCS / RUCB |", "|---|---|---|---|" + "---|" * (len(algos) + 1)]
     for name, m in results["matrices"].items():

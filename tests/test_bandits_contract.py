@@ -1,7 +1,9 @@
 """The ``jaxrank.types.Bandit`` contract, checked for every algorithm of ``jaxrank.bandits.ALGORITHMS``:
-``step`` keeps the state's structure, shapes and dtypes, traces once for any state values, keys and
-hyperparameter values, and the driver compiles one program for every matrix and setting."""
+each module declares ``HPARAMS`` / ``OPTIONS`` and ``make``; ``step`` keeps the state's structure,
+shapes and dtypes, traces once for any state values, keys and hyperparameter values; and the sweep
+compiles one program for every matrix and setting."""
 
+import math
 import types
 
 import chex
@@ -11,7 +13,8 @@ import numpy as np
 import pytest
 
 from jaxrank import bandits, envs
-from jaxrank.types import StepInfo
+from jaxrank.bandits import sweep as sweep_lib
+from jaxrank.types import Bandit, StepInfo
 
 K = 5
 HPARAMS = {  # two settings of each algorithm's own hyperparameters (defaults where it has none to vary)
@@ -36,88 +39,118 @@ def _pref():
 def test_every_registered_bandit_has_a_contract_entry():
     assert set(HPARAMS) == set(bandits.ALGORITHMS)
     with pytest.raises(ValueError, match="unknown bandit 'ucb'; registered: rcs, rucb"):
-        bandits.algorithm("ucb")
+        bandits.ALGORITHMS["ucb"]  # noqa: B018
+
+
+@pytest.mark.parametrize("name", sorted(bandits.ALGORITHMS))
+def test_module_declares_hparams_options_and_make(name):
+    module = bandits.ALGORITHMS[name]
+    algo = bandits.ALGORITHMS.build(name)
+    assert isinstance(algo, Bandit) and algo == module.make()  # equal options, the same (hashable) bandit
+    for key, default in module.HPARAMS.items():  # numbers (None: required, set by the sweep)
+        assert default is None or (isinstance(default, float) and math.isfinite(default)), (key, default)
+    assert set(HPARAMS[name]) <= set(module.HPARAMS)
+    for option, default in module.OPTIONS.items():
+        assert bandits.ALGORITHMS.build(name, **{option: default}) == algo
 
 
 @pytest.mark.parametrize("name", sorted(bandits.ALGORITHMS))
 def test_step_keeps_the_state_and_traces_once(name):
-    algo = bandits.algorithm(name)
+    algo = bandits.ALGORITHMS.build(name)
     env = envs.PrefMatrixEnv(jnp.asarray(_pref(), jnp.float32))
     first = {k: v[0] for k, v in HPARAMS[name].items()}
     state = algo.init(jax.random.key(0), K, **first)
     traces = []
 
-    def counted_step(s, k):
+    def counted_step(k, s):
         traces.append(1)
-        return algo.step(s, k, env)
+        return algo.step(k, s, env)
 
     step = jax.jit(counted_step)
-    new, info = step(state, jax.random.key(1))
+    new, info = step(jax.random.key(1), state)
     chex.assert_trees_all_equal_shapes_and_dtypes(state, new)
     assert isinstance(info, StepInfo)
     assert info.first.dtype == jnp.int32 and info.second.dtype == jnp.int32 and info.first_won.dtype == bool
     assert 0 <= int(info.first) < K and 0 <= int(info.second) < K
     for t in range(2, 6):  # other states and keys: no retrace
-        new, _ = step(new, jax.random.key(t))
+        new, _ = step(jax.random.key(t), new)
     other = algo.init(jax.random.key(9), K, **{k: v[1] for k, v in HPARAMS[name].items()})
-    step(other, jax.random.key(7))  # other hyperparameter values live in the state: no retrace
+    step(jax.random.key(7), other)  # other hyperparameter values live in the state: no retrace
     assert len(traces) == 1
-    guess = jax.jit(algo.best_arm)(new, jax.random.key(0))
+    guess = jax.jit(algo.best_arm)(jax.random.key(0), new)
     assert guess.dtype == jnp.int32 and guess.shape == () and 0 <= int(guess) < K
 
 
-@pytest.mark.parametrize("name", sorted(bandits.ALGORITHMS))
-def test_simulate_compiles_one_program_for_all_matrices_settings_and_calls(name):
-    """Two matrices x two settings x runs in one program, and a second simulation with other
-    hyperparameter values, matrices and seed reuses it: the step is traced exactly once."""
-    algo = bandits.algorithm(name)
-    traces = []
+def _counting(name: str, traces: list):
+    """Algorithm module ``name`` whose step counts its traces (the same object for every ``make()``)."""
+    module = bandits.ALGORITHMS[name]
+    algo = module.make()
 
-    def step(state, key, env):
+    def step(key, state, env):
         traces.append(1)
-        return algo.step(state, key, env)
+        return algo.step(key, state, env)
 
-    counted = types.ModuleType(algo.__name__)  # a module, as the driver expects (hashable, cached by identity)
-    counted.init, counted.step, counted.best_arm = algo.init, step, algo.best_arm
+    counted = Bandit(algo.init, step, algo.best_arm)
+    return types.SimpleNamespace(__name__=name, HPARAMS=module.HPARAMS, OPTIONS=module.OPTIONS,
+                                 make=lambda **options: counted)
+
+
+@pytest.mark.parametrize("name", sorted(bandits.ALGORITHMS))
+def test_sweep_compiles_one_program_for_all_matrices_settings_and_calls(name):
+    """Two matrices x two settings x runs in one program, and a second sweep with other
+    hyperparameter values, matrices and seed reuses it: the step is traced exactly once."""
+    traces = []
+    counted = _counting(name, traces)
     prefs = np.stack([_pref(), _pref()])
-    first = bandits.simulate(counted, jax.random.key(0), prefs, num_runs=2, num_steps=60, hparams=HPARAMS[name],
-                             checkpoints=[20, 60])
+    first = bandits.sweep(counted, jax.random.key(0), prefs, num_runs=2, num_steps=60, hparams=HPARAMS[name],
+                          checkpoints=[20, 60])
     again = {k: [2 * x for x in v] for k, v in HPARAMS[name].items()}
-    bandits.simulate(counted, jax.random.key(1), prefs[::-1], num_runs=2, num_steps=60, hparams=again,
-                     checkpoints=[20, 60])
+    bandits.sweep(counted, jax.random.key(1), prefs[::-1], num_runs=2, num_steps=60, hparams=again,
+                  checkpoints=[20, 60])
     assert len(traces) == 1
     assert first.regret.shape == (2, 2, 2, 2)
     np.testing.assert_array_equal(first.regret[0], first.regret[1])  # the same matrix twice, the same keys
 
 
-@pytest.mark.parametrize("name", sorted(n for n, a in bandits.ALGORITHMS.items() if not getattr(a, "SPLIT_CPU_KERNELS", True)))
-def test_unsplit_cpu_kernels_change_no_result(name):
-    """``SPLIT_CPU_KERNELS = False`` compiles the run without XLA:CPU's kernel splitting (and only on
+@pytest.mark.parametrize("name", sorted(bandits.CPU_COMPILER_OPTIONS))
+def test_cpu_compiler_options_change_no_result(name):
+    """The sweep compiles RCS and Interleaved Filter without XLA:CPU's kernel splitting (and only on
     CPU); the results are the same bits as with it."""
-    from jaxrank.bandits import driver
-
-    algo = bandits.algorithm(name)
     mesh = bandits.lane_mesh()
-    assert driver._compiler_options(algo, mesh) == {"xla_disable_hlo_passes": "cpu-parallel-task-assigner"}
-    split = types.ModuleType(algo.__name__)  # the same functions, without the declaration
-    split.init, split.step, split.best_arm = algo.init, algo.step, algo.best_arm
-    assert driver._compiler_options(split, mesh) is None and driver._compiler_options(bandits.rucb, mesh) is None
-    run = lambda a: bandits.simulate(a, jax.random.key(0), _pref(), num_runs=3, num_steps=200,  # noqa: E731
-                                     hparams={k: v[:1] for k, v in HPARAMS[name].items()}, checkpoints=[50, 200])
-    one, two = run(algo), run(split)
+    assert sweep_lib.compiler_options_for(name, mesh) == {"xla_disable_hlo_passes": "cpu-parallel-task-assigner"}
+    assert sweep_lib.compiler_options_for("rucb", mesh) is None
+    run = lambda **kw: bandits.sweep(name, jax.random.key(0), _pref(), num_runs=3, num_steps=200,  # noqa: E731
+                                     hparams={k: v[:1] for k, v in HPARAMS[name].items()}, checkpoints=[50, 200], **kw)
+    one, two = run(), run(compiler_options={})
     np.testing.assert_array_equal(one.regret, two.regret)
     np.testing.assert_array_equal(one.correct, two.correct)
 
 
-def test_simulate_rejects_bad_arguments_by_name():
+def test_sweep_rejects_bad_arguments_by_name():
     pref = _pref()
-    run = lambda **kw: bandits.simulate(bandits.rcs, **{"key": jax.random.key(0), "prefs": pref, "num_runs": 1,  # noqa: E731
-                                                         "num_steps": 10, **kw})
+    run = lambda **kw: bandits.sweep("rcs", **{"key": jax.random.key(0), "prefs": pref, "num_runs": 1,  # noqa: E731
+                                               "num_steps": 10, **kw})
     with pytest.raises(ValueError, match=r"num_steps must be an int; got 2\.5 \(float\)"):
         run(num_steps=2.5)
     with pytest.raises(ValueError, match=r"key must be a PRNG key such as jax.random.key\(0\); got 0"):
         run(key=0)
-    with pytest.raises(ValueError, match="has no hyperparameter 'alhpa'; it takes alpha, lerot"):
+    with pytest.raises(ValueError, match="bandit 'rcs' has no hyperparameter 'alhpa'; hyperparameters: alpha"):
         run(hparams={"alhpa": [0.5]})
     with pytest.raises(ValueError, match="num_runs must be an int >= 1; got 0"):
         run(num_runs=0)
+    with pytest.raises(ValueError, match="unknown bandit 'rsc'; registered: rcs"):
+        bandits.sweep("rsc", jax.random.key(0), pref, num_runs=1, num_steps=10)
+
+
+def test_a_static_option_passed_as_a_hyperparameter_is_a_clear_error():
+    """``lerot`` is bound by ``make``; as a hyperparameter it used to fail inside ``jit``."""
+    with pytest.raises(ValueError, match=r"bandit 'rcs': 'lerot' is a static option, not a hyperparameter; "
+                                         r"build the algorithm with make\(lerot=\.\.\.\)"):
+        bandits.sweep(bandits.rcs, jax.random.key(0), _pref(), num_runs=1, num_steps=10, hparams={"lerot": [1.0]})
+    with pytest.raises(ValueError, match="bandit 'rcs' has no setting 'kweight'; hyperparameters: alpha; options: lerot"):
+        bandits.sweep("rcs", jax.random.key(0), _pref(), num_runs=1, num_steps=10, options={"kweight": 0.3})
+    with pytest.raises(ValueError, match=r"lerot is an on/off option of make\(\); got 1\.0; pass True or False"):
+        bandits.sweep("rcs", jax.random.key(0), _pref(), num_runs=1, num_steps=10, options={"lerot": 1.0})
+    lerot = bandits.sweep("rcs", jax.random.key(0), _pref(), num_runs=2, num_steps=50, options={"lerot": True})
+    paper = bandits.sweep("rcs", jax.random.key(0), _pref(), num_runs=2, num_steps=50)
+    assert not np.array_equal(lerot.regret, paper.regret)

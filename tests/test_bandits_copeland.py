@@ -223,11 +223,11 @@ def test_scb_search_ends_on_a_tie_and_exploits_a_winner():
     # b̂ is one of the winners (most resolved wins), duelled with itself from then on.
     pref = np.where(TIED5 > 0.5, 1.0, np.where(TIED5 < 0.5, 0.0, 0.5))
     state = scb.init(jax.random.key(0), 5, first_epoch=4)
-    run = jax.jit(lambda s, keys: jax.lax.scan(lambda c, k: scb.step(c, k, _env(pref)), s, keys))
+    run = jax.jit(lambda s, keys: jax.lax.scan(lambda c, k: scb.step(k, c, _env(pref)), s, keys))
     state, info = run(state, jax.random.split(jax.random.key(1), 600))
     assert int(state.exploit) in (0, 1)
     assert int(info.first[-1]) == int(info.second[-1]) == int(state.exploit)
-    assert int(scb.best_arm(state, jax.random.key(2))) == int(state.exploit)
+    assert int(scb.best_arm(jax.random.key(2), state)) == int(state.exploit)
 
 
 # ----------------------------------------------------------------------------------------------

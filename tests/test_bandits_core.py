@@ -91,7 +91,7 @@ def test_rcs_champion_distribution_equals_naive_beta_tournament(seed):
 
 def test_rcs_incremental_state_matches_recomputation_after_many_steps():
     state = rcs.init(None, 6, alpha=0.51)
-    run = jax.jit(lambda s, key: jax.lax.scan(lambda s, t: (rcs.step(s, jax.random.fold_in(key, t), ENV)[0], None),
+    run = jax.jit(lambda s, key: jax.lax.scan(lambda s, t: (rcs.step(jax.random.fold_in(key, t), s, ENV)[0], None),
                                               s, jnp.arange(300))[0])
     state = run(state, jax.random.key(3))
     w = np.asarray(state.wins)
@@ -117,7 +117,7 @@ def test_rcs_opponent_maximises_ucb_relative_to_champion():
     assert float(rcs.champion_probabilities(state)[0]) > 0.99
     firsts, seconds = [], []
     for s in range(20):
-        _, info = rcs.step(state, jax.random.key(s), env)
+        _, info = rcs.step(jax.random.key(s), state, env)
         firsts.append(int(info.first))
         seconds.append(int(info.second))
     assert firsts.count(0) >= 18  # P(champion 0) is about 0.99
@@ -148,7 +148,7 @@ def test_rucb_single_candidate_becomes_hypothesis_and_opponent_is_best_challenge
     wins = np.array([[0, 900, 900], [100, 0, 500], [300, 500, 0]], np.float32)
     state = _rucb_state(wins, -1, 2000)
     env = envs.PrefMatrixEnv(jnp.full((3, 3), 0.5))
-    new_state, info = rucb.step(state, jax.random.key(0), env)
+    new_state, info = rucb.step(jax.random.key(0), state, env)
     assert int(info.first) == 0 and int(new_state.hypothesis) == 0
     upper = np.asarray(rucb.upper_bounds(jnp.asarray(wins), jnp.int32(2001), jnp.float32(0.51)))
     assert int(info.second) == int(np.argmax(upper[:, 0]))
@@ -158,12 +158,12 @@ def test_rucb_hypothesis_is_picked_half_of_the_time_among_several_candidates():
     wins = np.zeros((4, 4), np.float32)  # every pair unexplored: all arms are candidates
     env = envs.PrefMatrixEnv(jnp.full((4, 4), 0.5))
     state = _rucb_state(wins, 2, 5)
-    firsts = np.array([int(rucb.step(state, jax.random.key(s), env)[1].first) for s in range(400)])
+    firsts = np.array([int(rucb.step(jax.random.key(s), state, env)[1].first) for s in range(400)])
     assert 0.42 < np.mean(firsts == 2) < 0.58
     assert set(np.unique(firsts)) == {0, 1, 2, 3}
     # without B the choice is uniform
     state = _rucb_state(wins, -1, 5)
-    firsts = np.array([int(rucb.step(state, jax.random.key(s), env)[1].first) for s in range(400)])
+    firsts = np.array([int(rucb.step(jax.random.key(s), state, env)[1].first) for s in range(400)])
     assert np.all(np.abs(np.bincount(firsts, minlength=4) / 400 - 0.25) < 0.08)
 
 
@@ -172,7 +172,7 @@ def test_rucb_drops_hypothesis_that_left_the_candidates_and_never_self_duels_on_
     wins = np.array([[0, 500, 0], [20, 0, 0], [0, 0, 0]], np.float32)
     env = envs.PrefMatrixEnv(jnp.full((3, 3), 0.5))
     for s in range(30):
-        new_state, info = rucb.step(_rucb_state(wins, 1, 1000), jax.random.key(s), env)
+        new_state, info = rucb.step(jax.random.key(s), _rucb_state(wins, 1, 1000), env)
         assert int(info.first) != 1
         assert int(info.second) != int(info.first)  # U ties at 2.0 (unexplored) exclude c itself
         assert int(new_state.hypothesis) in (-1, int(info.first))
@@ -186,7 +186,7 @@ def test_savage_duels_least_compared_active_pair_and_eliminates_beaten_arms():
     wins = np.array([[0, 3, 3, 3], [3, 0, 3, 3], [3, 3, 0, 1], [3, 3, 3, 0]], np.float32)
     state = state._replace(wins=jnp.asarray(wins))
     env = envs.PrefMatrixEnv(jnp.full((4, 4), 0.5))
-    _, info = savage.step(state, jax.random.key(0), env)
+    _, info = savage.step(jax.random.key(0), state, env)
     assert {int(info.first), int(info.second)} == {2, 3}  # the only pair compared 4 times
     # Arm 3 beats arm 1 confidently: 1 must go, no other arm may.
     radius = float(savage.confidence_radius(jnp.float32(400), 4, jnp.float32(1000)))
@@ -194,15 +194,15 @@ def test_savage_duels_least_compared_active_pair_and_eliminates_beaten_arms():
     np.fill_diagonal(wins, 0)
     wins[1, 3], wins[3, 1] = 200 * (1 - radius) - 40, 200 * (1 + radius) + 40
     state = state._replace(wins=jnp.asarray(wins))
-    new_state, _ = savage.step(state, jax.random.key(1), env)
+    new_state, _ = savage.step(jax.random.key(1), state, env)
     np.testing.assert_array_equal(np.asarray(new_state.active), [True, False, True, True])
 
 
 def test_savage_exploits_the_last_arm_and_reports_it():
     state = savage.init(None, 4, horizon=100.0)._replace(active=jnp.array([False, False, True, False]))
-    new_state, info = savage.step(state, jax.random.key(0), ENV._replace(pref=jnp.full((4, 4), 0.5)))
+    new_state, info = savage.step(jax.random.key(0), state, ENV._replace(pref=jnp.full((4, 4), 0.5)))
     assert int(info.first) == int(info.second) == 2
-    assert int(savage.best_arm(new_state, jax.random.key(1))) == 2
+    assert int(savage.best_arm(jax.random.key(1), new_state)) == 2
 
 
 # --- the contract shared by every algorithm ----------------------------------------------------
@@ -222,7 +222,7 @@ def test_step_jit_matches_no_jit(algo, hparams):
     key = jax.random.key(7)
     for _ in range(5):
         key, sub = jax.random.split(key)
-        eager = algo.step(state, sub, ENV)
+        eager = algo.step(sub, state, ENV)
         jitted = jax.jit(algo.step)(state, sub, ENV)
         chex.assert_trees_all_close(eager, jitted)
         state = eager[0]

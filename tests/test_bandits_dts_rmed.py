@@ -27,8 +27,8 @@ def _env(pref):
     return PrefMatrixEnv(jnp.asarray(pref, jnp.float32))
 
 
-_jit_step = jax.jit(lambda algo, state, key, env: algo.step(state, key, env), static_argnums=0)
-_jit_best_arm = jax.jit(lambda algo, state, key: algo.best_arm(state, key), static_argnums=0)
+_jit_step = jax.jit(lambda algo, state, key, env: algo.step(key, state, env), static_argnums=0)
+_jit_best_arm = jax.jit(lambda algo, state, key: algo.best_arm(key, state), static_argnums=0)
 
 
 def _state_after(algo, num_steps, seed=0):
@@ -67,8 +67,8 @@ def test_step_keeps_structure_and_is_deterministic(algo, num_steps):
 def test_jit_matches_no_jit(algo, num_steps):
     state = _state_after(algo, num_steps)
     key = jax.random.key(11)
-    chex.assert_trees_all_equal(algo.step(state, key, _env(ARXIV)), _jit_step(algo, state, key, _env(ARXIV)))
-    assert int(algo.best_arm(state, key)) == int(_jit_best_arm(algo, state, key))
+    chex.assert_trees_all_equal(algo.step(key, state, _env(ARXIV)), _jit_step(algo, state, key, _env(ARXIV)))
+    assert int(algo.best_arm(key, state)) == int(_jit_best_arm(algo, state, key))
 
 
 def test_rmed_simulate_vmaps_its_flag():
@@ -122,7 +122,7 @@ def _pair_frequencies(first, second, num_arms):
 
 
 # Many keys from one state; lax.map compiles in about half the time of vmap here.
-_dts_steps = jax.jit(lambda state, keys, env: jax.lax.map(lambda k: dts.step(state, k, env), keys))
+_dts_steps = jax.jit(lambda state, keys, env: jax.lax.map(lambda k: dts.step(k, state, env), keys))
 
 
 def _dts_pairs(W, t, num_samples=10_000, seed=0):
@@ -228,12 +228,12 @@ def test_rmed_round_robin_then_fixed_lists():
     state = rmed.init(jax.random.key(0), K)
     pairs = []
     for t in range(K * (K - 1) // 2):
-        state, info = rmed.step(state, jax.random.key(t), _env(ARXIV))
+        state, info = rmed.step(jax.random.key(t), state, _env(ARXIV))
         pairs.append((int(info.first), int(info.second)))
     assert pairs == [(i, j) for i in range(K) for j in range(i + 1, K)]
     assert bool(jnp.all(state.current)) and bool(jnp.all(state.remaining)) and not bool(jnp.any(state.upcoming))
     np.testing.assert_array_equal(state.wins + state.wins.T, 1.0 - np.eye(K))
-    _, info = rmed.step(state, jax.random.key(99), _env(ARXIV))
+    _, info = rmed.step(jax.random.key(99), state, _env(ARXIV))
     assert int(info.first) == 0  # the main loop starts with the lowest index of L_C
 
 
@@ -257,7 +257,7 @@ def test_rmed_list_updates_by_hand():
         ((2, 2), [0, 0, 1], [0, 0, 1], [0, 0, 0]),
     ]
     for t, (pair, current, remaining, upcoming) in enumerate(expected):
-        state, info = rmed.step(state, jax.random.key(t), _env(pref))
+        state, info = rmed.step(jax.random.key(t), state, _env(pref))
         assert (int(info.first), int(info.second)) == pair
         np.testing.assert_array_equal(state.current, np.asarray(current, bool))
         np.testing.assert_array_equal(state.remaining, np.asarray(remaining, bool))

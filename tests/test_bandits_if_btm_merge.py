@@ -92,7 +92,7 @@ def test_step_keeps_structure_shapes_and_dtypes(name):
     assert int(later.t) == 200
     assert np.all((np.asarray(infos.first) >= 0) & (np.asarray(infos.first) < K))
     assert np.all((np.asarray(infos.second) >= 0) & (np.asarray(infos.second) < K))
-    guess = mod.best_arm(later, jax.random.key(2))
+    guess = mod.best_arm(jax.random.key(2), later)
     assert guess.dtype == jnp.int32 and 0 <= int(guess) < K
 
 
@@ -157,7 +157,7 @@ def test_deterministic_total_order_ends_self_duelling_the_best_arm(name):
                "merge_rucb": {"delta": 0.5}}[name]
     state, infos = _run(name, jax.random.key(11), _env(_total_order(K)), _f32(hparams), num_steps=1000)
     assert np.all(infos.first[-50:] == 0) and np.all(infos.second[-50:] == 0)
-    assert int(MODULES[name].best_arm(state, jax.random.key(0))) == 0
+    assert int(MODULES[name].best_arm(jax.random.key(0), state)) == 0
     # the NumPy reference settles on arm 0 too
     make = {"interleaved_filter": ref.InterleavedFilter, "beat_the_mean": ref.BeatTheMean,
             "merge_rucb": ref.MergeRUCB}[name]
@@ -494,7 +494,7 @@ def test_mr_row_by_row_bounds_and_pruning_equal_the_whole_matrix():
 def test_mr_kept_batch_sizes_match_a_recount_after_merges():
     env = _env(_MILD_ORDER_8 + 0.3 * np.sign(np.subtract.outer(np.arange(8), np.arange(8))) * -1)
     state = _INIT["merge_rucb"](jax.random.key(3), 8)
-    run = jax.jit(lambda s, key: jax.lax.scan(lambda s, t: (mrucb.step(s, jax.random.fold_in(key, t), env)[0], s.stage),
+    run = jax.jit(lambda s, key: jax.lax.scan(lambda s, t: (mrucb.step(jax.random.fold_in(key, t), s, env)[0], s.stage),
                                               s, jnp.arange(3000)))
     state, stages = run(state, jax.random.key(4))
     assert int(stages[-1]) > 1  # some merges happened

@@ -61,7 +61,7 @@ def test_step_keeps_the_state_and_same_key_same_run():
     again, infos_again = _run(state, env, jax.random.key(1), 150)
     chex.assert_trees_all_equal(later, again)
     assert infos == infos_again
-    guess = mdts.best_arm(later, jax.random.key(3))
+    guess = mdts.best_arm(jax.random.key(3), later)
     assert guess.dtype == jnp.int32 and bool(later.active[int(guess)])
 
 
@@ -157,7 +157,7 @@ def test_hand_traced_run_prunes_self_duels_and_merges():
     np.testing.assert_array_equal(np.asarray(state.active), [True, False, True, False])
     assert int(state.stage) == 2 and int(state.batch[0]) == int(state.batch[2])
     assert float(state.wins[0, 1]) == 34 and float(state.wins[2, 3]) == 34 and float(state.wins[0, 2]) == 23
-    assert int(mdts.best_arm(state, jax.random.key(0))) == 0
+    assert int(mdts.best_arm(jax.random.key(0), state)) == 0
     # the reference's pruning agrees: W_01 = 33 keeps arm 1 at t = 27, 34 drops it at t = 29
     lc = ref.log_c(1.01, 0.01, 4)
     assert lc == pytest.approx(8.31, abs=0.01)
@@ -177,7 +177,7 @@ def test_second_candidate_is_the_arm_the_first_most_plausibly_beats():
     wins[0, 1], wins[0, 2], wins[1, 2] = 20, 2, 20
     state = mdts.with_wins(state, wins)
     env = _env(ARXIV[:3, :3])
-    infos = jax.jit(jax.vmap(lambda k: mdts.step(state, k, env)[1]))(jax.random.split(jax.random.key(1), 4000))
+    infos = jax.jit(jax.vmap(lambda k: mdts.step(k, state, env)[1]))(jax.random.split(jax.random.key(1), 4000))
     first, second = np.asarray(infos.first), np.asarray(infos.second)
     assert np.mean(first == 0) == pytest.approx(11 / 12, abs=0.02)
     assert np.mean(second[first == 0] == 1) == pytest.approx(7 / 8, abs=0.025)
@@ -208,7 +208,7 @@ def test_mean_regret_matches_numpy_reference(shared_data):
     # reports the winner while it survives, so `correct` says whether it was never dropped
     probe = types.ModuleType("merge_dts_probe")
     probe.init, probe.step = mdts.init, mdts.step
-    probe.best_arm = lambda state, key: jnp.where(state.active[winner], winner, mdts.best_arm(state, key))
+    probe.best_arm = lambda state, key: jnp.where(state.active[winner], winner, mdts.best_arm(key, state))
     trace = simulate(probe, jax.random.key(2020), P, num_runs=RUNS_PARITY, num_steps=T_PARITY,
                      checkpoints=[T_PARITY])
     ours = trace.regret[0, 0, :, -1].astype(np.float64)

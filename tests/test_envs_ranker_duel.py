@@ -96,7 +96,7 @@ def test_rcs_duels_on_the_interleaving_env_win_at_the_estimated_rates(queries):
     the same env (RCS's scoresheet after 3,000 steps vs ``estimate_preference_matrix``)."""
     env = _env(queries, ids=(1, 5))  # an informative feature against a noise feature
     state = rcs.init(jax.random.key(0), env.num_arms, alpha=0.51)
-    run = jax.jit(lambda s, k: jax.lax.scan(lambda c, t: rcs.step(c, jax.random.fold_in(k, t), env), s,
+    run = jax.jit(lambda s, k: jax.lax.scan(lambda c, t: rcs.step(jax.random.fold_in(k, t), c, env), s,
                                             jnp.arange(3000)))
     final, info = run(state, jax.random.key(2))
     chex.assert_trees_all_equal_shapes_and_dtypes(state, final)

@@ -93,11 +93,11 @@ def test_widest_cycle_and_cycle_subsets_follow_their_definition():
 def test_survival_probe_reports_the_winner_only_while_it_survives():
     state = bandits.merge_dts.init(jax.random.key(0), 6)
     probe = large_scale.survival_probe(bandits.merge_dts, 2)
-    assert int(probe.best_arm(state, jax.random.key(1))) == 2
+    assert int(probe.best_arm(jax.random.key(1), state)) == 2
     dropped = state._replace(active=state.active.at[2].set(False))
     for seed in range(5):
-        assert int(probe.best_arm(dropped, jax.random.key(seed))) != 2
-    assert probe.step is bandits.merge_dts.step and jnp.int32 == probe.best_arm(state, jax.random.key(1)).dtype
+        assert int(probe.best_arm(jax.random.key(seed), dropped)) != 2
+    assert probe.step is bandits.merge_dts.step and jnp.int32 == probe.best_arm(jax.random.key(1), state).dtype
 
 
 def test_unknown_algorithm_fails_before_running(tmp_path, real_data):

@@ -81,7 +81,9 @@ def _learner_batches(algo, key, problem):
     x_first = take(queries.features, first[:, None, None])[:, 0]
     x_second = take(queries.features, second[:, None, None])[:, 0]
     y = take(queries.labels, first[:, None])[:, 0] - take(queries.labels, second[:, None])[:, 0]
-    return PairBatch.of_one(x_first, x_second, y)
+    diff = (x_first - x_second)[:, None, :]  # [Q, 1, D]: one labeled and one unlabeled pair a step
+    valid = jnp.ones((diff.shape[0], 1), bool)
+    return PairBatch(diff, y[:, None], valid, diff, valid)
 
 
 def _learner_lane(algo, key, hparams, problem):

@@ -119,8 +119,8 @@ class Learner(NamedTuple):
     * ``init(key, num_features, dtype=f32, **hparams) -> state``;
     * ``update(state, batch) -> (state, UpdateInfo)``: one batch of the kind ``batches`` names:
       ``"queries"``, one padded query (``QueryBatch`` leaves without the ``Q`` axis: the online
-      learners); ``"pairs"``, one step's sampled pairs (``jaxrank.pairs.PairBatch``: SPD and LCRA). ``lax.scan`` over batches is
-      training; ``vmap`` covers seeds and hyperparameter grids;
+      learners); ``"pairs"``, one step's sampled pairs (``jaxrank.pairs.PairBatch``: SPD and
+      LCRA). ``lax.scan`` over batches is training; ``vmap`` covers seeds and hyperparameter grids;
     * ``params(state)``: what scoring needs (``w [D]`` for a linear model), so a protocol keeps one
       snapshot per query without copying a covariance; ``score(params, features [..., D]) -> [...]``.
 

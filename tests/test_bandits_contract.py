@@ -97,18 +97,15 @@ def _counting(name: str, traces: list):
 
 @pytest.mark.parametrize("name", sorted(bandits.ALGORITHMS))
 def test_sweep_compiles_one_program_for_all_matrices_settings_and_calls(name):
-    """Two matrices x two settings x runs in one program, and a second sweep with other
-    hyperparameter values, matrices and seed reuses it: the step is traced exactly once."""
+    """Two matrices x two settings x runs in one program, run in several calls (5 checkpoints of 4
+    segments: 32 segments, two calls of 16): the step is traced exactly once."""
     traces = []
     counted = _counting(name, traces)
     prefs = np.stack([_pref(), _pref()])
-    first = bandits.sweep(counted, jax.random.key(0), prefs, num_runs=2, num_steps=60, hparams=HPARAMS[name],
-                          checkpoints=[20, 60])
-    again = {k: [2 * x for x in v] for k, v in HPARAMS[name].items()}
-    bandits.sweep(counted, jax.random.key(1), prefs[::-1], num_runs=2, num_steps=60, hparams=again,
-                  checkpoints=[20, 60])
+    first = bandits.sweep(counted, jax.random.key(0), prefs, num_runs=2, num_steps=100, hparams=HPARAMS[name],
+                          checkpoints=[20, 40, 60, 80, 100], chunk_size=5)
     assert len(traces) == 1
-    assert first.regret.shape == (2, 2, 2, 2)
+    assert first.regret.shape == (2, 2, 2, 5)
     np.testing.assert_array_equal(first.regret[0], first.regret[1])  # the same matrix twice, the same keys
 
 

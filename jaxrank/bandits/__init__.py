@@ -8,7 +8,7 @@ line here.
 """
 
 from jaxrank.bandits import beat_the_mean, ccb, dts, interleaved_filter, lane, merge_dts, merge_rucb, rcs, rmed, rucb, savage, scb
-from jaxrank.bandits.lane import Record, Scoring, default_checkpoints, run_lane, scoring
+from jaxrank.bandits.lane import LaneData, Record, Scoring, default_checkpoints, run_lane, scoring, study
 from jaxrank.bandits.sweep import CPU_COMPILER_OPTIONS, Trace, lane_mesh, sweep
 from jaxrank.registry import Registry
 from jaxrank.types import Bandit, StepInfo
@@ -31,6 +31,7 @@ __all__ = [
     "ALGORITHMS",
     "Bandit",
     "CPU_COMPILER_OPTIONS",
+    "LaneData",
     "Record",
     "Scoring",
     "StepInfo",
@@ -51,5 +52,6 @@ __all__ = [
     "savage",
     "scb",
     "scoring",
+    "study",
     "sweep",
 ]

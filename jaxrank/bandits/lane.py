@@ -12,8 +12,9 @@ per-step array of size T x lanes is ever stored.
 Keys: a lane's key splits into ``(init, steps, report)``; step ``t`` uses ``fold_in(steps, t)``, the
 best-arm guess after step ``s`` uses ``fold_in(report, s)``.
 
-``run_lane`` is one lane from start to horizon; ``jaxrank.bandits.sweep`` runs many lanes
-(matrices × hyperparameter settings × runs) over a device mesh, in resumable chunks, with progress.
+``study`` is the lane as a ``jaxrank.lanes.Study`` (its chunks are the segments), ``run_lane`` one
+lane from start to horizon (``jaxrank.lanes.lane`` of it); ``jaxrank.bandits.sweep`` runs many lanes
+(matrices × hyperparameter settings × runs) through ``jaxrank.lanes.run_lanes``.
 """
 
 from typing import NamedTuple, Optional
@@ -22,6 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxrank import lanes
 from jaxrank.metrics.duel_regret import regret_table
 from jaxrank.types import Array, Bandit, DuelEnv, PRNGKey
 from jaxrank.utils import prng
@@ -42,6 +44,13 @@ def scoring(pref, regret: str = "auto") -> Scoring:
     """
     table, winners = regret_table(pref, regret)
     return Scoring(jnp.asarray(table), jnp.asarray(winners))
+
+
+class LaneData(NamedTuple):
+    """A lane's own inputs: the environment it plays (None when every lane shares one) and its scoring."""
+
+    env: Optional[DuelEnv]
+    score: Scoring
 
 
 class Lane(NamedTuple):
@@ -115,18 +124,28 @@ def advance_segment(algorithm: Bandit, lane: Lane, segment, env: DuelEnv, score:
     )
 
 
-def advance(algorithm: Bandit, lane: Lane, starts: Array, stops: Array, slots: Array, env: DuelEnv,
-            score: Scoring) -> Lane:
-    """Runs steps ``[starts[g], stops[g])`` for each segment ``g``, recording checkpoint ``slots[g]`` after each."""
-
-    def segment(c: Lane, bounds):
-        return advance_segment(algorithm, c, bounds, env, score), None
-
-    return jax.lax.scan(segment, lane, (starts, stops, slots))[0]
-
-
 def record(lane: Lane) -> Record:
     return Record(lane.rec_regret, lane.rec_correct, lane.rec_suboptimal)
+
+
+def study(algorithm: Bandit, num_checkpoints: int) -> lanes.Study:
+    """The lane as a ``jaxrank.lanes.Study``: ``hparams`` go to ``algorithm.init``; each chunk is one
+    segment ``(start, stop, slot)`` (``segments``); the environment is the lane's own
+    (``LaneData.env``) or, when that is None, the shared ``data``; the result is its ``Record``."""
+
+    def init(key, hparams, data, lane_data: LaneData) -> Lane:
+        del data
+        return init_lane(key, algorithm, lane_data.score.table.shape[-1], num_checkpoints, **hparams)
+
+    def advance(carry: Lane, segment, data, lane_data: LaneData) -> Lane:
+        env = data if lane_data.env is None else lane_data.env
+        return advance_segment(algorithm, carry, segment, env, lane_data.score)
+
+    def result(carry: Lane, data, lane_data: LaneData) -> Record:
+        del data, lane_data
+        return record(carry)
+
+    return lanes.Study(init, advance, result)
 
 
 def run_lane(key: PRNGKey, algorithm: Bandit, env: DuelEnv, score: Scoring, *, num_steps: int,
@@ -148,5 +167,5 @@ def run_lane(key: PRNGKey, algorithm: Bandit, env: DuelEnv, score: Scoring, *, n
       ``Record`` with ``[C]`` arrays.
     """
     checkpoints = default_checkpoints(num_steps) if checkpoints is None else np.asarray(checkpoints, np.int64)
-    lane = init_lane(key, algorithm, score.table.shape[-1], int(checkpoints.size), **(hparams or {}))
-    return record(advance(algorithm, lane, *map(jnp.asarray, segments(checkpoints, chunk_size)), env, score))
+    chunks = tuple(map(jnp.asarray, segments(checkpoints, chunk_size)))
+    return lanes.lane(study(algorithm, int(checkpoints.size)), key, hparams or {}, None, LaneData(env, score), chunks)

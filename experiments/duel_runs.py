@@ -17,7 +17,14 @@ def settings(params: Sequence[str], algorithms: Sequence[str],
     if not algorithms:
         raise ValueError(f"no algorithm selected; name at least one of {', '.join(bandits.ALGORITHMS)} "
                          "(e.g. --set algorithms=rcs,rucb).")
-    return params_lib.settings(params, bandits.ALGORITHMS, algorithms, defaults)
+    out = params_lib.settings(params, bandits.ALGORITHMS, algorithms, defaults)
+    for name, (options, hparams) in out.items():  # values init rejects (e.g. SCB's first_epoch) fail here too
+        algo = bandits.ALGORITHMS.build(name, **options)
+        given = {k: v for k, v in hparams.items() if v is not None}
+        if "horizon" in hparams:  # set per run; any valid value checks the rest
+            given.setdefault("horizon", 1.0)
+        jax.eval_shape(lambda: algo.init(jax.random.key(0), 4, **given))  # noqa: B023
+    return out
 
 
 def changed(name: str, hparams: Mapping[str, float]) -> dict[str, list]:

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxrank.bandits import ccb, rucb, scb, scoring, simulate
+from jaxrank.bandits import ccb, rucb, scb, scoring, sweep
 from jaxrank.envs import PrefMatrixEnv
 from jaxrank.metrics.duel_regret import copeland_winners
 from tests.conftest import assert_same_mean
@@ -57,14 +57,18 @@ def test_init_rejects_impossible_hyperparameters():
             ccb.init(key, 4, alpha=alpha)
     with pytest.raises(ValueError, match=r"epsilon must be >= 0; got -0\.1"):
         scb.init(key, 4, epsilon=-0.1)
-    with pytest.raises(ValueError, match=r"first_epoch must be >= 1; got 0"):
+    with pytest.raises(ValueError, match=r"first_epoch must be in \[1, 64\]; got 0; epoch r lasts 2\^\(2\^r\) duels"):
         scb.init(key, 4, first_epoch=0)
+    with pytest.raises(ValueError, match=r"^first_epoch must be in \[1, 64\]; got 10000000000\.0; "):
+        scb.init(key, 4, first_epoch=1e10)  # was an OverflowError converting to int32
     with pytest.raises(ValueError, match=r"first_epoch must be a whole number .*; got 1\.5"):
         scb.init(key, 4, first_epoch=1.5)
-    with pytest.raises(ValueError, match="first_epoch must be >= 1"):  # simulate checks every setting first
-        simulate(scb, key, CYCLE5, num_runs=1, num_steps=10, hparams={"first_epoch": [2.0, 0.0]})
+    with pytest.raises(ValueError, match=r"first_epoch must be in \[1, 64\]; got 0\.0"):  # every setting, first
+        sweep("scb", key, CYCLE5, num_runs=1, num_steps=10, hparams={"first_epoch": [2.0, 0.0]})
+    with pytest.raises(ValueError, match=r"first_epoch must be in \[1, 64\]; got 10000000000\.0"):
+        sweep("scb", key, CYCLE5, num_runs=1, num_steps=10, hparams={"first_epoch": [1e10]})
     with pytest.raises(ValueError, match="alpha must be > 0.5"):
-        simulate(ccb, key, CYCLE5, num_runs=1, num_steps=10, hparams={"alpha": [0.5]})
+        sweep("ccb", key, CYCLE5, num_runs=1, num_steps=10, hparams={"alpha": [0.5]})
     for module in (ccb, scb):
         with pytest.raises(ValueError, match="num_arms must be an int >= 2; got 1"):
             module.init(key, 1)
@@ -86,7 +90,7 @@ def test_ccb_first_step_by_hand():
         u = np.asarray(jax.random.uniform(key, (7,)))
         c = int(np.floor(u[3] * K))
         others = [j for j in range(K) if j != c]
-        new, info = _ccb_step(state, key, _env(CYCLE5[:K, :K]))
+        new, info = _ccb_step(key, state, _env(CYCLE5[:K, :K]))
         assert (int(info.first), int(info.second)) == (c, others[int(np.floor(u[5] * (K - 1)))])
         assert bool(jnp.all(new.potential)) and not bool(jnp.any(new.beaten_by)) and int(new.max_losses) == K
         assert float(jnp.sum(new.wins)) == 1.0 and int(new.t) == 1
@@ -116,7 +120,7 @@ def test_ccb_hypotheses_by_hand():
     assert up.tolist() == [2, 2, 1, 2] and lo.tolist() == [2, 1, 1, 1]
     expected_b, expected_bi = [True, True, False, True], np.zeros((4, 4), bool)
     expected_bi[2, [0, 1]] = True
-    hyp = _update(_fresh(4), U, L, jax.random.key(0))
+    hyp = _update(jax.random.key(0), _fresh(4), U, L)
     assert hyp.potential.tolist() == expected_b and int(hyp.max_losses) == 1
     np.testing.assert_array_equal(hyp.beaten_by, expected_bi)
     alg = ref.CCB(4)
@@ -126,7 +130,7 @@ def test_ccb_hypotheses_by_hand():
     # A disproven hypothesis (B^1 = {2} while l_12 > 1/2) resets everything first: same result.
     stale = _fresh(4)._replace(beaten_by=jnp.zeros((4, 4), bool).at[1, 2].set(True), max_losses=jnp.int32(0),
                                potential=jnp.array([False, True, False, False]))
-    again = _update(stale, U, L, jax.random.key(0))
+    again = _update(jax.random.key(0), stale, U, L)
     assert again.potential.tolist() == expected_b and int(again.max_losses) == 1
     np.testing.assert_array_equal(again.beaten_by, expected_bi)
 
@@ -137,7 +141,7 @@ def test_ccb_choice_by_hand(first, second):
     # c = 0: arm 3 confidently beats it (l_30 > 1/2) and u_10 = u_20 < 1/2 = u_00, so it duels
     # itself. c = 1: u_31 ≈ 0.688 is the largest plausible. c = 3: u_13 ≈ 0.688.
     U, L = _bounds(W4)
-    hyp = _update(_fresh(4), U, L, jax.random.key(0))
+    hyp = _update(jax.random.key(0), _fresh(4), U, L)
     for coins in ((0.1, 0.1, 0.1), (0.9, 0.9, 0.9)):  # line 10, 11 and 13 coins on either side
         u_first = [0.0, 0.4, 0.8][[0, 1, 3].index(first)]  # the rank of c in C = {0, 1, 3}
         u = jnp.array([coins[0], 0.5, coins[1], u_first, coins[2], 0.3], jnp.float32)
@@ -149,7 +153,7 @@ def test_ccb_line_10_and_trimming():
     # B^2 = {0, 1} believed, but u_20 has reopened past 1/2 (pair (2, 0) is doubtful): with the 1/4
     # coin below 1/4 the duel is (2, 0), the only doubtful pair.
     U, L = _bounds(W4)
-    hyp = _update(_fresh(4), U, L, jax.random.key(0))
+    hyp = _update(jax.random.key(0), _fresh(4), U, L)
     U2 = U.at[2, 0].set(0.6)
     c, d = _choose(hyp, U2, L, jnp.array([0.1, 0.7, 0.5, 0.5, 0.5, 0.5], jnp.float32))
     assert (int(c), int(d)) == (2, 0)
@@ -162,7 +166,7 @@ def test_ccb_line_10_and_trimming():
     L_open = L.at[1, 2].set(0.4)  # keep B^1 = {0, 2, 3} from being disproven (l_12 > 1/2)
     kept = set()
     for seed in range(30):
-        hyp = _update(full, U, L_open, jax.random.key(seed))
+        hyp = _update(jax.random.key(seed), full, U, L_open)
         row = tuple(np.flatnonzero(np.asarray(hyp.beaten_by[1])))
         assert len(row) == 2 and set(row) <= {0, 2, 3}
         assert not bool(jnp.any(hyp.beaten_by[3])) and not bool(jnp.any(hyp.beaten_by[0]))
@@ -210,7 +214,7 @@ def test_scb_first_steps_by_hand():
     first_opponent = [1, 2][int(np.floor(u[0] * 2))]  # uniform over arms 1, 2
     pairs = []
     for t in range(5):
-        state, info = _scb_step(state, jax.random.key(100 + t), _env(pref))
+        state, info = _scb_step(jax.random.key(100 + t), state, _env(pref))
         pairs.append((int(info.first), int(info.second)))
     assert pairs[:4] == [(0, first_opponent)] * 4
     assert pairs[4][0] == 0 and int(state.epoch) == 2 and int(state.epoch_steps) == 1
@@ -243,7 +247,7 @@ def test_tied_copeland_winners_rule():
     assert float(score.table[0, 2]) == pytest.approx(0.125)  # 3/4 - (3/4 + 2/4) / 2
     # A pure 3-cycle: every arm is a Copeland winner, so no duel has regret and every guess is right.
     cycle3 = _pref([(0, 1), (1, 2), (2, 0)], 3)
-    trace = simulate(ccb, jax.random.key(0), cycle3, num_runs=2, num_steps=200, checkpoints=[50, 200])
+    trace = sweep("ccb", jax.random.key(0), cycle3, num_runs=2, num_steps=200, checkpoints=[50, 200])
     assert np.all(trace.regret == 0.0) and np.all(trace.correct)
 
 
@@ -270,7 +274,7 @@ def test_ccb_regret_matches_reference_on_mslr_subset(mslr_subset, figures):
     # (SCB's figure on this subset is in the file too; its spread, ± 1400 of 5800, makes it a weak
     # check, and the cyclic matrix below covers SCB.)
     T, runs = figures["T"], figures["num_runs"]
-    trace = simulate(ccb, jax.random.key(figures["seeds"]["ccb"]), mslr_subset, num_runs=runs, num_steps=T,
+    trace = sweep("ccb", jax.random.key(figures["seeds"]["ccb"]), mslr_subset, num_runs=runs, num_steps=T,
                      checkpoints=[T], regret="copeland")
     assert_same_mean(trace.regret[0, 0, :, -1],
                       np.asarray(figures["results"]["mslr_perfect_subset"]["ccb"]["final_regret"]), "ccb MSLR subset")
@@ -281,8 +285,8 @@ def test_ccb_regret_matches_reference_on_mslr_subset(mslr_subset, figures):
 def test_regret_matches_reference_on_cyclic_matrix(module, figures):
     name = module.__name__.rsplit(".", 1)[-1]
     T, runs = figures["T"], figures["num_runs"]
-    trace = simulate(module, jax.random.key(figures["seeds"][name]), ref.cyclic_matrix(10), num_runs=runs,
-                     num_steps=T, checkpoints=[T])
+    trace = sweep(module, jax.random.key(figures["seeds"][name]), ref.cyclic_matrix(10), num_runs=runs,
+                  num_steps=T, checkpoints=[T])
     assert_same_mean(trace.regret[0, 0, :, -1], np.asarray(figures["results"]["cyclic"][name]["final_regret"]),
                       f"{name} cyclic")
 
@@ -295,7 +299,7 @@ def test_copeland_regret_is_sublinear_where_rucb_is_linear():
     cps = [T // 4, T]
     ratios = {}
     for module in (ccb, scb, rucb):
-        trace = simulate(module, jax.random.key(7), CYCLE5, num_runs=6, num_steps=T, checkpoints=cps)
+        trace = sweep(module, jax.random.key(7), CYCLE5, num_runs=6, num_steps=T, checkpoints=cps)
         mean = trace.regret[0, 0].mean(axis=0)
         ratios[module.__name__.rsplit(".", 1)[-1]] = mean[1] / mean[0]
         if module is not rucb:

@@ -61,7 +61,7 @@ def _run(name, key, env, hparams, *, num_steps):
     state = _INIT[name](key_init, env.pref.shape[0], **hparams)
     infos = []
     for t in range(num_steps):
-        state, info = step(state, jax.random.fold_in(key_steps, t), env)
+        state, info = step(jax.random.fold_in(key_steps, t), state, env)
         infos.append(info)
     return state, jax.tree.map(lambda *x: np.stack(x), *infos)
 
@@ -84,7 +84,7 @@ def test_step_keeps_structure_shapes_and_dtypes(name):
     fresh = mod.init(key, K, **_f32(HPARAMS[name]))
     later, infos = _run(name, key, env, _f32(HPARAMS[name]), num_steps=200)
     for state in (fresh, later):
-        new_state, info = _STEP[name](state, jax.random.key(1), env)
+        new_state, info = _STEP[name](jax.random.key(1), state, env)
         chex.assert_trees_all_equal_shapes_and_dtypes(state, new_state)
         chex.assert_shape([info.first, info.second, info.first_won], ())
         assert info.first.dtype == jnp.int32 and info.second.dtype == jnp.int32
@@ -122,7 +122,7 @@ def test_second_hyperparameter_value_does_not_retrace(name):
     chex.assert_trees_all_equal_shapes_and_dtypes(*states)
     assert [x.weak_type for x in jax.tree.leaves(states[0])] == [x.weak_type for x in jax.tree.leaves(states[1])]
     for state in states:
-        new_state, _ = _STEP[name](state, jax.random.key(1), _env())
+        new_state, _ = _STEP[name](jax.random.key(1), state, _env())
         chex.assert_trees_all_equal_shapes_and_dtypes(state, new_state)
         assert all(np.all(np.isfinite(x)) for x in jax.tree.leaves(new_state) if x.dtype == jnp.float32)
 
@@ -142,12 +142,12 @@ class JitParityTest(chex.TestCase):
         ours, theirs = state, state
         for t in range(6):
             key = jax.random.fold_in(jax.random.key(4), t)
-            ours, info = step(ours, key, env)
-            theirs, info_jit = step_jit(theirs, key, env)
+            ours, info = step(key, ours, env)
+            theirs, info_jit = step_jit(key, theirs, env)
             chex.assert_trees_all_equal(info, info_jit)
         chex.assert_trees_all_close(ours, theirs, rtol=1e-6, atol=0)
         best = self.variant(mod.best_arm)
-        assert int(best(ours, jax.random.key(5))) == int(jax.jit(mod.best_arm)(theirs, jax.random.key(5)))
+        assert int(best(jax.random.key(5), ours)) == int(jax.jit(mod.best_arm)(jax.random.key(5), theirs))
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -227,7 +227,7 @@ def test_if_passes_visit_w_in_index_order_then_refill():
     others = [b for b in range(K) if b != int(state.candidate)]
     step = _STEP["interleaved_filter"]
     for t, expect in enumerate(others * 2):
-        state, info = step(state, jax.random.fold_in(jax.random.key(6), t), _env())
+        state, info = step(jax.random.fold_in(jax.random.key(6), t), state, _env())
         assert int(info.second) == expect
         if t == len(others) - 1:  # end of the first pass: one duel with each, all pending again
             np.testing.assert_array_equal(np.asarray(state.round_counts), np.asarray(state.remaining, np.float32))
@@ -279,7 +279,7 @@ def test_btm_duels_the_least_compared_arm_against_the_working_set():
     step = _STEP["beat_the_mean"]
     seen = set()
     for t in range(40):
-        new_state, info = step(state, jax.random.key(t), _env())
+        new_state, info = step(jax.random.key(t), state, _env())
         assert int(info.first) == 4
         seen.add(int(info.second))
         assert float(new_state.plays[4, int(info.second)]) == plays[4, int(info.second)] + 1
@@ -407,14 +407,14 @@ def _mr_state(num_arms, batch, active, stage, seed=0):
 def test_mr_stage_ends_when_half_the_arms_are_gone():
     env = _env(_MILD_ORDER_8)
     state = _mr_state(8, [0, 0, 0, 0, 1, 1, 1, 1], [1, 1, 0, 0, 1, 1, 0, 0], stage=1)  # 4 <= 8 / 2
-    new_state, info = _STEP["merge_rucb"](state, jax.random.key(1), env)
+    new_state, info = _STEP["merge_rucb"](jax.random.key(1), state, env)
     assert int(np.asarray(state.batch)[int(info.first)]) == int(np.asarray(state.batch)[int(info.second)])
     assert int(info.first) != int(info.second)
     assert _partition(new_state.batch, new_state.active) == [[0, 1, 4, 5]]
     assert int(new_state.stage) == 2
     # with 5 arms left the stage goes on
     state = _mr_state(8, [0, 0, 0, 0, 1, 1, 1, 1], [1, 1, 1, 0, 1, 1, 0, 0], stage=1)
-    new_state, _ = _STEP["merge_rucb"](state, jax.random.key(1), env)
+    new_state, _ = _STEP["merge_rucb"](jax.random.key(1), state, env)
     assert _partition(new_state.batch, new_state.active) == [[0, 1, 2], [4, 5]] and int(new_state.stage) == 1
 
 
@@ -423,7 +423,7 @@ def test_mr_round_robin_skips_single_arm_batches():
     state = _mr_state(8, [0, 0, 0, 0, 1, 1, 1, 2], [1, 0, 0, 0, 1, 1, 1, 1], stage=1)
     step = _STEP["merge_rucb"]
     for t in range(6):
-        state, info = step(state, jax.random.key(t), env)
+        state, info = step(jax.random.key(t), state, env)
         assert {int(info.first), int(info.second)} <= {4, 5, 6}
         assert int(state.cursor) == 1
 
@@ -432,7 +432,7 @@ def test_mr_all_singletons_are_merged():
     env = _env(_MILD_ORDER_8)
     # stage 3: the K / 2^s = 1 threshold is not met by 3 arms, but no batch has two arms
     state = _mr_state(8, [0, 1, 2, 3, 4, 5, 6, 7], [1, 0, 1, 0, 1, 0, 0, 0], stage=3)
-    new_state, info = _STEP["merge_rucb"](state, jax.random.key(1), env)
+    new_state, info = _STEP["merge_rucb"](jax.random.key(1), state, env)
     assert int(info.first) == int(info.second)  # nothing to compare this step
     assert _partition(new_state.batch, new_state.active) == [[0, 2, 4]] and int(new_state.stage) == 4
 
@@ -453,14 +453,14 @@ PARITY = {
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_mean_regret_matches_numpy_reference(shared_data, name):
-    from jaxrank.bandits import simulate
+    from jaxrank.bandits import sweep
     from jaxrank.data.preference import load_preference_matrix
     from jaxrank.envs import select_rankers
 
     P, _ = select_rankers(load_preference_matrix(shared_data / "preference_matrices" / "MSLR-Perfect.txt"), 10)
     hparams, make = PARITY[name]
-    trace = simulate(MODULES[name], jax.random.key(2015), P, num_runs=RUNS_PARITY, num_steps=T_PARITY,
-                     hparams=hparams, checkpoints=[T_PARITY])
+    trace = sweep(MODULES[name], jax.random.key(2015), P, num_runs=RUNS_PARITY, num_steps=T_PARITY,
+                  hparams=hparams, checkpoints=[T_PARITY])
     ours = trace.regret[0, 0, :, -1].astype(np.float64)
     theirs = np.array([ref.cumulative_regret(make(P, np.random.default_rng([2015, r])), P, T_PARITY)
                        for r in range(RUNS_PARITY)])

@@ -39,7 +39,7 @@ def _total_order(num_arms):
 def _run(state, env, key, num_steps):
     infos = []
     for t in range(num_steps):
-        state, info = _STEP(state, jax.random.fold_in(key, t), env)
+        state, info = _STEP(jax.random.fold_in(key, t), state, env)
         infos.append((int(info.first), int(info.second)))
     return state, infos
 
@@ -54,7 +54,7 @@ def test_step_keeps_the_state_and_same_key_same_run():
     state = _INIT(jax.random.key(0), 6)
     later, infos = _run(state, env, jax.random.key(1), 150)
     for s in (state, later):
-        new, info = _STEP(s, jax.random.key(2), env)
+        new, info = _STEP(jax.random.key(2), s, env)
         chex.assert_trees_all_equal_shapes_and_dtypes(s, new)
         assert info.first.dtype == jnp.int32 and info.second.dtype == jnp.int32 and info.first_won.dtype == bool
     assert int(later.t) == 150 and all(0 <= i < 6 and 0 <= j < 6 for i, j in infos)
@@ -199,18 +199,18 @@ RUNS_PARITY = 30
 
 @pytest.mark.slow
 def test_mean_regret_matches_numpy_reference(shared_data):
-    from jaxrank.bandits import simulate
+    from jaxrank.bandits import sweep
+    from jaxrank.types import Bandit
     from jaxrank.data.preference import load_preference_matrix
     from jaxrank.envs import condorcet_winner, select_rankers
 
     P, _ = select_rankers(load_preference_matrix(shared_data / "preference_matrices" / "MSLR-Perfect.txt"), 10)
     winner = condorcet_winner(P)
     # reports the winner while it survives, so `correct` says whether it was never dropped
-    probe = types.ModuleType("merge_dts_probe")
-    probe.init, probe.step = mdts.init, mdts.step
-    probe.best_arm = lambda state, key: jnp.where(state.active[winner], winner, mdts.best_arm(key, state))
-    trace = simulate(probe, jax.random.key(2020), P, num_runs=RUNS_PARITY, num_steps=T_PARITY,
-                     checkpoints=[T_PARITY])
+    probe = types.SimpleNamespace(__name__="merge_dts_probe", HPARAMS=mdts.HPARAMS, OPTIONS=mdts.OPTIONS)
+    probe.make = lambda: Bandit(mdts.init, mdts.step, lambda key, state: jnp.where(
+        state.active[winner], winner, mdts.best_arm(key, state)))
+    trace = sweep(probe, jax.random.key(2020), P, num_runs=RUNS_PARITY, num_steps=T_PARITY, checkpoints=[T_PARITY])
     ours = trace.regret[0, 0, :, -1].astype(np.float64)
     assert trace.correct[0, 0, :, -1].all()
     theirs, dropped = [], []

@@ -49,7 +49,7 @@ def test_empty_candidate_set_leaves_b_empty_and_duels_a_uniform_arm_against_its_
     firsts = []
     for hypothesis in (1, -1):  # B = {1} before the step (1 is no candidate), and B = ∅
         for s in range(150):
-            new_state, info = step(_state(hypothesis), jax.random.key(s), env)
+            new_state, info = step(jax.random.key(s), _state(hypothesis), env)
             c, d = int(info.first), int(info.second)
             assert int(new_state.hypothesis) == -1, (hypothesis, s, c)  # B ← B ∩ ∅, and c does not join B
             assert d == beater[c] == int(np.argmax(upper[:, c]))
@@ -70,10 +70,10 @@ def test_next_step_after_an_empty_candidate_set_is_not_biased_towards_the_fallba
     champion is uniform; had the fallback arm become B it would be picked half of the time."""
     env = envs.PrefMatrixEnv(jnp.full((3, 3), 0.5))
     step = jax.jit(rucb.step)
-    after, _ = step(_state(-1), jax.random.key(0), env)
+    after, _ = step(jax.random.key(0), _state(-1), env)
     assert int(after.hypothesis) == -1
     reset = after._replace(wins=jnp.zeros((3, 3), jnp.float32))  # U = 2 off the diagonal: C = all arms
-    firsts = np.array([int(step(reset, jax.random.key(100 + s), env)[1].first) for s in range(300)])
+    firsts = np.array([int(step(jax.random.key(100 + s), reset, env)[1].first) for s in range(300)])
     assert np.all(np.abs(np.bincount(firsts, minlength=3) / 300 - 1 / 3) < 0.09)
 
 

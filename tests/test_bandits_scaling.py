@@ -41,15 +41,15 @@ def _size(jaxpr, consts=()) -> tuple[int, int]:
 def _traced(algo, name, num_arms):
     env = envs.PrefMatrixEnv(jnp.full((num_arms, num_arms), 0.5, jnp.float32))
     state = algo.init(jax.random.key(0), num_arms, **HPARAMS.get(name, {}))
-    step = jax.make_jaxpr(algo.step)(state, jax.random.key(1), env)
-    report = jax.make_jaxpr(algo.best_arm)(state, jax.random.key(1))
+    step = jax.make_jaxpr(algo.step)(jax.random.key(1), state, env)
+    report = jax.make_jaxpr(algo.best_arm)(jax.random.key(1), state)
     return _size(step.jaxpr, step.consts), _size(report.jaxpr, report.consts)
 
 
 @pytest.mark.parametrize("name", sorted(bandits.ALGORITHMS))
 def test_traced_step_does_not_grow_with_the_number_of_arms(name):
     """Equal beyond 32 arms; at K = 10 (plain cumsums instead of blocked searches) no larger."""
-    algo = bandits.algorithm(name)
+    algo = bandits.ALGORITHMS.build(name)
     small, medium, large = (_traced(algo, name, k) for k in (10, 40, 136))
     assert medium == large, f"{name}: (equations, constants) of (step, best_arm) at K=40 {medium}, K=136 {large}"
     for part in range(2):

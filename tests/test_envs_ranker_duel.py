@@ -110,18 +110,19 @@ def test_rcs_duels_on_the_interleaving_env_win_at_the_estimated_rates(queries):
     assert pref[0, 1] > 0.55  # the informative feature does win: the comparison is not vacuous
 
 
-def test_the_driver_runs_a_bandit_on_the_interleaving_env(queries):
-    """``simulate(..., env=...)`` over a shared DuelEnv equals the pure ``run`` of each lane."""
+def test_the_sweep_runs_a_bandit_on_the_interleaving_env(queries):
+    """``sweep(..., env=...)`` over a shared DuelEnv equals the pure ``run_lane`` of each lane."""
     env = _env(queries, ids=(1, 2, 5))
     pref, _ = estimate_preference_matrix(queries, env.rankers, cascade_model("perfect", 5), "probabilistic", 4000,
                                          jax.random.key(3), verbose=False)
     if envs.condorcet_winner(pref) is None:
         pytest.skip("the estimated matrix has no Condorcet winner")
-    trace = bandits.simulate(rcs, jax.random.key(1), pref, env=env, num_runs=3, num_steps=120, checkpoints=[40, 120])
+    trace = bandits.sweep("rcs", jax.random.key(1), pref, env=env, num_runs=3, num_steps=120, checkpoints=[40, 120])
     assert trace.regret.shape == (1, 1, 3, 2)
     score = bandits.scoring(pref)
     for r in range(3):
-        record = jax.jit(lambda k: bandits.run(rcs, k, env, score, num_steps=120, checkpoints=np.array([40, 120])))(
+        record = jax.jit(lambda k: bandits.run_lane(k, rcs.make(), env, score, num_steps=120,
+                                                    checkpoints=np.array([40, 120])))(
             jax.random.fold_in(jax.random.key(1), r))
         np.testing.assert_allclose(trace.regret[0, 0, r], record.regret, rtol=1e-6)
         np.testing.assert_array_equal(trace.correct[0, 0, r], record.correct)

@@ -1,11 +1,14 @@
 """Every dueling-bandit experiment end to end on the embedded matrix with a tiny config."""
 
+import re
+
 import jax
 import numpy as np
 import pytest
 
 from experiments import registry
 from jaxrank import bandits
+from jaxrank.data.preference import EMBEDDED_DEFAULT, load_preference_matrix
 from tests.conftest import launch_experiment as _launch
 
 
@@ -33,17 +36,17 @@ def test_rcs_accuracy_reruns_savage_per_horizon(tmp_path, no_data):
 
 
 def test_rcs_alpha_runs_both_alphas_in_one_program(tmp_path, no_data):
-    """Both alphas come out of one simulation per algorithm, each equal to that alpha run alone."""
+    """Both alphas come out of one sweep per algorithm, each equal to that alpha run alone."""
     _, results = _launch(tmp_path, "rcs_alpha", "num_runs=2", "num_steps=300")
     curves = results["matrices"]["ArXiv_6_rankers"]["curves"]
     assert set(curves) == {"RCS alpha=0.1", "RCS alpha=0.501", "RUCB alpha=0.1", "RUCB alpha=0.501"}
     from experiments.matrices import load_matrices
 
     (matrix,) = load_matrices(("paper",), 6)
-    for name, algo in (("RCS", bandits.rcs), ("RUCB", bandits.rucb)):
+    for name in ("RCS", "RUCB"):
         for alpha in (0.1, 0.501):
-            alone = bandits.simulate(algo, jax.random.key(0), matrix.pref, num_runs=2, num_steps=300,
-                                     hparams={"alpha": [alpha]}, checkpoints=results["checkpoints"])
+            alone = bandits.sweep(name.lower(), jax.random.key(0), matrix.pref, num_runs=2, num_steps=300,
+                                  hparams={"alpha": [alpha]}, checkpoints=results["checkpoints"])
             np.testing.assert_allclose(curves[f"{name} alpha={alpha}"]["regret_mean"], alone.regret[0, 0].mean(0),
                                        rtol=1e-4, atol=1e-4)
     assert curves["RUCB alpha=0.1"]["regret_mean"] != curves["RUCB alpha=0.501"]["regret_mean"]
@@ -58,3 +61,42 @@ def test_rcs_scaling_says_when_it_is_shorter_than_the_paper(tmp_path, no_data, c
 def test_unknown_algorithm_is_rejected_before_running(tmp_path, no_data):
     with pytest.raises(ValueError, match="unknown bandit .ucb.; registered: rcs, rucb, savage, dts"):
         registry.launch("rcs_regret", tmp_path, ["algorithms=rcs,ucb"])
+
+
+def _no_sweep(monkeypatch):
+    """Any sweep fails the test: a bad setting must be found before the first one."""
+    monkeypatch.setattr(bandits, "sweep", lambda *a, **k: pytest.fail("a sweep ran before the settings were checked"))
+
+
+def test_per_algorithm_settings_reach_any_bandit(tmp_path, no_data):
+    """Each algorithm gets its own settings (``params``): RMED runs beside RCS (it used to fail with
+    "rmed has no hyperparameter 'alpha'" after RCS had run), and an override reaches the one named."""
+    _, results = _launch(tmp_path, "rcs_regret", "num_runs=2", "num_steps=200", "algorithms=rcs,rmed",
+                         "params=rmed.kweight=0.5")
+    assert results["settings"] == {"rcs": {"lerot": False, "alpha": 0.501},
+                                   "rmed": {"leader_first": False, "kweight": 0.5}}
+    assert set(results["matrices"]["ArXiv_6_rankers"]["algorithms"]) == {"rcs", "rmed"}
+    matrix = np.stack([load_preference_matrix(EMBEDDED_DEFAULT)])
+    alone = bandits.sweep("rmed", jax.random.key(0), matrix, num_runs=2, num_steps=200, hparams={"kweight": [0.5]},
+                          checkpoints=results["checkpoints"])
+    np.testing.assert_allclose(results["matrices"]["ArXiv_6_rankers"]["algorithms"]["rmed"]["regret_mean"],
+                               alone.regret[0, 0].mean(0), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("experiment, overrides, message", [
+    ("rcs_regret", ["algorithms=rcs,rmed", "params=rmed.alpha=0.5"],
+     "bandit 'rmed' has no setting 'alpha'; hyperparameters: kweight; options: leader_first."),
+    ("rcs_regret", ["params=rcs.alpha=nan"], "bandit 'rcs': hyperparameter alpha='nan' must be finite."),
+    ("rcs_regret", ["params=dts.alpha=0.6"], "params set dts, which this run does not run; algorithms: rcs, rucb."),
+    ("rcs_regret", ["params=rcs.lerot=maybe"], "lerot is an on/off option of make(); got 'maybe'; pass True or False."),
+    ("rcs_alpha", ["algorithms=rcs,rmed"], "rcs_alpha runs algorithms with an exploration constant alpha; rmed has "
+                                           "none (hyperparameters: kweight)."),
+    ("rcs_alpha", ["params=rcs.alpha=0.3"], "rcs_alpha sweeps alpha over the alphas field"),
+    ("rcs_accuracy", ["params=savage.horizon=50"], "rcs_accuracy runs SAVAGE with its horizon set to each run's length"),
+    ("rcs_scaling", ["params=rucb.alhpa=0.3"], "bandit 'rucb' has no setting 'alhpa'; hyperparameters: alpha"),
+])
+def test_bad_settings_fail_before_any_work(tmp_path, no_data, monkeypatch, experiment, overrides, message):
+    _no_sweep(monkeypatch)
+    with pytest.raises(registry.ExperimentError, match=re.escape(message)):
+        registry.launch(experiment, tmp_path, ["num_runs=2", *overrides])
+    assert not list((tmp_path / experiment).iterdir())  # no run directory left to --resume

@@ -1,6 +1,8 @@
 """``large_scale`` end to end on the real MSLR matrices with tiny settings (K = 8, a few hundred
 steps), its Copeland-subset search, and the survival probe of the eliminating algorithms."""
 
+import re
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -92,7 +94,7 @@ def test_widest_cycle_and_cycle_subsets_follow_their_definition():
 
 def test_survival_probe_reports_the_winner_only_while_it_survives():
     state = bandits.merge_dts.init(jax.random.key(0), 6)
-    probe = large_scale.survival_probe(bandits.merge_dts, 2)
+    probe = large_scale.survival_probe("merge_dts", 2).make()
     assert int(probe.best_arm(jax.random.key(1), state)) == 2
     dropped = state._replace(active=state.active.at[2].set(False))
     for seed in range(5):
@@ -105,3 +107,20 @@ def test_unknown_algorithm_fails_before_running(tmp_path, real_data):
 
     with pytest.raises(ValueError, match="unknown bandit"):
         registry.launch("large_scale", tmp_path, ["copeland_algorithms=nope"])
+
+
+@pytest.mark.parametrize("overrides, message", [
+    # the Copeland stage used to fail after the Condorcet stage had run (and again on --resume)
+    (["copeland_num_arms=200"], "copeland_num_arms = 200 exceeds the 136 rankers of MSLR-Perfect; pick at most 136."),
+    (["params=scb.delta=0.5"], "bandit 'scb' has no setting 'delta'; hyperparameters: epsilon, first_epoch; options: none."),
+    (["params=scb.first_epoch=1e10"], "first_epoch must be in [1, 64]; got 10000000000.0"),
+])
+def test_bad_settings_fail_before_any_work(tmp_path, real_data, monkeypatch, overrides, message):
+    from experiments import registry
+
+    monkeypatch.setattr(bandits, "sweep", lambda *a, **k: pytest.fail("a sweep ran before the settings were checked"))
+    args = ["num_arms=8", "num_runs=2", "num_steps=100", "algorithms=rcs", "copeland_algorithms=scb,rucb",
+            "copeland_num_runs=2", "copeland_num_steps=100", *overrides]
+    with pytest.raises(registry.ExperimentError, match=re.escape(message)):
+        registry.launch("large_scale", tmp_path, args)
+    assert not list((tmp_path / "large_scale").iterdir())  # no run directory left to --resume

@@ -7,10 +7,10 @@ starts, and SIGKILL needs a process of its own.
 """
 
 import contextlib
-import importlib
 import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -20,12 +20,10 @@ import numpy as np
 import pytest
 
 from experiments import registry
-from jaxrank import bandits
+from jaxrank import bandits, lanes
 from jaxrank.data import load_checkpoint
 from tests.conftest import REPO
 from tests.test_bandits_core import ARXIV
-
-simulate_module = importlib.import_module("jaxrank.bandits.driver")
 
 # Long enough that RCS runs for about a second after its first checkpoint on a quiet 2-core
 # machine, so the kill lands inside a simulation; 5 runs (lanes) on 4 devices need padding.
@@ -97,7 +95,7 @@ def test_a_run_killed_mid_way_resumes_bit_identical(tmp_path, reference):
     try:
         # A progress line is printed after the checkpoint of its chunk has been written.
         for line in child.stdout:
-            if line.startswith("[rcs K=6 x1] step "):
+            if re.match(r"\[rcs K=6 x1\] [\d,]+/100,000 ", line):
                 break
         else:
             pytest.fail(f"the run ended (rc={child.wait()}) before printing progress")
@@ -111,30 +109,30 @@ def test_a_run_killed_mid_way_resumes_bit_identical(tmp_path, reference):
     saved = sorted(registry.checkpoint_dir(run_dir).glob("rcs-*.npz"))
     assert len(saved) == 1
     header = load_checkpoint(saved[0])[1]
-    assert 0 < header["steps_done"] < 100_000 and header["next_call"] < header["num_calls"], header
+    assert 0 < header["done"] < 100_000 and header["next_call"] < header["num_calls"], header
     # As if the kill had also hit a write of the results: resuming must drop the stray temporary.
     (run_dir / ".arrays.npz.x1y2z3.tmp").write_bytes(b"partial")
 
     done = subprocess.run([sys.executable, "launch.py", f"--resume={run_dir}"], cwd=REPO, env=_env(tmp_path),
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert f"[rcs K=6 x1] resuming at step {header['steps_done']:,}/100,000" in done.stdout
+    assert f"[rcs K=6 x1] resuming at {header['done']:,}/100,000" in done.stdout
     _assert_same_results(run_dir, reference_dir)
     _assert_clean(run_dir)
 
 
-def test_simulate_continues_from_the_last_chunk_after_a_crash(tmp_path, monkeypatch):
-    run = lambda **kw: bandits.simulate(bandits.rucb, jax.random.key(4), ARXIV, num_runs=3, num_steps=300,
-                                        chunk_size=8, hparams={"alpha": [0.51]}, **kw)
+def test_sweep_continues_from_the_last_chunk_after_a_crash(tmp_path, monkeypatch):
+    run = lambda **kw: bandits.sweep("rucb", jax.random.key(4), ARXIV, num_runs=3, num_steps=300,  # noqa: E731
+                                     chunk_size=8, hparams={"alpha": [0.51]}, **kw)
     want = run()
-    save = simulate_module.save_checkpoint
+    save = lanes.save_checkpoint
 
     def crash_after_the_second_chunk(path, leaves, header):
         save(path, leaves, header)
         if header["next_call"] == 2:
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(simulate_module, "save_checkpoint", crash_after_the_second_chunk)
+    monkeypatch.setattr(lanes, "save_checkpoint", crash_after_the_second_chunk)
     with pytest.raises(KeyboardInterrupt):
         run(checkpoint_dir=tmp_path)
     monkeypatch.undo()
@@ -145,7 +143,7 @@ def test_simulate_continues_from_the_last_chunk_after_a_crash(tmp_path, monkeypa
         np.testing.assert_array_equal(a, b, strict=True)
     assert load_checkpoint(path)[1]["next_call"] == load_checkpoint(path)[1]["num_calls"]
     # A finished checkpoint is read back without running anything; a damaged one is named.
-    monkeypatch.setattr(simulate_module, "_run_program", lambda *a: lambda *b: pytest.fail("ran again"))
+    monkeypatch.setattr(lanes, "save_checkpoint", lambda *a: pytest.fail("ran again"))  # every chunk saves
     np.testing.assert_array_equal(run(checkpoint_dir=tmp_path).regret, want.regret, strict=True)
     path.write_bytes(b"garbage")
     with pytest.raises(ValueError, match=f"{path.name} is not a readable checkpoint"):

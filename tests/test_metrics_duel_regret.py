@@ -1,4 +1,4 @@
-"""Condorcet and Copeland regret (``jaxrank.metrics.duel_regret``) by hand, and the driver's
+"""Condorcet and Copeland regret (``jaxrank.metrics.duel_regret``) by hand, and the sweep's
 scoring of tied Copeland winners."""
 
 import types
@@ -11,7 +11,7 @@ import pytest
 from jaxrank import bandits, envs
 from jaxrank.data.preference import EMBEDDED_DEFAULT, load_preference_matrix
 from jaxrank.metrics import copeland_scores, copeland_winners, regret_table
-from jaxrank.types import StepInfo
+from jaxrank.types import Bandit, StepInfo
 
 ARXIV = load_preference_matrix(EMBEDDED_DEFAULT)  # 6 arms, Condorcet winner 0
 
@@ -58,16 +58,16 @@ def _fixed_bandit(first: int, second: int, guess: int):
     def init(key, num_arms):
         return jnp.zeros((), jnp.int32)
 
-    def step(state, key, env):
+    def step(key, state, env):
         won = env.duel(key, jnp.int32(first), jnp.int32(second), jax.random.uniform(key))
         return state + 1, StepInfo(jnp.int32(first), jnp.int32(second), won)
 
-    def best_arm(state, key):
+    def best_arm(key, state):
         return jnp.int32(guess)
 
-    module = types.ModuleType(f"fixed_{first}_{second}_{guess}")  # hashable, like a bandit module
-    module.init, module.step, module.best_arm = init, step, best_arm
-    return module
+    # An algorithm module as the sweep takes it: make, HPARAMS, OPTIONS.
+    return types.SimpleNamespace(__name__=f"fixed_{first}_{second}_{guess}", HPARAMS={}, OPTIONS={},
+                                 make=lambda: Bandit(init, step, best_arm))
 
 
 @pytest.mark.parametrize(
@@ -79,9 +79,9 @@ def _fixed_bandit(first: int, second: int, guess: int):
         (2, 3, 2, 1 / 3, False),
     ],
 )
-def test_simulate_scores_tied_copeland_winners_as_a_set(first, second, guess, per_step, correct):
-    trace = bandits.simulate(_fixed_bandit(first, second, guess), jax.random.key(0), TIED, num_runs=2,
-                             num_steps=30, checkpoints=[10, 30])
+def test_sweep_scores_tied_copeland_winners_as_a_set(first, second, guess, per_step, correct):
+    trace = bandits.sweep(_fixed_bandit(first, second, guess), jax.random.key(0), TIED, num_runs=2,
+                          num_steps=30, checkpoints=[10, 30])
     np.testing.assert_allclose(trace.regret[0, 0], np.broadcast_to([10 * per_step, 30 * per_step], (2, 2)), rtol=1e-5)
     assert np.all(trace.correct == correct)
     np.testing.assert_array_equal(trace.suboptimal, float(per_step > 0))

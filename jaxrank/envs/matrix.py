@@ -52,7 +52,7 @@ def check_preference_matrix(pref, *, atol: float = 1e-6, name: str = "P") -> np.
     for bad, problem in checks:
         if np.any(bad):
             i, j = map(int, np.argwhere(bad)[0])
-            raise ValueError(f"{name}[{i}, {j}] = {p[i, j]!r} {problem} (tolerance {atol}).")
+            raise ValueError(f"{name}[{i}, {j}] = {float(p[i, j])!r} {problem} (tolerance {atol}).")
     return p
 
 

@@ -4,9 +4,10 @@ Each takes ``u`` in [0, 1) and picks the ``floor(u * m)``-th of the ``m`` candid
 uniform choice; algorithms draw all the ``u``'s of a step with one uniform draw (``jaxrank.utils.prng``).
 
 The "first index whose running sum passes ``r``" search that these choices (and categorical draws)
-need is done, beyond 32 entries, in two levels of ``ceil(sqrt(K))`` blocks: on CPU a ``cumsum`` of
-``K`` entries lowers to a windowed reduction of ``K^2`` additions, which at ``K = 136`` was most of a
-bandit step. Up to 32 entries the plain ``cumsum`` is cheaper (fewer kernels).
+need is ``first_passing``: a plain ``cumsum`` up to 32 entries, and beyond that
+``_blocked_first_passing``, the same search in two levels of ``ceil(sqrt(K))`` blocks (CPU tuning:
+XLA:CPU lowers a ``cumsum`` of ``K`` entries to ``K^2`` additions; at ``K = 136`` that dominates a
+bandit step).
 """
 
 import math
@@ -31,6 +32,13 @@ def first_passing(x: Array, r: Array) -> Array:
     num = x.shape[0]
     if num <= _DIRECT_MAX:  # static: K^2 <= 1024 additions
         return jnp.minimum(jnp.sum(jnp.cumsum(x) <= r), num - 1).astype(jnp.int32)
+    return _blocked_first_passing(x, r)
+
+
+def _blocked_first_passing(x: Array, r: Array) -> Array:
+    """``first_passing`` in ``O(K)`` additions instead of a ``K^2`` cumsum (XLA:CPU's lowering): the
+    block whose running total first passes ``r``, then the entry inside it."""
+    num = x.shape[0]
     size = math.isqrt(max(num - 1, 0)) + 1  # ceil(sqrt(K)) entries per block, static
     num_blocks = -(-num // size)
     blocks = jnp.pad(x, (0, num_blocks * size - num)).reshape(num_blocks, size)

@@ -1,11 +1,10 @@
 """``fold_in`` and ``uniform`` for the per-step draws of long ``lax`` loops, bit-identical to
 ``jax.random.fold_in`` / ``jax.random.uniform`` for threefry keys.
 
-On CPU, JAX lowers the Threefry-2x32 hash (Salmon et al., SC 2011: 20 rounds of add, rotate,
-xor, with a key injection every 4 rounds) as a 5-trip ``while`` loop to keep programs small. Inside
-a step loop that runs millions of times, each draw then costs a nested loop whose per-trip
-overhead is larger than the hash itself: two such draws were most of an RCS step at K = 10. Here
-the same hash is written out round by round, so XLA fuses it with the code around it. The bits
+CPU tuning: JAX lowers the Threefry-2x32 hash (Salmon et al., SC 2011: 20 rounds of add, rotate,
+xor, with a key injection every 4 rounds) as a 5-trip ``while`` loop to keep programs small; inside
+a bandit's step loop that nested loop costs more than the hash (two draws are most of an RCS step at
+K = 10). ``threefry2x32`` writes the same hash out round by round, so XLA fuses it with the code around it. The bits
 are the same as JAX's (with the default ``jax_threefry_partitionable`` counter layout); any other
 key implementation, or the legacy layout, falls back to ``jax.random``.
 """

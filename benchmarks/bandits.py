@@ -39,7 +39,7 @@ REPO = Path(__file__).resolve().parents[1]
 
 def _jaxrank_rate(algo, pref, num_runs, num_steps, hparams):
     """Run-steps/s after compile, and the first call's time (compile + run)."""
-    run = lambda: bandits.sweep(algo, jax.random.key(0), pref, num_runs=num_runs, num_steps=num_steps,
+    run = lambda: bandits.run_sweep(algo, jax.random.key(0), pref, num_runs=num_runs, num_steps=num_steps,
                                 hparams=hparams, checkpoints=[num_steps // 2, num_steps])
     start = time.perf_counter()
     run()

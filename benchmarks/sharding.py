@@ -3,7 +3,7 @@
     python benchmarks/sharding.py [--data ../shared/data] [--devices 1,2,4] [--arms 10] [--runs 96] [--steps 50000] [--json PATH]
 
 Each device count runs in a fresh process with ``XLA_FLAGS=--xla_force_host_platform_device_count=N``
-(the flag is read when jax starts). In it, ``jaxrank.bandits.sweep`` runs RCS (K = ``--arms``,
+(the flag is read when jax starts). In it, ``jaxrank.bandits.run_sweep`` runs RCS (K = ``--arms``,
 MSLR-Perfect's paper rankers; 136 is the whole matrix; alpha = 0.501) with the runs sharded over
 all N devices, twice:
 the first call compiles, the second is timed; then once more with a checkpoint written after every
@@ -34,7 +34,7 @@ def _child(args):
 
     full = load_preference_matrix(Path(args.data) / "preference_matrices" / "MSLR-Perfect.txt")
     pref, _ = envs.select_rankers(full, args.arms)
-    run = lambda **kw: bandits.sweep("rcs", jax.random.key(0), pref, num_runs=args.runs,
+    run = lambda **kw: bandits.run_sweep("rcs", jax.random.key(0), pref, num_runs=args.runs,
                                      num_steps=args.steps, hparams={"alpha": [0.501]}, **kw)
     start = time.perf_counter()
     run()

@@ -130,7 +130,7 @@ def survival_probe(name: str, winner: int):
     reports ``winner`` while it is active and its own report (an active arm, so never ``winner``) once
     it is not. Same options and hyperparameters as ``name``."""
     module = bandits.ALGORITHMS[name]
-    probe = types.ModuleType(f"survival_{winner}")
+    probe = types.ModuleType(f"{name}_survival_{winner}")
     probe.HPARAMS, probe.OPTIONS = module.HPARAMS, module.OPTIONS
 
     def make(**options) -> Bandit:
@@ -183,7 +183,7 @@ def _run_one(name, prefs, settings, *, seed, num_runs, num_steps, regret, chunk_
     """One algorithm on ``prefs [M, K, K]`` (one compiled program): ``(Trace, wall seconds)``."""
     options, hparams = settings[name]
     start = time.perf_counter()
-    trace = bandits.sweep(algo or name, jax.random.key(seed), prefs, num_runs=num_runs, num_steps=num_steps,
+    trace = bandits.run_sweep(algo or name, jax.random.key(seed), prefs, num_runs=num_runs, num_steps=num_steps,
                           options=options, hparams=duel_runs.changed(name, hparams), chunk_size=chunk_size,
                           regret=regret, label=f"{name} K={prefs.shape[-1]} x{prefs.shape[0]}",
                           checkpoint_dir=checkpoint_dir(run_dir))

@@ -7,7 +7,7 @@ strings typed by the dataclass fields, makes ``workdir/<name>/<timestamp>/``, wr
 ``results.json`` and lets ``report`` (from ``experiments/analysis``) draw tables and figures
 from the saved files. Every file is written atomically.
 
-An experiment that passes ``checkpoint_dir(run_dir)`` to ``jaxrank.bandits.sweep`` is
+An experiment that passes ``checkpoint_dir(run_dir)`` to ``jaxrank.bandits.run_sweep`` is
 resumable: ``resume(run_dir)`` reloads ``config.json`` and runs it again in the same folder;
 finished simulations are read back from their checkpoints and the interrupted one continues
 where its last checkpoint left it. The checkpoints are deleted once ``results.json`` is written.

@@ -453,13 +453,13 @@ PARITY = {
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_mean_regret_matches_numpy_reference(shared_data, name):
-    from jaxrank.bandits import sweep
+    from jaxrank.bandits import run_sweep
     from jaxrank.data.preference import load_preference_matrix
     from jaxrank.envs import select_rankers
 
     P, _ = select_rankers(load_preference_matrix(shared_data / "preference_matrices" / "MSLR-Perfect.txt"), 10)
     hparams, make = PARITY[name]
-    trace = sweep(MODULES[name], jax.random.key(2015), P, num_runs=RUNS_PARITY, num_steps=T_PARITY,
+    trace = run_sweep(MODULES[name], jax.random.key(2015), P, num_runs=RUNS_PARITY, num_steps=T_PARITY,
                   hparams=hparams, checkpoints=[T_PARITY])
     ours = trace.regret[0, 0, :, -1].astype(np.float64)
     theirs = np.array([ref.cumulative_regret(make(P, np.random.default_rng([2015, r])), P, T_PARITY)

@@ -199,7 +199,7 @@ RUNS_PARITY = 30
 
 @pytest.mark.slow
 def test_mean_regret_matches_numpy_reference(shared_data):
-    from jaxrank.bandits import sweep
+    from jaxrank.bandits import run_sweep
     from jaxrank.types import Bandit
     from jaxrank.data.preference import load_preference_matrix
     from jaxrank.envs import condorcet_winner, select_rankers
@@ -210,7 +210,7 @@ def test_mean_regret_matches_numpy_reference(shared_data):
     probe = types.SimpleNamespace(__name__="merge_dts_probe", HPARAMS=mdts.HPARAMS, OPTIONS=mdts.OPTIONS)
     probe.make = lambda: Bandit(mdts.init, mdts.step, lambda key, state: jnp.where(
         state.active[winner], winner, mdts.best_arm(key, state)))
-    trace = sweep(probe, jax.random.key(2020), P, num_runs=RUNS_PARITY, num_steps=T_PARITY, checkpoints=[T_PARITY])
+    trace = run_sweep(probe, jax.random.key(2020), P, num_runs=RUNS_PARITY, num_steps=T_PARITY, checkpoints=[T_PARITY])
     ours = trace.regret[0, 0, :, -1].astype(np.float64)
     assert trace.correct[0, 0, :, -1].all()
     theirs, dropped = [], []

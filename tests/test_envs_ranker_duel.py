@@ -111,13 +111,13 @@ def test_rcs_duels_on_the_interleaving_env_win_at_the_estimated_rates(queries):
 
 
 def test_the_sweep_runs_a_bandit_on_the_interleaving_env(queries):
-    """``sweep(..., env=...)`` over a shared DuelEnv equals the pure ``run_lane`` of each lane."""
+    """``run_sweep(..., env=...)`` over a shared DuelEnv equals the pure ``run_lane`` of each lane."""
     env = _env(queries, ids=(1, 2, 5))
     pref, _ = estimate_preference_matrix(queries, env.rankers, cascade_model("perfect", 5), "probabilistic", 4000,
                                          jax.random.key(3), verbose=False)
     if envs.condorcet_winner(pref) is None:
         pytest.skip("the estimated matrix has no Condorcet winner")
-    trace = bandits.sweep("rcs", jax.random.key(1), pref, env=env, num_runs=3, num_steps=120, checkpoints=[40, 120])
+    trace = bandits.run_sweep("rcs", jax.random.key(1), pref, env=env, num_runs=3, num_steps=120, checkpoints=[40, 120])
     assert trace.regret.shape == (1, 1, 3, 2)
     score = bandits.scoring(pref)
     for r in range(3):

@@ -45,7 +45,7 @@ def test_rcs_alpha_runs_both_alphas_in_one_program(tmp_path, no_data):
     (matrix,) = load_matrices(("paper",), 6)
     for name in ("RCS", "RUCB"):
         for alpha in (0.1, 0.501):
-            alone = bandits.sweep(name.lower(), jax.random.key(0), matrix.pref, num_runs=2, num_steps=300,
+            alone = bandits.run_sweep(name.lower(), jax.random.key(0), matrix.pref, num_runs=2, num_steps=300,
                                   hparams={"alpha": [alpha]}, checkpoints=results["checkpoints"])
             np.testing.assert_allclose(curves[f"{name} alpha={alpha}"]["regret_mean"], alone.regret[0, 0].mean(0),
                                        rtol=1e-4, atol=1e-4)
@@ -65,7 +65,7 @@ def test_unknown_algorithm_is_rejected_before_running(tmp_path, no_data):
 
 def _no_sweep(monkeypatch):
     """Any sweep fails the test: a bad setting must be found before the first one."""
-    monkeypatch.setattr(bandits, "sweep", lambda *a, **k: pytest.fail("a sweep ran before the settings were checked"))
+    monkeypatch.setattr(bandits, "run_sweep", lambda *a, **k: pytest.fail("a sweep ran before the settings were checked"))
 
 
 def test_per_algorithm_settings_reach_any_bandit(tmp_path, no_data):
@@ -77,7 +77,7 @@ def test_per_algorithm_settings_reach_any_bandit(tmp_path, no_data):
                                    "rmed": {"leader_first": False, "kweight": 0.5}}
     assert set(results["matrices"]["ArXiv_6_rankers"]["algorithms"]) == {"rcs", "rmed"}
     matrix = np.stack([load_preference_matrix(EMBEDDED_DEFAULT)])
-    alone = bandits.sweep("rmed", jax.random.key(0), matrix, num_runs=2, num_steps=200, hparams={"kweight": [0.5]},
+    alone = bandits.run_sweep("rmed", jax.random.key(0), matrix, num_runs=2, num_steps=200, hparams={"kweight": [0.5]},
                           checkpoints=results["checkpoints"])
     np.testing.assert_allclose(results["matrices"]["ArXiv_6_rankers"]["algorithms"]["rmed"]["regret_mean"],
                                alone.regret[0, 0].mean(0), rtol=1e-4, atol=1e-4)

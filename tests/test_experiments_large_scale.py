@@ -118,9 +118,21 @@ def test_unknown_algorithm_fails_before_running(tmp_path, real_data):
 def test_bad_settings_fail_before_any_work(tmp_path, real_data, monkeypatch, overrides, message):
     from experiments import registry
 
-    monkeypatch.setattr(bandits, "sweep", lambda *a, **k: pytest.fail("a sweep ran before the settings were checked"))
+    monkeypatch.setattr(bandits, "run_sweep", lambda *a, **k: pytest.fail("a sweep ran before the settings were checked"))
     args = ["num_arms=8", "num_runs=2", "num_steps=100", "algorithms=rcs", "copeland_algorithms=scb,rucb",
             "copeland_num_runs=2", "copeland_num_steps=100", *overrides]
     with pytest.raises(registry.ExperimentError, match=re.escape(message)):
         registry.launch("large_scale", tmp_path, args)
     assert not list((tmp_path / "large_scale").iterdir())  # no run directory left to --resume
+
+
+def test_survival_probes_of_two_algorithms_keep_separate_checkpoints(tmp_path):
+    """MergeDTS's and MergeRUCB's probes of one winner on one matrix: one checkpoint each (they used to
+    share one name and inputs, and the second resumed from the first's carry)."""
+    pref = np.asarray(envs.condorcet_matrix(jax.random.key(0), 6))
+    for name in ("merge_dts", "merge_rucb"):
+        trace = bandits.run_sweep(large_scale.survival_probe(name, 0), jax.random.key(0), pref, num_runs=2,
+                                  num_steps=40, checkpoints=[40], checkpoint_dir=tmp_path)
+        assert trace.regret.shape == (1, 1, 2, 1)
+    assert sorted(p.name.split("-")[0] for p in tmp_path.glob("*.npz")) == ["merge_dts_survival_0",
+                                                                           "merge_rucb_survival_0"]

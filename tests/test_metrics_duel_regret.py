@@ -80,7 +80,7 @@ def _fixed_bandit(first: int, second: int, guess: int):
     ],
 )
 def test_sweep_scores_tied_copeland_winners_as_a_set(first, second, guess, per_step, correct):
-    trace = bandits.sweep(_fixed_bandit(first, second, guess), jax.random.key(0), TIED, num_runs=2,
+    trace = bandits.run_sweep(_fixed_bandit(first, second, guess), jax.random.key(0), TIED, num_runs=2,
                           num_steps=30, checkpoints=[10, 30])
     np.testing.assert_allclose(trace.regret[0, 0], np.broadcast_to([10 * per_step, 30 * per_step], (2, 2)), rtol=1e-5)
     assert np.all(trace.correct == correct)

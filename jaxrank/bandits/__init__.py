@@ -1,7 +1,7 @@
 """Dueling bandits: one module per algorithm (``HPARAMS``, ``OPTIONS``, ``make(**options)`` giving a
 ``jaxrank.types.Bandit`` of ``init`` / ``step`` / ``best_arm``), the pure single-lane program
-``lane.run_lane`` against any ``DuelEnv``, and ``sweep``, which runs many lanes over a device mesh,
-resumably.
+``lane.run_lane`` against any ``DuelEnv``, and ``sweep.run_sweep``, which runs many lanes over a device
+mesh, resumably (through ``jaxrank.lanes``).
 
 ``ALGORITHMS`` is the family's ``jaxrank.registry.Registry``: a new algorithm is one module plus one
 line here.
@@ -9,7 +9,7 @@ line here.
 
 from jaxrank.bandits import beat_the_mean, ccb, dts, interleaved_filter, lane, merge_dts, merge_rucb, rcs, rmed, rucb, savage, scb
 from jaxrank.bandits.lane import LaneData, Record, Scoring, default_checkpoints, run_lane, scoring, study
-from jaxrank.bandits.sweep import CPU_COMPILER_OPTIONS, Trace, lane_mesh, sweep
+from jaxrank.bandits.sweep import CPU_COMPILER_OPTIONS, Trace, lane_mesh, run_sweep
 from jaxrank.registry import Registry
 from jaxrank.types import Bandit, StepInfo
 
@@ -49,6 +49,7 @@ __all__ = [
     "rmed",
     "rucb",
     "run_lane",
+    "run_sweep",
     "savage",
     "scb",
     "scoring",

@@ -39,7 +39,7 @@ from jaxrank.utils.checks import check_int, check_number
 
 HPARAMS = {
     # T, the number of steps of the run (δ = 1/(2TK), the online setting; Yue & Joachims, ICML 2011, §4):
-    # no default, the sweep (jaxrank.bandits.sweep) sets num_steps unless given.
+    # no default, the sweep (jaxrank.bandits.run_sweep) sets num_steps unless given.
     "horizon": None,
     # Relaxed stochastic transitivity γ of the radius 3γ² sqrt(log(1/δ)/n): 1, the paper's analysis needs γ >= 1.
     "gamma": 1.0,
@@ -61,7 +61,7 @@ def init(key, num_arms: int, *, horizon=HPARAMS["horizon"], gamma=HPARAMS["gamma
     del key
     if horizon is None:
         raise ValueError("Beat-the-Mean needs the horizon T: init(..., horizon=T) "
-                         "(jaxrank.bandits.sweep sets it to num_steps unless given).")
+                         "(jaxrank.bandits.run_sweep sets it to num_steps unless given).")
     check_number("horizon", horizon, low=1, low_inclusive=True)
     check_number("gamma", gamma, low=0)
     check_int("num_arms", num_arms, minimum=2)

@@ -34,7 +34,7 @@ from jaxrank.utils.checks import check_int, check_number
 
 HPARAMS = {
     # T, the number of steps of the run (δ = 1/(T K²); Yue et al., JCSS 2012, Algorithms 1-2, line 2): no
-    # default, the sweep (jaxrank.bandits.sweep) sets num_steps unless given.
+    # default, the sweep (jaxrank.bandits.run_sweep) sets num_steps unless given.
     "horizon": None,
 }
 OPTIONS = {
@@ -58,7 +58,7 @@ def init(key, num_arms: int, *, horizon=HPARAMS["horizon"], if2=OPTIONS["if2"]) 
     """Random candidate and ``W = all other arms``. ``horizon`` (T >= 1) is required."""
     if horizon is None:
         raise ValueError("Interleaved Filter needs the horizon T: init(..., horizon=T) "
-                         "(jaxrank.bandits.sweep sets it to num_steps unless given).")
+                         "(jaxrank.bandits.run_sweep sets it to num_steps unless given).")
     check_number("horizon", horizon, low=1, low_inclusive=True)
     check_int("num_arms", num_arms, minimum=2)
     arms = jnp.arange(num_arms)

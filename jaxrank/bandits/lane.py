@@ -13,7 +13,7 @@ Keys: a lane's key splits into ``(init, steps, report)``; step ``t`` uses ``fold
 best-arm guess after step ``s`` uses ``fold_in(report, s)``.
 
 ``study`` is the lane as a ``jaxrank.lanes.Study`` (its chunks are the segments), ``run_lane`` one
-lane from start to horizon (``jaxrank.lanes.lane`` of it); ``jaxrank.bandits.sweep`` runs many lanes
+lane from start to horizon (``jaxrank.lanes.lane`` of it); ``jaxrank.bandits.run_sweep`` runs many lanes
 (matrices × hyperparameter settings × runs) through ``jaxrank.lanes.run_lanes``.
 """
 

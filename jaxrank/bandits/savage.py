@@ -23,7 +23,7 @@ from jaxrank.utils.checks import check_int, check_number
 
 HPARAMS = {
     # T, the number of steps of the run (δ = 1/T; Urvoy et al., ICML 2013): no default, the sweep
-    # (jaxrank.bandits.sweep) sets num_steps unless given.
+    # (jaxrank.bandits.run_sweep) sets num_steps unless given.
     "horizon": None,
 }
 OPTIONS = {}
@@ -41,7 +41,7 @@ def init(key, num_arms: int, *, horizon=HPARAMS["horizon"]) -> SavageState:
     del key
     if horizon is None:
         raise ValueError("Condorcet SAVAGE needs the horizon T: init(..., horizon=T) "
-                         "(jaxrank.bandits.sweep sets it to num_steps unless given).")
+                         "(jaxrank.bandits.run_sweep sets it to num_steps unless given).")
     check_number("horizon", horizon, low=1, low_inclusive=True)
     check_int("num_arms", num_arms, minimum=2)
     return SavageState(jnp.zeros((num_arms, num_arms), jnp.float32), jnp.ones(num_arms, bool),

@@ -1,7 +1,7 @@
 """Dueling-bandit sweeps: many lanes of ``jaxrank.bandits.lane`` run by ``jaxrank.lanes.run_lanes``
 (sharded over every device of every process, in resumable chunks, with progress).
 
-A lane is one (matrix, hyperparameter setting, run) triple; all lanes of a ``sweep`` call run in
+A lane is one (matrix, hyperparameter setting, run) triple; all lanes of a ``run_sweep`` call run in
 one compiled program. The environment is either the preference matrices themselves (each lane
 draws its duels from its matrix) or any ``DuelEnv`` shared by every lane (e.g. rankers interleaved
 on LTR queries), scored against a reference matrix. Its chunks are the segments between
@@ -16,6 +16,7 @@ hyperparameters checked by ``jaxrank.registry.Registry`` before anything is trac
 matrices and scoring, and the compiler options chosen per algorithm (``CPU_COMPILER_OPTIONS``).
 """
 
+import functools
 from typing import NamedTuple, Optional
 
 import jax
@@ -59,6 +60,18 @@ def compiler_options_for(name: str, mesh: Mesh) -> Optional[dict]:
     return CPU_COMPILER_OPTIONS.get(name)
 
 
+def _identify(algo) -> list[str]:
+    """``module.qualname`` of the bandit's functions (``functools.partial``: of the function and its
+    keywords), so that two algorithms under one name never share a checkpoint."""
+
+    def name(f):
+        if isinstance(f, functools.partial):
+            return f"{name(f.func)}{sorted(f.keywords.items())}"
+        return f"{getattr(f, '__module__', '?')}.{getattr(f, '__qualname__', type(f).__name__)}"
+
+    return [name(f) for f in algo]
+
+
 def _resolve(algorithm) -> tuple[str, Registry]:
     """``(name, registry)`` of a registered name or an algorithm module (``make``, ``HPARAMS``, ``OPTIONS``)."""
     from jaxrank.bandits import ALGORITHMS  # the package imports this module
@@ -73,7 +86,7 @@ def _resolve(algorithm) -> tuple[str, Registry]:
     return name, Registry("bandit", {name: algorithm})
 
 
-def sweep(
+def run_sweep(
     algorithm,
     key,
     prefs,
@@ -182,7 +195,7 @@ def sweep(
     checkpoint = None
     if checkpoint_dir is not None:  # the runner adds digests of the keys, settings, matrices and segments
         checkpoint = lanes.Checkpoint(checkpoint_dir, f"{name}-K{num_arms}", {
-            "algorithm": name, "module": getattr(registry[name], "__name__", name),
+            "algorithm": name, "module": getattr(registry[name], "__name__", name), "functions": _identify(algo),
             "options": {k: repr(v) for k, v in sorted(options.items())}, "regret": regret,
             "shape": list(shape), "num_steps": num_steps})
     record = lanes.run_lanes(study(algo, int(checkpoints.size)), keys, lane_hparams, data=env, lane_data=lane_data,

@@ -8,6 +8,7 @@ import numpy as np
 from experiments import params as params_lib
 from experiments.matrices import Matrix, by_size
 from jaxrank import bandits
+from jaxrank.metrics.confidence import mean_ci
 
 
 def settings(params: Sequence[str], algorithms: Sequence[str],
@@ -32,13 +33,6 @@ def changed(name: str, hparams: Mapping[str, float]) -> dict[str, list]:
     sweep leaves the others as ``init``'s constants, as the published runs did."""
     defaults = bandits.ALGORITHMS.hparams(name)
     return {k: [v] for k, v in hparams.items() if v is not None and v != defaults.get(k)}
-
-def mean_ci(values: np.ndarray, axis: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """Mean and half-width of the normal 95% confidence interval over ``axis``."""
-    n = values.shape[axis]
-    spread = values.std(axis=axis, ddof=1) if n > 1 else np.zeros_like(values.mean(axis=axis))
-    return values.mean(axis=axis), 1.96 * spread / np.sqrt(n)
-
 
 def run_on_matrices(name: str, matrices: list[Matrix], *, seed: int, num_runs: int, num_steps: int,
                     hparams: dict, options: Optional[dict] = None, checkpoints=None, chunk_size: int = 4096,

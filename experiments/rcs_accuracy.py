@@ -15,6 +15,7 @@ from experiments.analysis import rcs_accuracy as analysis
 from experiments.matrices import load_matrices
 from experiments.registry import checkpoint_dir, register
 from jaxrank import data
+from jaxrank.metrics.confidence import mean_ci
 
 DEFAULTS = {"rcs": {"alpha": 0.501}}  # the paper's alpha (WSDM 2014, §5)
 
@@ -54,7 +55,7 @@ def run(config: Config, run_dir) -> dict:
         savage_regret = np.concatenate([s[m.name].regret[0] for s in savage], axis=1)  # [R, horizons]
         savage_correct = np.concatenate([s[m.name].correct[0] for s in savage], axis=1)
         rcs_summary = duel_runs.summarize(rcs[m.name])
-        savage_mean, savage_ci = duel_runs.mean_ci(savage_regret)
+        savage_mean, savage_ci = mean_ci(savage_regret)
         results[m.name] = {
             "source": m.source, "rankers": m.rankers,
             "rcs": {"accuracy": rcs_summary["accuracy"], "regret_mean": rcs_summary["regret_mean"],

@@ -152,10 +152,14 @@ def _label(key: str) -> str:
     return key.replace("_", " ")
 
 
+def _numeric(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def table(rows: list[dict]) -> list[str]:
     columns = list(dict.fromkeys(k for row in rows for k in row))
     lines = ["| " + " | ".join(_label(c) for c in columns) + " |",
-             "|" + "|".join("---:" if all(isinstance(r.get(c), (int, float)) or r.get(c) is None for r in rows)
+             "|" + "|".join("---:" if all(_numeric(r.get(c)) or r.get(c) is None for r in rows)
                             and any(r.get(c) is not None for r in rows) else "---" for c in columns) + "|"]
     lines += ["| " + " | ".join(fmt(row.get(c)) for c in columns) + " |" for row in rows]
     return lines

@@ -198,4 +198,5 @@ def run(config: Config, run_dir) -> dict:
     return {"dataset": name, "source": source, "folds": list(config.folds), "num_runs": config.num_runs,
             "num_impressions": config.num_impressions, "num_grades": grades, "comparison": config.comparison,
             "checkpoints": list(checkpoints), "click_models": list(config.click_models), "learners": results,
-            "pdgd_best": ordering, "timing": timing, "total_s": round(total_s, 1), "paper": analysis.PAPER}
+            "pdgd_best": ordering, "paper": analysis.PAPER,
+            "timings": {"learners": timing, "total_s": round(total_s, 1)}}

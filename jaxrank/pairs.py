@@ -89,7 +89,7 @@ class PairBatch(NamedTuple):
     valid_hat: jax.Array  # [l] bool, False when the set has no unlabeled pair
 
 
-def preference_pairs(queries: Queries, *, block_cells: int = 1 << 24) -> PairIndex:
+def preference_pairs(queries: Queries, *, block_cells: int = 1 << 22) -> PairIndex:
     """Every ``(i, j)`` with ``l_i > l_j`` inside each query (see the module docstring).
 
     Queries of similar length are examined together, a block of ``[B, L, L]`` slots at a time; a

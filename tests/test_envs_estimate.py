@@ -219,12 +219,11 @@ def test_estimate_invariants_and_chunking(queries):
     # Chunks of 7 comparisons per pair (the last one partial) in calls of 3 chunks (the last call
     # padded) give identical counts; the same key repeats exactly.
     np.testing.assert_array_equal(_estimate(queries, chunk_size=21, comparisons_per_call=63).wins, est.wins)
-    pref, counts = estimate_preference_matrix(jax.random.key(0), queries, single_feature_rankers([1, 3, 5], 5),
+    pref, counts = estimate_preference_matrix(jax.random.key(1), queries, single_feature_rankers([1, 3, 5], 5),
                                               cascade_model("perfect", 5), "probabilistic", 400, chunk_size=64,
                                               verbose=False)
-    np.testing.assert_array_equal(pref, p)
     np.testing.assert_array_equal(counts, est.counts)
-    assert not np.array_equal(_estimate(queries, chunk_size=64, seed=1).wins, est.wins)
+    assert not np.array_equal(pref, p)  # another key, other comparisons
 
 
 def test_estimate_of_a_query_batch_is_the_estimate_of_its_ragged_queries(dense, queries):
@@ -283,7 +282,7 @@ def _assert_agrees_with_reference(est, got, want):
     np.testing.assert_allclose(got[..., 1], want[..., 1], atol=1e-4)
     clear = np.abs(want[..., 1]) > 1e-4  # elsewhere a rounding can cross the tie tolerance
     np.testing.assert_array_equal(got[..., 0][clear], want[..., 0][clear])
-    assert clear.mean() > 0.3 and (~clear).sum() > 0  # both kinds of comparison happen
+    assert clear.sum() >= 50 and (~clear).sum() > 0  # both kinds of comparison happen
     i, j = np.triu_indices(est.pref.shape[0], 1)
     np.testing.assert_array_equal(est.wins[i, j], got[..., 0].sum(-1))
     np.testing.assert_array_equal(est.ties[i, j], (got[..., 1] == 0.0).sum(-1))
@@ -360,9 +359,6 @@ def test_a_killed_estimate_resumes_with_the_same_counts(queries, tmp_path, monke
     resumed = _estimate(queries, chunk_size=30, comparisons_per_call=60, checkpoint=checkpoint)
     np.testing.assert_array_equal(resumed.wins, full.wins)
     np.testing.assert_array_equal(resumed.ties, full.ties)
-    # another method is another run: it starts afresh in its own file
-    _estimate(queries, chunk_size=30, comparisons_per_call=60, checkpoint=checkpoint, method="team_draft", num=20)
-    assert len(list(tmp_path.glob("estimate-*.npz"))) == 2
 
 
 _DEVICES_CHILD = """
@@ -378,11 +374,10 @@ queries = data.as_ragged(data.synthetic_queries(jax.random.key(0), num_queries=8
                                                 num_informative=2, num_grades=5, noise=0.1))
 out = {}
 for count in (1, 2, 4):
-    for method in ("probabilistic", "team_draft"):
-        est = estimate_wins(jax.random.key(3), queries, single_feature_rankers([1, 2, 3, 5], 5),
-                            cascade_model("perfect", 5), method, 90, chunk_size=60, comparisons_per_call=120,
-                            mesh=lanes.lane_mesh(jax.devices()[:count]), verbose=False)
-        out[f"{count}/{method}/wins"], out[f"{count}/{method}/ties"] = est.wins, est.ties
+    est = estimate_wins(jax.random.key(3), queries, single_feature_rankers([1, 2, 3, 5], 5), cascade_model("perfect", 5),
+                        "probabilistic", 90, chunk_size=60, comparisons_per_call=120,
+                        mesh=lanes.lane_mesh(jax.devices()[:count]), verbose=False)
+    out[f"{count}/wins"], out[f"{count}/ties"] = est.wins, est.ties
 np.savez(sys.argv[1], **out)
 """
 
@@ -397,7 +392,7 @@ def test_the_estimate_gives_the_same_counts_on_1_2_and_4_devices(tmp_path):
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     with np.load(out) as counts:
-        for name in ("probabilistic/wins", "probabilistic/ties", "team_draft/wins", "team_draft/ties"):
+        for name in ("wins", "ties"):
             assert counts[f"1/{name}"].sum() > 0
             for count in (2, 4):
                 np.testing.assert_array_equal(counts[f"{count}/{name}"], counts[f"1/{name}"], err_msg=name)

@@ -21,7 +21,6 @@ Shapes: ``Q`` queries, each padded to ``L`` candidate documents of ``D`` feature
 ``jaxrank.types.QueryBatch``), ``F`` folds stacked, ``k`` displayed positions.
 """
 
-import math
 from typing import Any, Mapping, NamedTuple, Optional, Sequence
 
 import jax
@@ -273,6 +272,16 @@ def lane_keys(seed: int, fold_ids: Sequence[int], num_models: int, num_runs: int
         jnp.asarray(fold_ids))
 
 
+def grid_lanes(keys, click_models: CascadeModel) -> tuple[Array, Lane]:
+    """The lanes of a grid in (fold, click model, run) order: ``(keys [N], Lane [N])`` from
+    ``keys [F, M, R]`` and ``click_models`` with ``[M, G]`` leaves, ``N = F·M·R``."""
+    num_folds, num_models, num_runs = keys.shape
+    folds, models = np.meshgrid(np.arange(num_folds), np.arange(num_models), np.arange(num_runs), indexing="ij")[:2]
+    lane = Lane(jnp.asarray(folds.reshape(-1), jnp.int32),
+                jax.tree.map(lambda x: jnp.asarray(x)[models.reshape(-1)], click_models))
+    return keys.reshape(-1), lane
+
+
 def simulate_grid(ranker: Ranker, keys, train: ClickQueries, test: ClickQueries, click_models: CascadeModel, *,
                   checkpoints: Sequence[int], hparams: Optional[Mapping[str, Any]] = None, discount=ONLINE_DISCOUNT,
                   topn: int = 10, checkpoint: Optional[lanes.Checkpoint] = None, label: Optional[str] = None,
@@ -290,18 +299,14 @@ def simulate_grid(ranker: Ranker, keys, train: ClickQueries, test: ClickQueries,
         ``checkpoints`` is one call, so a resumed run continues from the last checkpoint reached.
     """
     shape = tuple(keys.shape)
-    num_folds, num_models, _ = shape
-    if train.features.shape[0] != num_folds or test.features.shape[0] != num_folds:
-        raise ValueError(f"keys are [F={num_folds}, M, R] but train and test stack {train.features.shape[0]} and "
+    if train.features.shape[0] != shape[0] or test.features.shape[0] != shape[0]:
+        raise ValueError(f"keys are [F={shape[0]}, M, R] but train and test stack {train.features.shape[0]} and "
                          f"{test.features.shape[0]} folds.")
-    size = math.prod(shape)
-    folds, models = np.meshgrid(np.arange(num_folds), np.arange(num_models), np.arange(shape[2]), indexing="ij")[:2]
-    lane_data = Lane(jnp.asarray(folds.reshape(-1), jnp.int32),
-                     jax.tree.map(lambda x: jnp.asarray(x)[models.reshape(-1)], click_models))
+    flat_keys, lane_data = grid_lanes(keys, click_models)
     grid = {name: np.broadcast_to(np.asarray(value, np.float32), shape).reshape(-1)
             for name, value in (hparams or {}).items()}
     chunks = stretches(checkpoints)
     run = study(ranker, num_checkpoints=len(chunks[0]) + 1, discount=discount, topn=topn)
-    out = lanes.run_lanes(run, keys.reshape(size), grid, data=(train, test), lane_data=lane_data, chunks=chunks,
+    out = lanes.run_lanes(run, flat_keys, grid, data=(train, test), lane_data=lane_data, chunks=chunks,
                           progress=chunks[1], checkpoint=checkpoint, label=label, mesh=mesh)
     return jax.tree.map(lambda x: x.reshape(shape + x.shape[1:]), out)

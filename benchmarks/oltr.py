@@ -121,7 +121,8 @@ def main():
         from report import write_json  # benchmarks/report.py: the one JSON shape BENCHMARKS.md is built from
 
         write_json(args.json, __file__, rows=[{"learner": name.upper(), **r} for name, r in rows.items()],
-                   reference=[{"what": f"{name.upper()}: jaxrank ({num_lanes} lanes) over the NumPy reference loop (one lane), "
+                   reference=[{"what": f"{name.upper()}: jaxrank ({num_lanes} lanes) over the NumPy reference loop "
+                               "(one lane), "
                                "impressions/s", "ratio": r["ratio"]} for name, r in rows.items()],
                    figures={"lanes": num_lanes, "impressions": args.impressions,
                             "settings": {n: {"options": o, "hparams": h} for n, (o, h) in settings.items()},

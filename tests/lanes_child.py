@@ -49,7 +49,8 @@ def oltr_grid(mesh=None):
     folds = {k: tuple(data.as_ragged(data.synthetic_queries(jax.random.key(10 * k + p), num_queries=6, list_size=12,
                                                             num_features=5)) for p in (0, 1)) for k in (1, 2)}
     train, test, _ = oltr.stack_folds(folds, (1, 2))
-    models = jax.tree.map(lambda *x: jnp.stack(x), *[cascade_model(m, 3) for m in ("perfect", "navigational", "informational")])
+    names = ("perfect", "navigational", "informational")
+    models = jax.tree.map(lambda *x: jnp.stack(x), *[cascade_model(m, 3) for m in names])
     keys = oltr.lane_keys(0, (1, 2), 3, 3)  # 18 lanes: padded to 20 on 4 devices
     return [oltr.simulate_grid(oltr.RANKERS.build(name, **options), keys, train, test, models, checkpoints=(0, 4, 12),
                                mesh=mesh)

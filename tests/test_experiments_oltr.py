@@ -48,11 +48,11 @@ def test_oltr_synthetic_matches_the_library_simulation_of_each_lane(tmp_path, no
 
 
 def test_a_killed_run_resumes_with_identical_results(tmp_path, no_data, monkeypatch):
-    """Killed after the fifth checkpoint (inside MGD, the second learner), ``resume`` finishes the
-    run from its checkpoints: DBGD's finished grid is read back, MGD continues where it stopped,
+    """Killed after the fifth checkpoint (inside PDGD, the second learner), ``resume`` finishes the
+    run from its checkpoints: DBGD's finished grid is read back, PDGD continues where it stopped,
     and every array equals an uninterrupted run's."""
     overrides = ["folds=1", "num_runs=2", "num_impressions=40", "num_checkpoints=3", "click_models=perfect",
-                 "params=mgd.num_candidates=3"]
+                 "learners=dbgd,pdgd"]
     full_dir = registry.launch("oltr", tmp_path / "full", overrides)
     saves, real_save = [], lanes.save_checkpoint
 
@@ -68,7 +68,7 @@ def test_a_killed_run_resumes_with_identical_results(tmp_path, no_data, monkeypa
     monkeypatch.setattr(lanes, "save_checkpoint", real_save)
     (run_dir,) = (tmp_path / "killed" / "oltr").iterdir()
     assert not (run_dir / "results.json").exists()
-    assert sorted({name.split("-")[0] for name in saves}) == ["dbgd", "mgd"]
+    assert sorted({name.split("-")[0] for name in saves}) == ["dbgd", "pdgd"]
     registry.resume(run_dir)
     with np.load(full_dir / "arrays.npz") as full, np.load(run_dir / "arrays.npz") as resumed:
         assert full.files == resumed.files

@@ -5,14 +5,14 @@ runs, resumable), and bad input refused before any work."""
 import itertools
 import math
 
-import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxrank import oltr
+from jaxrank import lanes, oltr
 from jaxrank.clicks import cascade_model
+from jaxrank.data import as_ragged, synthetic_queries
 from jaxrank.types import QueryBatch, RankerInfo
 from tests.reference import oltr as ref
 
@@ -88,7 +88,8 @@ CASES = {  # (registry name, options, hyperparameters, reference step, reference
                                                                      learning_rate=0.05, delta=1.0,
                                                                      interleaving="probabilistic"),
                            _probabilistic_draws),
-    "mgd_team_draft": ("mgd", {"num_candidates": 4, "multileaving": "team_draft"}, {"learning_rate": 0.05, "delta": 1.0},
+    "mgd_team_draft": ("mgd", {"num_candidates": 4, "multileaving": "team_draft"},
+                       {"learning_rate": 0.05, "delta": 1.0},
                        lambda w, x, y, d, m: ref.mgd_impression(w, x, y, d, m, learning_rate=0.05, delta=1.0),
                        _team_draft_draws(5)),
     "mgd_probabilistic": ("mgd", {"num_candidates": 3, "multileaving": "probabilistic"},
@@ -241,10 +242,8 @@ def test_bad_input_raises_one_line(make, message):
     assert "\n" not in str(info.value)
 
 
-def _folds(lengths_by_fold=None):
+def _folds():
     """``{fold: (train, test)}`` ragged queries of the synthetic generator (tiny)."""
-    from jaxrank.data import as_ragged, synthetic_queries
-
     return {k: tuple(as_ragged(synthetic_queries(jax.random.key(10 * k + p), num_queries=5, list_size=12,
                                                  num_features=D)) for p in (0, 1)) for k in (1, 2)}
 
@@ -304,7 +303,8 @@ def test_grid_lanes_equal_single_runs_and_hyperparameters_reach_their_lanes():
     train, test, models, keys = _grid_inputs()
     ranker = oltr.RANKERS.build("pdgd")
     rates = np.asarray([0.1, 0.3], np.float32)[None, :, None]  # one learning rate per click model
-    grid = oltr.simulate_grid(ranker, keys, train, test, models, checkpoints=(0, 3, 10), hparams={"learning_rate": rates})
+    grid = oltr.simulate_grid(ranker, keys, train, test, models, checkpoints=(0, 3, 10),
+                              hparams={"learning_rate": rates})
     assert grid.offline.shape == (2, 2, 2, 3) and grid.params.shape == (2, 2, 2, D)
     single = jax.jit(lambda k, tr, te, m, rate: oltr.simulate(k, ranker, tr, te, m, checkpoints=(0, 3, 10),
                                                               hparams={"learning_rate": rate}))
@@ -320,11 +320,12 @@ def test_grid_lanes_equal_single_runs_and_hyperparameters_reach_their_lanes():
 def test_an_interrupted_grid_resumes_bit_identical(tmp_path, monkeypatch):
     """Killed after its second stretch, the grid continues from its checkpoint with the same bytes
     as an uninterrupted run."""
-    from jaxrank import lanes
-
     train, test, models, keys = _grid_inputs()
     ranker = oltr.RANKERS.build("dbgd", interleaving="team_draft")
-    run = lambda **kw: oltr.simulate_grid(ranker, keys, train, test, models, checkpoints=(0, 2, 5, 9), **kw)  # noqa: E731
+
+    def run(**kwargs):
+        return oltr.simulate_grid(ranker, keys, train, test, models, checkpoints=(0, 2, 5, 9), **kwargs)
+
     full = run()
     saved = lanes.Checkpoint(tmp_path, "dbgd", {"ranker": "dbgd"})
     calls, real_save = [], lanes.save_checkpoint

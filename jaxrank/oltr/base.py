@@ -17,8 +17,8 @@ import jax.numpy as jnp
 from jaxrank.types import Array, PRNGKey
 from jaxrank.utils.checks import check_int, check_number
 
-__all__ = ["TIE_TOLERANCE", "CandidateState", "check_features", "check_list_size", "hparams_with_defaults",
-           "init_candidates", "params", "score", "step_towards", "top_ranks", "unit_vectors"]
+__all__ = ["TIE_TOLERANCE", "CandidateState", "check_features", "check_list_size", "check_rates",
+           "hparams_with_defaults", "init_candidates", "params", "score", "step_towards", "top_ranks", "unit_vectors"]
 
 
 # A probabilistic outcome computed in f32 can leave a tie (posteriors of exactly 1/2) at ±1e-8: still a tie.

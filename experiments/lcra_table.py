@@ -141,6 +141,7 @@ def run(config: Config, run_dir) -> dict:
         arrays[f"{name}__test_map"] = test_map
         print(f"[lcra_table] {method.name}: test MAP {test_map.mean():.4f} ± {results[method.name]['sd']:.4f} "
               f"(grid {grid['mu'].shape[0]}, {seconds:.0f} s)", flush=True)
+    timings = {"seconds": {name: r.pop("seconds") for name, r in results.items()}}
     ref = protocol.METHODS[config.reference].name
     tests = {m: paired_t_test(r["test_map"], results[ref]["test_map"]) for m, r in results.items() if m != ref}
     paper_name, paper = _paper_row(source)
@@ -157,4 +158,5 @@ def run(config: Config, run_dir) -> dict:
         "methods": results,
         "paired_t_test": tests,
         "paper": {"dataset": paper_name, "map": paper} if paper else None,
+        "timings": timings,
     }

@@ -109,7 +109,11 @@ def load_folds(config: Config):
                                                             and p.suffix in (".txt", ".gz"))
             if len(files) != 1:
                 raise FileNotFoundError(f"{path}: expected a LETOR folder with Fold1..Fold5 or one SVMlight file.")
-            fold = _split_parts(data.load_queries(files[0], normalize=True), config.seed)
+            queries = data.load_queries(files[0], normalize=True)
+            if queries.num_queries < 5:  # each of the five parts is one fold's test queries
+                raise ValueError(f"{files[0]} holds {queries.num_queries} queries; splitting one file into 5 folds needs "
+                                 "at least 5: pass a larger file, or a LETOR folder with Fold1..Fold5.")
+            fold = _split_parts(queries, config.seed)
             return path.name, str(files[0]), {k: fold(k)[::2] for k in config.folds}
     ds = letor_datasets.resolve(config.dataset, "oltr")
     return ds.name, ds.source, {k: letor_datasets.fold(ds, k, config.seed)[::2] for k in config.folds}
@@ -181,4 +185,5 @@ def run(config: Config, run_dir) -> dict:
             "num_impressions": config.num_impressions, "num_grades": grades,
             "settings": {l: {"options": o, "hparams": h} for l, (o, h) in ranker_config.items()},
             "checkpoints": list(checkpoints), "click_models": list(config.click_models), "learners": results,
-            "pdgd_best": ordering, "timing": timing, "total_s": round(total_s, 1), "paper": analysis.PAPER}
+            "pdgd_best": ordering, "paper": analysis.PAPER,
+            "timings": {"learners": timing, "total_s": round(total_s, 1)}}

@@ -99,5 +99,6 @@ def run(config: Config, run_dir) -> dict:
         print(f"[solar_batch] {name}: test NDCG@1/5/10 MAP = {fmt(results[name]['test'])} (LETOR script "
               f"{fmt(results[name]['test_letor'])}), {label} per fold {[f'{v:.3g}' for v in results[name]['chosen']]}, "
               f"{seconds:.1f} s with compile", flush=True)
-    return {"dataset": ds.name, "source": ds.source, "folds": list(config.folds), "select_by": config.select_by,
+    timings = {"seconds_with_compile": {name: r.pop("seconds_with_compile") for name, r in results.items()}}
+    return {"dataset": ds.name, "source": ds.source, "folds": list(config.folds), "select_by": config.select_by, "timings": timings,
             "metrics": list(protocol.METRIC_NAMES), "algorithms": results, "order": list(results), "paper": analysis.paper_table3(ds.name)}

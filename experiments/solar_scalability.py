@@ -82,4 +82,4 @@ def run(config: Config, run_dir) -> dict:
         print(f"[solar_scalability] {n} queries ({num_pairs[-1]} pairs): "
               + ", ".join(f"{a} {v[-1]:.4f} s" for a, v in seconds.items()), flush=True)
     return {"dataset": ds.name, "source": ds.source, "num_queries": sizes, "num_pairs": num_pairs,
-            "repeats": config.repeats, "seconds": seconds}
+            "repeats": config.repeats, "timings": {"seconds": seconds}}

@@ -42,11 +42,6 @@ def table(results: dict) -> str:
         lines += ["", "PDGD above every other learner: " + ", ".join(
             f"{m}: offline {'yes' if v['offline'] else 'NO'}, online {'yes' if v['online'] else 'NO'}"
             for m, v in results["pdgd_best"].items())]
-    timing = results.get("timing", {})
-    if timing:
-        lines += ["", "Time per learner (all lanes in one program): " + ", ".join(
-            f"{LABELS.get(l, l)} {t['wall_s']:.1f} s with compilation ({t['impressions_per_s']:,} impressions/s)"
-            for l, t in timing.items()) + f"; whole study {results['total_s']:.1f} s."]
     lines += ["", f"Paper: {results['paper']['claim']} ({results['paper']['numbers']})"]
     return "\n".join(lines) + "\n"
 

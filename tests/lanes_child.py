@@ -40,7 +40,24 @@ def toy(mesh=None, chunks_per_call=2, **kwargs):
                            chunks=np.arange(6, dtype=np.uint32), chunks_per_call=chunks_per_call, mesh=mesh, **kwargs)
 
 
-STUDIES = {"toy": toy}
+def oltr_grid(mesh=None):
+    """OLTR grids (``jaxrank.oltr.simulate_grid``): PDGD and team-draft MGD over 2 folds x 3 click
+    models x 3 runs of tiny synthetic queries."""
+    from jaxrank import data, oltr
+    from jaxrank.clicks import cascade_model
+
+    folds = {k: tuple(data.as_ragged(data.synthetic_queries(jax.random.key(10 * k + p), num_queries=6, list_size=12,
+                                                            num_features=5)) for p in (0, 1)) for k in (1, 2)}
+    train, test, _ = oltr.stack_folds(folds, (1, 2))
+    names = ("perfect", "navigational", "informational")
+    models = jax.tree.map(lambda *x: jnp.stack(x), *[cascade_model(m, 3) for m in names])
+    keys = oltr.lane_keys(0, (1, 2), 3, 3)  # 18 lanes: padded to 20 on 4 devices
+    return [oltr.simulate_grid(oltr.RANKERS.build(name, **options), keys, train, test, models, checkpoints=(0, 4, 12),
+                               mesh=mesh)
+            for name, options in (("pdgd", {}), ("mgd", {"num_candidates": 3, "multileaving": "team_draft"}))]
+
+
+STUDIES = {"toy": toy, "oltr": oltr_grid}
 
 
 def run_all(mesh) -> dict:

@@ -25,13 +25,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxrank.learners.pairwise.lcra import LCRAState, check_sizes, lcra, random_views
-from jaxrank.learners.pairwise.pairs import pair_source, scan_pair_steps
-from jaxrank.learners.pairwise.spd import SOFIA_MIN_SCALING
-from jaxrank.utils.checks import check_number
+from jaxrank.learners.pairwise import lcra
+from jaxrank.learners.pairwise.lcra import check_sizes
+from jaxrank.learners.pairwise.pair_sampling import pair_source, scan_pair_steps
 from jaxrank.metrics import average_precision
 from jaxrank.pairs import pairs_per_query
-from jaxrank.types import QueryBatch
+from jaxrank.types import Learner, QueryBatch
+from jaxrank.utils.checks import check_number
 
 
 class Split(NamedTuple):
@@ -71,25 +71,23 @@ def lcra_method(k: int, l: int) -> Method:
     return Method(f"LCRA-{k}-{l}", 2, k, l)
 
 
-@dataclasses.dataclass(frozen=True)
-class Options:
-    """Static learner options shared by every method of a run."""
-
-    loss: str = "hinge"
-    schedule: str = "pegasos"
-    project_ball: bool = True
-    clamp: float = SOFIA_MIN_SCALING
-    graded_label: bool = False
-    sampler: str = "exact"
+def method_learner(method: Method, **options) -> Learner:
+    """``lcra`` with ``method``'s views and the other static ``options`` (``lcra.OPTIONS``, defaults for the rest)."""
+    if "num_views" in options:
+        raise ValueError(f"num_views is set by the method ({method.name}: {method.num_views} views); "
+                         f"choose another method instead of num_views={options['num_views']!r}.")
+    return lcra.make(**{**lcra.OPTIONS, **options, "num_views": method.num_views})
 
 
-Grid = dict  # {"lam": [H, M] f32 λ per view, "mu": [H] f32, "eta0": [H] f32 (read by schedule="eta0")}
+Grid = dict  # {name: [H, ...]} f32 values of lcra.init's hyperparameters, one row per grid point
 
 
-def make_grid(method: Method, lambdas, mus=(0.0,), eta0s=(1.0,), *, tie_view_lambdas: bool = True) -> Grid:
-    """Cartesian grid of ``lcra``'s keyword hyperparameters, ``{name: [H, ...]}`` (the jaxrank grid
+def make_grid(method: Method, lambdas, mus=(0.0,), eta0s=(1.0,), *, tie_view_lambdas: bool = True,
+              fixed: dict = None) -> Grid:
+    """Cartesian grid of ``lcra.init``'s hyperparameters, ``{name: [H, ...]}`` (the jaxrank grid
     convention, as ``jaxrank.utils.grid``): λ per view (tied or one λ per view), μ (only for
-    co-regularized methods), η0."""
+    co-regularized methods), η0; ``fixed`` ``{name: value}`` adds the other hyperparameters
+    (e.g. ``clamp``), the same at every point."""
     check_number("lambdas", lambdas, low=0, fix="use a positive grid such as 1e-6..1e-1")
     check_number("mus", mus, low=0, low_inclusive=True)
     check_number("eta0s", eta0s, low=0)
@@ -97,8 +95,13 @@ def make_grid(method: Method, lambdas, mus=(0.0,), eta0s=(1.0,), *, tie_view_lam
     lam_sets = [(x,) * m for x in lambdas] if tie_view_lambdas else list(itertools.product(lambdas, repeat=m))
     mus = tuple(mus) if method.co_regularized else (0.0,)
     rows = list(itertools.product(lam_sets, mus, eta0s))
-    return {"lam": jnp.asarray([r[0] for r in rows], jnp.float32), "mu": jnp.asarray([r[1] for r in rows], jnp.float32),
+    grid = {"lam": jnp.asarray([r[0] for r in rows], jnp.float32), "mu": jnp.asarray([r[1] for r in rows], jnp.float32),
             "eta0": jnp.asarray([r[2] for r in rows], jnp.float32)}
+    for name, value in (fixed or {}).items():
+        if name in grid:
+            raise ValueError(f"{name} is searched over the grid; set it through the grid's values, not as a fixed value.")
+        grid[name] = jnp.full(len(rows), value, jnp.float32)
+    return grid
 
 
 def semi_supervised_split(key, mask: jax.Array, *, train_fraction: float = 0.7, label_fraction: float = 0.2,
@@ -129,31 +132,22 @@ def semi_supervised_split(key, mask: jax.Array, *, train_fraction: float = 0.7, 
     return Split(train_query=train_query, fold=fold, labeled=labeled, unlabeled=train_docs & ~labeled)
 
 
-def _learner(method: Method, options: Options, lam, mu, eta0):
-    return lcra(lam, mu, num_views=method.num_views, loss=options.loss, schedule=options.schedule, eta0=eta0,
-                project_ball=options.project_ball, clamp=options.clamp, graded_label=options.graded_label)
-
-
-def fit_grid(method: Method, options: Options, key_views, key_steps, batch: QueryBatch, labeled, unlabeled,
-             grid: Grid, *, num_steps: int) -> jax.Array:
+def fit_grid(key_views, key_steps, learner: Learner, method: Method, batch: QueryBatch, labeled, unlabeled,
+             grid: Grid, *, num_steps: int, sampler: str = "exact") -> jax.Array:
     """Trains every grid point on one training set (shared pair stream). Returns ``w [H, M, D]``.
 
-    ``labeled``/``unlabeled`` are ``[Q, L]`` masks of the training documents.
+    ``key_views`` draws the views (``learner.init``; the same for every grid point), ``key_steps``
+    the pairs; ``learner`` is ``lcra`` built with ``method.num_views`` views; ``labeled``/``unlabeled``
+    are ``[Q, L]`` masks of the training documents; ``grid`` holds ``init``'s hyperparameters ``[H, ...]``.
     """
-    source = pair_source(batch, labeled, unlabeled if method.co_regularized else None, sampler=options.sampler)
-    num_grid, num_features = grid["mu"].shape[0], batch.features.shape[-1]
-    views = random_views(key_views, num_features, method.num_views)
-    states = LCRAState(w=jnp.zeros((num_grid, method.num_views, num_features), batch.features.dtype),
-                       views=jnp.broadcast_to(views, (num_grid,) + views.shape).astype(batch.features.dtype),
-                       t=jnp.zeros((num_grid,), jnp.int32))
-
-    def update(hparams: Grid, state, pairs):
-        return _learner(method, options, hparams["lam"], hparams["mu"], hparams["eta0"]).update(state, pairs)[0]
+    source = pair_source(batch, labeled, unlabeled if method.co_regularized else None, sampler=sampler)
+    num_features, dtype = batch.features.shape[-1], batch.features.dtype
+    states = jax.vmap(lambda hparams: learner.init(key_views, num_features, dtype, **hparams))(grid)
 
     def body(states, pairs):
-        return jax.vmap(update, in_axes=(0, 0, None))(grid, states, pairs)
+        return jax.vmap(learner.update, in_axes=(0, None))(states, pairs)[0]
 
-    states = scan_pair_steps(body, states, key_steps, source, num_steps=num_steps, num_labeled=method.num_labeled,
+    states = scan_pair_steps(key_steps, body, states, source, num_steps=num_steps, num_labeled=method.num_labeled,
                              num_unlabeled=method.num_unlabeled)
     return states.w
 
@@ -178,10 +172,11 @@ def _keys(key):
             jax.random.fold_in(key, 3))
 
 
-@functools.partial(jax.jit, static_argnames=("method", "options", "num_steps", "num_folds", "train_fraction",
-                                              "label_fraction"))
-def cross_validate(method: Method, options: Options, batch: QueryBatch, split_keys, grid: Grid, *, num_steps: int,
-                   num_folds: int = 5, train_fraction: float = 0.7, label_fraction: float = 0.2) -> jax.Array:
+@functools.partial(jax.jit, static_argnames=("learner", "method", "num_steps", "sampler", "num_folds",
+                                              "train_fraction", "label_fraction"))
+def cross_validate(split_keys, learner: Learner, method: Method, batch: QueryBatch, grid: Grid, *, num_steps: int,
+                   sampler: str = "exact", num_folds: int = 5, train_fraction: float = 0.7,
+                   label_fraction: float = 0.2) -> jax.Array:
     """Validation MAP ``[S, F, H]`` for ``S`` split keys, ``F`` folds and the ``H`` grid points.
 
     One program: ``vmap`` over splits × folds, the grid vmapped inside ``fit_grid``.
@@ -193,8 +188,9 @@ def cross_validate(method: Method, options: Options, batch: QueryBatch, split_ke
         _, key_views, key_cv, _ = _keys(key)
         in_fold = split.fold == fold
         others = (split.fold >= 0) & ~in_fold
-        w = fit_grid(method, options, key_views, jax.random.fold_in(key_cv, fold), batch,
-                     split.labeled & others[:, None], split.unlabeled & others[:, None], grid, num_steps=num_steps)
+        w = fit_grid(key_views, jax.random.fold_in(key_cv, fold), learner, method, batch,
+                     split.labeled & others[:, None], split.unlabeled & others[:, None], grid, num_steps=num_steps,
+                     sampler=sampler)
         (idx,) = jnp.nonzero(in_fold, size=num_val, fill_value=0)
         ok = jnp.arange(num_val) < in_fold.sum()
         return _mean_ap(w.mean(1), batch, idx, ok, split.labeled)
@@ -208,10 +204,11 @@ def cross_validate(method: Method, options: Options, batch: QueryBatch, split_ke
     return jax.vmap(one_split)(split_keys)
 
 
-@functools.partial(jax.jit, static_argnames=("method", "options", "num_steps", "num_folds", "train_fraction",
-                                              "label_fraction"))
-def fit_and_test(method: Method, options: Options, batch: QueryBatch, split_keys, chosen: Grid, *, num_steps: int,
-                 num_folds: int = 5, train_fraction: float = 0.7, label_fraction: float = 0.2) -> jax.Array:
+@functools.partial(jax.jit, static_argnames=("learner", "method", "num_steps", "sampler", "num_folds",
+                                              "train_fraction", "label_fraction"))
+def fit_and_test(split_keys, learner: Learner, method: Method, batch: QueryBatch, chosen: Grid, *, num_steps: int,
+                 sampler: str = "exact", num_folds: int = 5, train_fraction: float = 0.7,
+                 label_fraction: float = 0.2) -> jax.Array:
     """Test MAP ``[S]``: split ``s`` retrains with its chosen setting ``chosen[s]`` on the whole
     training part (labeled + unlabeled docs) and is scored on all documents of its test queries."""
     num_queries = batch.mask.shape[0]
@@ -222,8 +219,8 @@ def fit_and_test(method: Method, options: Options, batch: QueryBatch, split_keys
         split = semi_supervised_split(key_split, batch.mask, train_fraction=train_fraction,
                                       label_fraction=label_fraction, num_folds=num_folds)
         one = jax.tree.map(lambda x: x[None], hparams)
-        w = fit_grid(method, options, key_views, key_final, batch, split.labeled, split.unlabeled, one,
-                     num_steps=num_steps)
+        w = fit_grid(key_views, key_final, learner, method, batch, split.labeled, split.unlabeled, one,
+                     num_steps=num_steps, sampler=sampler)
         (idx,) = jnp.nonzero(~split.train_query, size=num_test, fill_value=0)
         return _mean_ap(w.mean(1), batch, idx, jnp.ones(num_test, bool), batch.mask)[0]
 

@@ -59,6 +59,9 @@ def _learners(config: Config) -> dict:
     """``{name: (Learner, fixed hparams)}`` of the selected learners, checked before any work; the
     searched hyperparameter comes from its grid, not from ``params``."""
     names = [n for n in config.algorithms if n != "ranksvm"]
+    if "ranksvm" in parse(config.params):
+        raise ValueError("params cannot set ranksvm (a solver, not a registered learner); its λ is searched over "
+                         "lambda_grid.")
     chosen = settings(config.params, LEARNERS, names)
     out = {}
     for name, (options, hparams) in chosen.items():

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxrank.data.ragged import Queries, as_ragged, map_queries
-from jaxrank.learners.online.online_pass import MIN_LIST, query_keys, query_metrics, run_pass
+from jaxrank.learners.online.online_pass import MIN_LIST, check_init, query_keys, query_metrics, run_pass
 from jaxrank.learners.online.streams import stack_folds
 from jaxrank.types import Learner
 
@@ -56,7 +56,7 @@ def batch_protocol(key, learner: Learner, hparams: dict, train: Sequence[Queries
     train, vali, test = ([as_ragged(b) for b in split] for split in (train, vali, test))
     key_pass, key_ties, key_init = fold_keys(key, len(train))
     for h in range(num_grid):  # rejects bad values before anything is traced
-        learner.init(key_init[0], train[0].num_features, dtype, **{k: v[h] for k, v in grid.items()})
+        check_init(learner, key_init[0], train[0].num_features, dtype, {k: v[h] for k, v in grid.items()})
     docs, stream = stack_folds(train, learner.instances, dtype)
 
     def one(docs, stream, key_pass, key_init, hparams):

@@ -28,6 +28,7 @@ queries are blocked.
 """
 
 import functools
+import inspect
 from typing import NamedTuple, Optional
 
 import jax
@@ -197,6 +198,17 @@ def cumulative_mean(per_query: jax.Array) -> jax.Array:
     return jnp.cumsum(per_query, axis=-2) / counts
 
 
+def check_init(learner: Learner, key, num_features: int, dtype, hparams: dict):
+    """``learner.init`` on concrete values, before anything is traced: its range checks run, and an
+    unknown name (a static option among them) is a ``ValueError`` listing ``init``'s hyperparameters."""
+    try:
+        return learner.init(key, num_features, dtype, **hparams)
+    except TypeError as err:
+        names = [p.name for p in inspect.signature(learner.init).parameters.values() if p.kind == p.KEYWORD_ONLY]
+        raise ValueError(f"{sorted(hparams)} are not all hyperparameters of this learner's init ({err}); "
+                         f"hyperparameters: {', '.join(names) or 'none'} (static options go to make()).") from None
+
+
 def online_program(learner: Learner, *, dtype=jnp.float32):
     """A new jitted ``(keys [P], docs, stream, hparams) -> Pass`` with leaves ``[P, ...]``: pass ``p``
     from ``learner.init(key_init, D, dtype, **hparams)`` with the keys of ``lane_keys(keys[p])``.
@@ -261,7 +273,7 @@ def online_protocol(key, learner: Learner, queries: Queries, num_permutations: i
     queries = as_ragged(queries)
     stream = instance_stream(queries, learner.instances)
     keys = permutation_keys(key, num_permutations)
-    learner.init(lane_keys(keys[0])[2], queries.num_features, dtype, **(hparams or {}))  # rejects bad values untraced
+    check_init(learner, lane_keys(keys[0])[2], queries.num_features, dtype, hparams or {})
     hparams = {k: jnp.asarray(v, jnp.float32) for k, v in (hparams or {}).items()}
     passes = online_program(learner, dtype=dtype)(keys, documents(queries, dtype), stream, hparams)
     per_query = score_passes(keys, learner, queries, passes, dtype=dtype)

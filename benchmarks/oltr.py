@@ -11,7 +11,6 @@ and the ratio against the reference (one lane, same data, per impression), and a
 
 import argparse
 import dataclasses
-import json
 import os
 import platform
 import sys
@@ -102,8 +101,13 @@ def main():
               f"{r['reference_impressions_per_s']:,.1f} | {r['ratio']:,.0f}x |")
     print(f"\nwhole study (compile + run, all learners): {total:.1f} s")
     if args.json:
-        Path(args.json).write_text(json.dumps({"machine": machine, "lanes": lanes, "impressions": args.impressions,
-                                               "learners": rows, "total_s": round(total, 1)}, indent=2))
+        from report import write_json  # benchmarks/report.py: the one JSON shape BENCHMARKS.md is built from
+
+        write_json(args.json, __file__, rows=[{"learner": name.upper(), **r} for name, r in rows.items()],
+                   reference=[{"what": f"{name.upper()}: jaxrank ({lanes} lanes) over the NumPy reference loop (one lane), "
+                               "impressions/s", "ratio": r["ratio"]} for name, r in rows.items()],
+                   figures={"lanes": lanes, "impressions": args.impressions, "comparison": config.comparison,
+                            "mgd_candidates": config.mgd_candidates, "whole_study_s": round(total, 1)})
 
 
 if __name__ == "__main__":

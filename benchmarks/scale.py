@@ -269,6 +269,21 @@ def _drop_cache_entries(cache: Path, name: str) -> None:
         shutil.rmtree(entry) if entry.is_dir() else entry.unlink()
 
 
+def _write_json(path: Path, results: dict, load_start: float) -> None:
+    """The tasks' figures in the shape ``benchmarks/report.py`` reads: a row per task (seconds, peak
+    memory, the task's other figures), the parse against scikit-learn as the reference ratio."""
+    from report import write_json
+
+    rows = [{"task": name, "seconds": r.get("seconds"), "peak_rss_gib": r.get("peak_rss_gib"),
+             "details": {k: v for k, v in r.items() if k not in ("seconds", "peak_rss_gib")}}
+            for name, r in results.items() if isinstance(r, dict)]
+    reference = []
+    if "parse_ratio_sklearn_over_jaxrank" in results:
+        reference.append({"what": "WEB10K-shaped train parse: scikit-learn load_svmlight_file(query_id=True) time "
+                          "over jaxrank's", "ratio": results["parse_ratio_sklearn_over_jaxrank"]})
+    write_json(path, __file__, rows=rows, reference=reference, load_start=load_start, figures={"data": str(DATA)})
+
+
 def main() -> None:
     global DATA
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -289,6 +304,7 @@ def main() -> None:
             print(json.dumps({name: run_task(name)}), flush=True)
         return
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+    load_start = os.getloadavg()[0]
     results = {}
     for name in names:
         if name.startswith("load-") and name.endswith("-cold"):
@@ -302,12 +318,12 @@ def main() -> None:
             results[name] = json.loads(lines[-1])[name]
         print(json.dumps({name: results[name]}), flush=True)
         if args.json:
-            args.json.write_text(json.dumps(results, indent=2) + "\n")
+            _write_json(args.json, results, load_start)
     sk, ours = results.get("parse-web10k-sklearn", {}), results.get("parse-web10k-jaxrank", {})
     if "seconds" in sk and "seconds" in ours:
         results["parse_ratio_sklearn_over_jaxrank"] = sk["seconds"] / ours["seconds"]
     if args.json:
-        args.json.write_text(json.dumps(results, indent=2) + "\n")
+        _write_json(args.json, results, load_start)
     print("\n| task | seconds | peak RSS GiB |\n|---|---:|---:|")
     for name, r in results.items():
         if isinstance(r, dict):

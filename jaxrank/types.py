@@ -117,10 +117,10 @@ class Learner(NamedTuple):
     ``make(**options)``:
 
     * ``init(key, num_features, dtype=f32, **hparams) -> state``;
-    * ``update(state, batch) -> (state, UpdateInfo)``: one batch of the family's kind: one padded
-      query (``QueryBatch`` leaves without the ``Q`` axis) for the online learners, one step's
-      sampled pairs (``jaxrank.pairs.PairBatch``) for SPD and LCRA. ``lax.scan`` over batches is
-      training; ``vmap`` covers seeds and hyperparameter grids;
+    * ``update(state, batch) -> (state, UpdateInfo)``: one batch of the kind ``batches`` names:
+      ``"queries"``, one padded query (``QueryBatch`` leaves without the ``Q`` axis: the online
+      learners); ``"pairs"``, one step's sampled pairs (``jaxrank.pairs.PairBatch``: SPD and
+      LCRA). ``lax.scan`` over batches is training; ``vmap`` covers seeds and hyperparameter grids;
     * ``params(state)``: what scoring needs (``w [D]`` for a linear model), so a protocol keeps one
       snapshot per query without copying a covariance; ``score(params, features [..., D]) -> [...]``.
 
@@ -138,6 +138,7 @@ class Learner(NamedTuple):
     step: Optional[Callable[..., tuple[Any, InstanceInfo]]] = None
     instances: str = "pairs"
     steps: Optional[Callable[..., Any]] = None
+    batches: str = "queries"
 
 
 class DuelEnv(Protocol):

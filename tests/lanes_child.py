@@ -1,0 +1,67 @@
+"""Runs every study of jaxrank at a tiny size on meshes of 1, 2 and 4 devices (or across the
+processes of ``jax.distributed``) and saves each study's results: ``tests/test_lanes.py`` checks that
+they are bit-identical whatever the mesh.
+
+``python -m tests.lanes_child OUT.npz [COORDINATOR NUM_PROCESSES PROCESS_ID]``; the device count
+comes from ``XLA_FLAGS=--xla_force_host_platform_device_count=N`` set by the caller.
+"""
+
+import sys
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxrank import lanes
+
+
+def _toy_init(key, hparams, data, lane_data):
+    return (key, jnp.zeros(3, jnp.float32) + lane_data)
+
+
+def _toy_advance(carry, chunk, data, lane_data):
+    key, x = carry
+    step = jax.random.uniform(jax.random.fold_in(key, chunk), (3,))
+    return key, x * data + step
+
+
+def _toy_result(carry, data, lane_data):
+    return carry[1]
+
+
+TOY = lanes.Study(_toy_init, _toy_advance, _toy_result)
+TOY_LANES = 5  # not a multiple of 2 or 4: the runner pads
+
+
+def toy(mesh=None, chunks_per_call=2, **kwargs):
+    """A random walk per lane: the runner's own study, ``[TOY_LANES, 3]``."""
+    keys = jax.vmap(lambda i: jax.random.fold_in(jax.random.key(7), i))(jnp.arange(TOY_LANES))
+    return lanes.run_lanes(TOY, keys, data=jnp.float32(0.5), lane_data=np.arange(TOY_LANES, dtype=np.float32),
+                           chunks=np.arange(6, dtype=np.uint32), chunks_per_call=chunks_per_call, mesh=mesh, **kwargs)
+
+
+STUDIES = {"toy": toy}
+
+
+def run_all(mesh) -> dict:
+    return {f"{name}/{i}": np.asarray(leaf) for name, fn in STUDIES.items()
+            for i, leaf in enumerate(jax.tree.leaves(fn(mesh=mesh)))}
+
+
+def main(argv):
+    out = argv[1]
+    if len(argv) > 2:
+        jax.distributed.initialize(argv[2], int(argv[3]), int(argv[4]))
+        results = {f"all/{k}": v for k, v in run_all(lanes.lane_mesh()).items()}
+        if jax.process_index() == 0:
+            np.savez(out, **results)
+        return
+    results = {}
+    for count in (1, 2, 4):
+        mesh = lanes.lane_mesh(jax.devices()[:count])
+        results.update({f"{count}/{k}": v for k, v in run_all(mesh).items()})
+    np.savez(out, **results)
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,217 @@
+"""The one contract, checked over every registered algorithm of every family.
+
+Adding an algorithm to a family's registry is all it takes to be covered. For each algorithm, a
+short lane (init, a few steps or updates, a report) on a tiny problem of its family must:
+
+* keep the state's tree, shapes and dtypes through a step (``lax.scan`` needs it) and report a
+  NamedTuple info;
+* trace once for two different hyperparameter values (they are f32 leaves, not constants);
+* give the same result for the same key and another result for another key;
+* give under ``vmap`` over lanes what a loop of single lanes gives.
+"""
+
+import functools
+from typing import Any, Callable, NamedTuple
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxrank import bandits, learners, oltr
+from jaxrank.clicks import cascade_model
+from jaxrank.envs import PrefMatrixEnv
+from jaxrank.pairs import PairBatch
+from jaxrank.registry import Registry
+from tests.conftest import ARXIV_ROWS
+
+NUM_STEPS = 12
+
+
+class Family(NamedTuple):
+    registry: Registry
+    problem: Callable[[], Any]  # () -> the family's tiny problem
+    lane: Callable[..., tuple]  # lane(algo, key, hparams, problem) -> (state0, state1, outputs)
+
+
+def _bandit_problem():
+    return PrefMatrixEnv(jnp.asarray(ARXIV_ROWS, jnp.float32))
+
+
+def _bandit_lane(algo, key, hparams, env):
+    key_init, key_steps, key_best = jax.random.split(key, 3)
+    state0 = algo.init(key_init, env.pref.shape[0], **hparams)
+    state1, _ = algo.step(jax.random.fold_in(key_steps, 0), state0, env)
+
+    def body(state, t):
+        return algo.step(jax.random.fold_in(key_steps, t), state, env)
+
+    state, infos = jax.lax.scan(body, state0, jnp.arange(NUM_STEPS))
+    return state0, state1, (infos, algo.best_arm(key_best, state))
+
+
+class LearnerProblem(NamedTuple):
+    features: jax.Array  # [Q, L, D]
+    labels: jax.Array  # [Q, L]
+    mask: jax.Array  # [Q, L]
+
+
+def _learner_problem():
+    rng = np.random.default_rng(0)
+    features = rng.normal(size=(4, 5, 3)).astype(np.float32)
+    labels = rng.integers(0, 3, size=(4, 5)).astype(np.float32)
+    labels[:, 0], labels[:, 1] = 2.0, 0.0  # every query has a preference pair
+    mask = np.ones((4, 5), bool)
+    mask[1, 4] = False
+    return LearnerProblem(jnp.asarray(features), jnp.asarray(labels), jnp.asarray(mask))
+
+
+def _learner_batches(algo, key, problem):
+    """The learner's batches, in an order drawn from ``key``: padded queries, or pairs of a query."""
+    order = jax.random.permutation(key, problem.features.shape[0])
+    queries = jax.tree.map(lambda x: x[order], problem)
+    if algo.batches == "queries":
+        from jaxrank.types import QueryBatch
+
+        return QueryBatch(queries.features, queries.labels, queries.mask, None)
+    # One sampled preference pair per step: (best, worst) documents of each query.
+    first, second = jnp.argmax(queries.labels, axis=1), jnp.argmin(jnp.where(queries.mask, queries.labels, 9), axis=1)
+    take = functools.partial(jnp.take_along_axis, axis=1)
+    x_first = take(queries.features, first[:, None, None])[:, 0]
+    x_second = take(queries.features, second[:, None, None])[:, 0]
+    y = take(queries.labels, first[:, None])[:, 0] - take(queries.labels, second[:, None])[:, 0]
+    diff = (x_first - x_second)[:, None, :]  # [Q, 1, D]: one labeled and one unlabeled pair a step
+    valid = jnp.ones((diff.shape[0], 1), bool)
+    return PairBatch(diff, y[:, None], valid, diff, valid)
+
+
+def _learner_lane(algo, key, hparams, problem):
+    key_init, key_order = jax.random.split(key)
+    state0 = algo.init(key_init, problem.features.shape[-1], **hparams)
+    batches = _learner_batches(algo, key_order, problem)
+    state1, _ = algo.update(state0, jax.tree.map(lambda x: x[0], batches))
+    state, infos = jax.lax.scan(algo.update, state0, batches)
+    return state0, state1, (infos, algo.score(algo.params(state), problem.features))
+
+
+def _ranker_problem():
+    p = _learner_problem()
+    return p._replace(features=jnp.concatenate([p.features] * 2, axis=1), labels=jnp.concatenate([p.labels] * 2, axis=1),
+                      mask=jnp.concatenate([p.mask] * 2, axis=1))
+
+
+def _ranker_lane(algo, key, hparams, problem):
+    key_init, key_steps = jax.random.split(key)
+    state0 = algo.init(key_init, problem.features.shape[-1], **hparams)
+    click_model = cascade_model("perfect", 3)
+
+    def impression(state, t):
+        key_query, key_rank, key_click = jax.random.split(jax.random.fold_in(key_steps, t), 3)
+        q = jax.random.randint(key_query, (), 0, problem.features.shape[0])
+        features, where, labels = problem.features[q], problem.mask[q], problem.labels[q]
+        docs, shown, aux = algo.rank(key_rank, state, features, where)
+        ranked = jnp.where(shown, labels[jnp.maximum(docs, 0)], 0.0)
+        from jaxrank.clicks import cascade_clicks
+
+        clicks = cascade_clicks(key_click, ranked, shown, click_model)
+        return algo.update(state, features, where, docs, shown, clicks, aux)
+
+    state1, _ = impression(state0, 0)
+    state, infos = jax.lax.scan(impression, state0, jnp.arange(NUM_STEPS))
+    return state0, state1, (infos, algo.score(algo.params(state), problem.features))
+
+
+FAMILIES = {
+    "bandit": Family(bandits.ALGORITHMS, _bandit_problem, _bandit_lane),
+    "learner": Family(learners.LEARNERS, _learner_problem, _learner_lane),
+    "ranker": Family(oltr.RANKERS, _ranker_problem, _ranker_lane),
+}
+CASES = [(family, name) for family, f in FAMILIES.items() for name in f.registry]
+
+
+def _other_values(hparams: dict) -> dict:
+    """Valid values other than the defaults: each hyperparameter moved 10% towards zero."""
+    return {k: 0.9 * v if v else 0.1 for k, v in hparams.items()}
+
+
+def _f32(hparams: dict) -> dict:
+    return {k: jnp.asarray(v, jnp.float32) for k, v in hparams.items()}
+
+
+@pytest.fixture(scope="module", params=CASES, ids=[f"{f}-{n}" for f, n in CASES])
+def case(request):
+    family, name = request.param
+    f = FAMILIES[family]
+    algo = f.registry.build(name)
+    problem = f.problem()
+    traces = []
+
+    def lane(key, hparams):
+        traces.append(1)
+        return f.lane(algo, key, hparams, problem)
+
+    return name, f, algo, jax.jit(lane), traces
+
+
+def test_registry_entries_declare_their_settings(case):
+    name, f, _, _, _ = case
+    module = f.registry[name]
+    assert all(isinstance(v, float) for v in module.HPARAMS.values()), module.HPARAMS
+    assert not set(module.HPARAMS) & set(module.OPTIONS)
+
+
+def test_a_step_keeps_the_state_tree_shapes_and_dtypes_and_reports_a_namedtuple(case):
+    name, f, _, lane, _ = case
+    state0, state1, (infos, _) = lane(jax.random.key(0), _f32(f.registry.hparams(name)))
+    chex.assert_trees_all_equal_shapes_and_dtypes(state0, state1)
+    assert jax.tree.structure(state0) == jax.tree.structure(state1)
+    assert isinstance(infos, tuple) and hasattr(infos, "_fields"), type(infos)
+
+
+def test_two_hyperparameter_values_share_one_trace_and_change_the_state(case):
+    name, f, _, lane, traces = case
+    defaults = f.registry.hparams(name)
+    before = len(traces)
+    a = lane(jax.random.key(1), _f32(defaults))
+    b = lane(jax.random.key(1), _f32(_other_values(defaults)))
+    assert len(traces) - before <= 1, "a new hyperparameter value retraced the lane"
+    if defaults:
+        # The hyperparameters are leaves of the state: the initial states differ.
+        assert any(not np.array_equal(x, y) for x, y in zip(jax.tree.leaves(a[0]), jax.tree.leaves(b[0])))
+
+
+def _leaves_equal(a, b) -> bool:
+    return all(np.array_equal(np.asarray(x), np.asarray(y)) for x, y in zip(jax.tree.leaves(a), jax.tree.leaves(b)))
+
+
+def test_same_key_same_result_other_key_other_result(case):
+    name, f, _, lane, _ = case
+    hp = _f32(f.registry.hparams(name))
+    first, again, other = (lane(jax.random.key(k), hp) for k in (3, 3, 4))
+    assert _leaves_equal(first, again)
+    assert not _leaves_equal(first[1:], other[1:])
+
+
+def test_vmap_over_lanes_equals_a_loop_of_single_lanes(case):
+    name, f, _, lane, _ = case
+    hp = _f32(f.registry.hparams(name))
+    keys = jax.random.split(jax.random.key(5), 3)
+    batched = jax.vmap(lane, in_axes=(0, None))(keys, hp)
+    for i in range(3):
+        single = lane(keys[i], hp)
+        for x, y in zip(jax.tree.leaves(single), jax.tree.leaves(batched)):
+            np.testing.assert_allclose(np.asarray(y[i]), np.asarray(x), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_an_option_given_as_a_hyperparameter_is_a_clear_error(family):
+    registry = FAMILIES[family].registry
+    name = next((n for n in registry if registry.options(n)), None)
+    if name is None:
+        pytest.skip(f"no {family} declares a static option")
+    option = next(iter(registry.options(name)))
+    with pytest.raises(ValueError, match=f"{option!r} is a static option"):
+        registry.check_hparams(name, [option])
+    with pytest.raises(ValueError, match="has no setting 'no_such_setting'"):
+        registry.split(name, {"no_such_setting": 1.0})

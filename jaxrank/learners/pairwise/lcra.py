@@ -155,7 +155,7 @@ def make(*, num_views: int = OPTIONS["num_views"], loss: str = OPTIONS["loss"], 
     return Learner(init=functools.partial(init, num_views=int(num_views)),
                    update=functools.partial(update, loss=loss, schedule=schedule, project_ball=bool(project_ball),
                                             graded_label=bool(graded_label)),
-                   params=params, score=linear.score)
+                   params=params, score=linear.score, batches="pairs")
 
 
 def train(key, learner: Learner, state, source: PairSource, *, num_steps: int, num_labeled: int = 1,

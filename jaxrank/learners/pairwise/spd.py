@@ -129,4 +129,4 @@ def make(*, schedule: str = OPTIONS["schedule"], project_ball: bool = OPTIONS["p
     check_schedule(schedule)
     return Learner(init=init, update=functools.partial(update, schedule=schedule, project_ball=bool(project_ball),
                                                        graded_label=bool(graded_label)),
-                   params=linear.params, score=linear.score)
+                   params=linear.params, score=linear.score, batches="pairs")

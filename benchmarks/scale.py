@@ -127,12 +127,11 @@ def online(learner_name: str, permutations: int, name: str = "mslr-web10k-fold-t
     docs = streams.documents(queries)
     stream = streams.instance_stream(queries, learner.instances)
     keys = online_pass.permutation_keys(jax.random.key(0), permutations)
-    compiled = online_pass.online_program(learner).lower(keys, docs, stream, {}).compile()
     setup = time.perf_counter() - start
-    passes, run = _timed(lambda: compiled(keys, docs, stream, {}))
+    passes, run = _timed(lambda: online_pass.online_passes(keys, learner, docs, stream))  # the lane runner compiles
     per_query, score = _timed(lambda: online_pass.score_passes(keys, learner, queries, passes))
     final = np.asarray(online_pass.cumulative_mean(per_query))[:, -1].mean(0)
-    return {"setup_compile_seconds": setup, "pass_seconds": run, "scoring_seconds": score,
+    return {"setup_seconds": setup, "pass_with_compile_seconds": run, "scoring_seconds": score,
             "seconds": setup + run + score, "instances": int(stream.first.shape[0]),
             "instance_steps_per_second": permutations * int(stream.first.shape[0]) / run,
             "ndcg10": float(final[2]), "map": float(final[3])}

@@ -28,12 +28,27 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from experiments import letor_datasets, solar_online, solar_scalability
+from jaxrank import lanes as lane_runner
 from jaxrank.learners import LEARNERS as REGISTRY
 from jaxrank.learners.online import online_pass, streams
 from jaxrank.learners.online.swap_or_not import shuffle_index
 
 REPO = Path(__file__).resolve().parents[1]
 LEARNERS = (("solar_i", "solar_first_order", "c", 1e-5), ("solar_ii", "solar_second_order", "gamma", 1e4))  # C or γ
+
+
+def _program(learner, stream):
+    """The online protocol's passes as one jitted program ``(keys [P], docs, stream, hparams) -> Pass``:
+    the lane runner's pure whole-lane program (``jaxrank.lanes.lane`` of ``online_pass.pass_study``)
+    vmapped over the permutations, so it can be compiled ahead and timed after compile."""
+    study = online_pass.pass_study(learner)
+    chunks = jnp.arange(online_pass.num_blocks(stream), dtype=jnp.int32)
+
+    def run(keys, docs, stream, hparams):
+        one = lambda k: lane_runner.lane(study, k, hparams, (docs, stream), None, chunks)  # noqa: E731
+        return jax.vmap(one)(keys)
+
+    return jax.jit(run)
 
 
 def _learner(registered: str, hparam: str, value: float):
@@ -55,7 +70,7 @@ def table2_row(queries, permutations: int, key):
     for name, (learner, hparams) in solar_online.learners(config).items():
         hparams = {k: jnp.float32(v) for k, v in hparams.items()}
         stream = streams.instance_stream(queries, learner.instances)
-        program = online_pass.online_program(learner)
+        program = _program(learner, stream)
         compiled, compile_s = _timed(lambda: program.lower(keys, docs, stream, hparams).compile())
         passes, run_s = _timed(compiled, keys, docs, stream, hparams)
         _, score_s = _timed(lambda: online_pass.score_passes(keys, learner, queries, passes))
@@ -107,7 +122,7 @@ def _numpy_query_metrics(scores, labels):
 
 def numpy_online(queries, permutations: int, key, name: str, hparam: float):
     """SOLAR-I (PA-II, eq. 4–6) or SOLAR-II (AROW, eq. 7–9) under the online protocol (Algorithm 1,
-    eq. 3) as a float64 NumPy loop, one pair at a time, over the permutations of ``online_program``
+    eq. 3) as a float64 NumPy loop, one pair at a time, over the permutations of ``online_pass.online_passes``
     (draws replayed by ``_replayed_order``). Returns the final weights ``[P, D]``, the final cumulative
     metrics ``[P, 4]`` and the seconds spent (the replay of the draws not included)."""
     x, labels, offsets = queries.features.astype(np.float64), queries.labels.astype(np.float64), queries.offsets
@@ -115,7 +130,7 @@ def numpy_online(queries, permutations: int, key, name: str, hparam: float):
     first, second = np.asarray(stream.first), np.asarray(stream.second)
     weights, finals, seconds = [], [], 0.0
     for p in range(permutations):
-        key_pass = online_pass.lane_keys(jax.random.fold_in(key, p))[0]  # as online_pass.online_program
+        key_pass = online_pass.lane_keys(jax.random.fold_in(key, p))[0]  # as online_pass.pass_study
         order, seq, flip = _replayed_order(stream, key_pass)
         bounds = np.r_[0, np.cumsum(np.diff(np.asarray(stream.offsets))[order])]
         start = time.perf_counter()
@@ -154,7 +169,7 @@ def versus_numpy(queries, permutations: int, key, figures: dict):
           "| max abs diff w | max abs diff final metrics |\n|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, registered, hparam_name, hparam in LEARNERS:
         learner, hparams = _learner(registered, hparam_name, hparam)
-        program = online_pass.online_program(learner)
+        program = _program(learner, stream)
         start = time.perf_counter()
         compiled = program.lower(keys, docs, stream, hparams).compile()
         compile_s = time.perf_counter() - start
@@ -192,7 +207,7 @@ def sharded_lanes(queries, permutations: int, key) -> dict:
     out = {}
     for name, registered, hparam_name, hparam in LEARNERS:
         learner, hp = _learner(registered, hparam_name, hparam)
-        program = online_pass.online_program(learner)
+        program = _program(learner, stream)
         one, sharded = program.lower(keys[:1], docs, stream, hp).compile(), program.lower(lanes, docs, stream, hp).compile()
         same = all(np.array_equal(a, b) for a, b in zip(jax.tree.leaves(jax.device_get(program(keys, docs, stream, hp))),
                                                         jax.tree.leaves(jax.device_get(sharded(lanes, docs, stream, hp)))))
@@ -226,7 +241,7 @@ def sklearn_online(queries, permutations: int, key, c: float):
     first, second = np.asarray(stream.first), np.asarray(stream.second)
     weights, seconds = [], 0.0
     for p in range(permutations):
-        key_pass = online_pass.lane_keys(jax.random.fold_in(key, p))[0]  # as online_pass.online_program
+        key_pass = online_pass.lane_keys(jax.random.fold_in(key, p))[0]  # as online_pass.pass_study
         order, seq, flip = _replayed_order(stream, key_pass)
         z = (flip[:, None] * (x[first[seq]] - x[second[seq]])).astype(np.float32)
         y = flip.astype(int)
@@ -276,7 +291,7 @@ def main():
     docs = streams.documents(batch)
     stream = streams.instance_stream(batch, "pairs")
     keys = online_pass.permutation_keys(key, args.permutations)
-    program = online_pass.online_program(learner)
+    program = _program(learner, stream)
     compiled = program.lower(keys, docs, stream, hparams).compile()
     passes, pass_s = _timed(compiled, keys, docs, stream, hparams)
     online_pass.score_passes(keys, learner, batch, passes)  # compiles the scoring blocks

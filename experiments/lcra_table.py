@@ -27,6 +27,7 @@ from experiments.registry import register
 from jaxrank import data
 from jaxrank.learners import LEARNERS
 from jaxrank.learners.pairwise import semi_supervised as protocol
+from jaxrank.learners.pairwise.pair_sampling import SAMPLERS
 from jaxrank.types import QueryBatch
 
 PAPER_TABLE = {  # Table 1 of the paper: LCRA-1-5, LCRA-1-1, SPD, SPD-MV
@@ -129,6 +130,8 @@ def run(config: Config, run_dir) -> dict:
     if config.reference not in config.methods:
         raise ValueError(f"reference {config.reference!r} must be one of methods {config.methods}.")
     options, fixed = learner_settings(config)
+    if config.sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {SAMPLERS}; got {config.sampler!r}.")
     source, batch = _load(config)
     protocol.check_batch(batch)
     cv_steps = config.cv_steps or config.num_steps
@@ -143,10 +146,11 @@ def run(config: Config, run_dir) -> dict:
                                   config.eta0s if options["schedule"] == "eta0" else (1.0,),
                                   tie_view_lambdas=config.tie_view_lambdas, fixed=fixed)
         start = time.time()
-        val_map = np.asarray(protocol.cross_validate(keys, learner, method, batch, grid, num_steps=cv_steps, **common))
+        val_map = np.asarray(protocol.cross_validate(keys, learner, method, batch, grid, num_steps=cv_steps,
+                                                     label=f"lcra_table {method.name} cv", **common))
         best, chosen = protocol.select(jnp.asarray(val_map), grid)
         test_map = np.asarray(protocol.fit_and_test(keys, learner, method, batch, chosen, num_steps=config.num_steps,
-                                                    **common))
+                                                    label=f"lcra_table {method.name} test", **common))
         seconds = time.time() - start
         results[method.name] = {
             "test_map": test_map.tolist(),

@@ -95,9 +95,9 @@ def _replay(features, labels, mask, order, keys, flips):
 
 
 def _jaxrank_passes(batch, keys, dtype):
-    """``online_program``'s passes (``Pass`` with ``[P, ...]`` leaves) in ``dtype``."""
+    """The online protocol's passes (``Pass`` with ``[P, ...]`` leaves) in ``dtype``, on the lane runner."""
     stream = streams.instance_stream(batch, LEARNER.instances)
-    return online_pass.online_program(LEARNER, dtype=dtype)(keys, streams.documents(batch, dtype), stream, {})
+    return online_pass.online_passes(keys, LEARNER, streams.documents(batch, dtype), stream, dtype=dtype)
 
 
 def _check_against_replay(batch, root, num_permutations):
@@ -110,7 +110,7 @@ def _check_against_replay(batch, root, num_permutations):
     run32 = jax.tree.map(np.asarray, _jaxrank_passes(batch, keys, jnp.float32))
     replays = []
     for p in range(num_permutations):
-        pass_key = jax.random.split(keys[p])[0]  # online_program's pass key
+        pass_key = online_pass.lane_keys(keys[p])[0]
         order, words, flips = ref_protocol.pass_draws(pass_key, feats.shape[0], num_instances, online_pass.BLOCK)
         np.testing.assert_array_equal(run64.order[p], order)
         votes, model, stream = _replay(feats, labels, mask, order, words, flips)

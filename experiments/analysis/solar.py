@@ -60,7 +60,7 @@ def table_online(results: dict) -> str:
     paper = results["paper"]
     lines = [f"Online cumulative metrics on {results['dataset']} ({results['num_queries']} queries), mean ± sd over "
              f"{results['num_permutations']} permutations; paper = Table 2 of Wang et al. (2015).", "",
-             "| algorithm | NDCG@1 | NDCG@5 | NDCG@10 | MAP | paper N@1 / N@5 / N@10 | Δ N@10 | s (after compile) |",
+             "| algorithm | NDCG@1 | NDCG@5 | NDCG@10 | MAP | paper N@1 / N@5 / N@10 | Δ N@10 | s (passes with compile + scoring) |",
              "|---|---|---|---|---|---|---|---|"]
     for name in results["order"]:
         r = results["algorithms"][name]
@@ -68,10 +68,10 @@ def table_online(results: dict) -> str:
         p = paper.get(name)
         ref = " / ".join(f"{v:.4f}" for v in p) if p else "–"
         delta = f"{r['mean'][2] - p[2]:+.4f}" if p else "–"
-        lines.append(f"| {LABELS.get(name, name)} | {ours} | {ref} | {delta} | {r['run_s']:.2f} |")
+        lines.append(f"| {LABELS.get(name, name)} | {ours} | {ref} | {delta} | {r['passes_s'] + r['score_s']:.2f} |")
     order = sorted(results["algorithms"], key=lambda a: -results["algorithms"][a]["mean"][2])
     lines += ["", "Ordering by NDCG@10: " + " > ".join(LABELS.get(a, a) for a in order),
-              f"Whole row: {results['table_row_seconds']:.2f} s after compile."]
+              f"Whole row: {results['table_row_seconds']:.2f} s, compiles included."]
     return "\n".join(lines) + "\n"
 
 

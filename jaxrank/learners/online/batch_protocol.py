@@ -1,6 +1,7 @@
 """SOLAR's batch protocol (Wang et al., ACL 2015, §5.3.1): one random online pass over each fold's
-training set per hyperparameter setting (``vmap`` over folds × grid; the hyperparameters are leaves
-of the learner's state, so the grid compiles once), then validation and test metrics of the final
+training set per hyperparameter setting (the folds as lanes of ``jaxrank.lanes``, the grid vmapped
+inside each lane over the fold's shared pass; the hyperparameters are leaves of the learner's
+state, so the grid compiles once), then validation and test metrics of the final
 models under the standard and the LETOR-script conventions (SOLAR eq. 1–2; LETOR
 ``Eval-Score-4.0.pl``)."""
 
@@ -12,7 +13,21 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxrank.data.ragged import Queries, as_ragged, map_queries
-from jaxrank.learners.online.online_pass import MIN_LIST, check_init, query_keys, query_metrics, run_pass
+from jaxrank import lanes
+from jaxrank.learners.chunking import chunks_per_call
+from jaxrank.learners.online import streams
+from jaxrank.learners.online.online_pass import (
+    BLOCK,
+    MIN_LIST,
+    SEGMENT,
+    apply_block,
+    block_inputs,
+    check_init,
+    num_blocks,
+    query_keys,
+    query_metrics,
+    start_pass,
+)
 from jaxrank.learners.online.streams import stack_folds
 from jaxrank.types import Learner
 
@@ -39,10 +54,38 @@ def grid_size(hparams: dict) -> int:
     return next(iter(sizes.values()), 1)
 
 
+def batch_study(learner: Learner, *, dtype=jnp.float32) -> lanes.Study:
+    """One fold of the batch protocol as a lane (``jaxrank.lanes``): the lane's key draws the pass
+    (``fold_in(key, 2)`` initialises the learner), ``data`` is the grid ``{name: [H]}`` (every grid
+    point shares the fold's pass draws), ``lane_data = (docs, stream)`` the fold's, one chunk per block
+    (``chunks = arange(max blocks over the folds)``; a fold's blocks past its pass change nothing).
+    The result is the final ``params`` ``[H, ...]``."""
+
+    def init(key, hparams, grid, lane_data):
+        docs, stream = lane_data
+        num_features = docs.features.shape[-1]
+        states = jax.vmap(lambda h: learner.init(jax.random.fold_in(key, 2), num_features, dtype, **h))(grid)
+        return start_pass(key, learner, states, stream, snapshots=False)
+
+    def advance(carry, chunk, grid, lane_data):
+        docs, stream = lane_data
+        x, y, live, _ = block_inputs(learner, carry, chunk, docs, stream, dtype=dtype)
+        states, _ = jax.vmap(lambda state: apply_block(learner, state, x, y, live, snapshots=False))(carry.state)
+        sizes = (stream.offsets[1:] - stream.offsets[:-1]).astype(jnp.int32)
+        in_pass = chunk < -(-jnp.sum(-(-sizes // SEGMENT) * SEGMENT) // BLOCK)  # this fold's blocks
+        return carry._replace(state=jax.tree.map(lambda new, old: jnp.where(in_pass, new, old), states, carry.state))
+
+    def result(carry, grid, lane_data):
+        return jax.vmap(learner.params)(carry.state)
+
+    return lanes.Study(init, advance, result)
+
+
 def batch_protocol(key, learner: Learner, hparams: dict, train: Sequence[Queries], vali: Sequence[Queries],
-                   test: Sequence[Queries], *, dtype=jnp.float32) -> BatchResult:
+                   test: Sequence[Queries], *, dtype=jnp.float32, mesh=None, label=None) -> BatchResult:
     """SOLAR's batch protocol: one random pass over each fold's train set per setting (the number of
-    passes is our choice; the paper does not give it).
+    passes is our choice; the paper does not give it), the folds as lanes of the lane runner
+    (``batch_study``).
 
     Args:
       key: the folds' keys (``fold_keys``).
@@ -50,6 +93,7 @@ def batch_protocol(key, learner: Learner, hparams: dict, train: Sequence[Queries
       hparams: the grid ``{name: [H] values}`` of ``learner.init``'s hyperparameters (e.g.
         ``{"c": [1e-5, 1e-4]}``, or ``jaxrank.utils.grid(...)``); every setting runs in one program.
       train, vali, test: one collection per fold (``RaggedQueries`` or ``QueryBatch``).
+      mesh, label: the lane runner's (``jaxrank.lanes.run_lanes``).
     """
     num_grid = grid_size(hparams)
     grid = {name: np.asarray(v, np.float32).reshape(-1) for name, v in hparams.items()}
@@ -58,14 +102,10 @@ def batch_protocol(key, learner: Learner, hparams: dict, train: Sequence[Queries
     for h in range(num_grid):  # rejects bad values before anything is traced
         check_init(learner, key_init[0], train[0].num_features, dtype, {k: v[h] for k, v in grid.items()})
     docs, stream = stack_folds(train, learner.instances, dtype)
-
-    def one(docs, stream, key_pass, key_init, hparams):
-        state = learner.init(key_init, docs.features.shape[-1], dtype, **hparams)
-        return learner.params(run_pass(key_pass, learner, state, docs, stream, snapshots=False, dtype=dtype).state)
-
-    over_grid = jax.vmap(one, in_axes=(None, None, None, None, 0))
-    program = jax.jit(jax.vmap(over_grid, in_axes=(0, 0, 0, 0, None)))
-    params = program(docs, stream, key_pass, key_init, {k: jnp.asarray(v) for k, v in grid.items()})
+    blocks = max(num_blocks(streams.InstanceStream(*(a[f] for a in stream))) for f in range(len(train)))
+    params = lanes.run_lanes(batch_study(learner, dtype=dtype), key_pass, data=grid, lane_data=(docs, stream),
+                             chunks=np.arange(blocks, dtype=np.int32), chunks_per_call=chunks_per_call(blocks), mesh=mesh,
+                             label=label)
     return evaluate_folds(key_ties, learner.score, params, vali, test, dtype=dtype)
 
 

@@ -35,8 +35,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxrank import metrics
+from jaxrank import lanes, metrics
 from jaxrank.data.ragged import Queries, as_ragged, map_queries
+from jaxrank.learners.chunking import chunks_per_call
 from jaxrank.learners.online.streams import Documents, InstanceStream, documents, instance_stream
 from jaxrank.learners.online.swap_or_not import shuffle_index
 from jaxrank.types import Learner
@@ -52,6 +53,123 @@ class Pass(NamedTuple):
     state: object  # the learner's state after the pass
     order: jax.Array  # [Q] i32, order[k] = the query visited k-th
     params: object  # learner params [Q, ...]: the model that scored the k-th visited query (or None)
+
+
+class PassCarry(NamedTuple):
+    """A pass in progress: the learner's state, the snapshot buffer and the pass's per-visit draws."""
+
+    state: object  # the learner's state
+    buffer: object  # params [Q + 1, ...] before each visit (row Q takes the other writes), or None
+    order: jax.Array  # [Q] i32, the query visited k-th
+    words: jax.Array  # [Q] u32, each query's shuffle word
+    count: jax.Array  # [Q] i32, instances of the k-th visit
+    ends: jax.Array  # [Q] i32, cumulative instances after the k-th visit
+    slots: jax.Array  # [Q] i32, the k-th visit's steps padded to whole segments
+    slot_ends: jax.Array  # [Q] i32, cumulative padded steps after the k-th visit
+    key_steps: jax.Array  # the flips' key
+
+
+def num_blocks(stream: InstanceStream) -> int:
+    """Blocks of ``BLOCK`` padded steps in a pass over ``stream`` (the same for every permutation)."""
+    sizes = np.diff(np.asarray(stream.offsets, np.int64))
+    return int(-(-np.sum(-(-sizes // SEGMENT) * SEGMENT) // BLOCK))
+
+
+def start_pass(key, learner: Learner, state, stream: InstanceStream, *, snapshots: bool = True) -> PassCarry:
+    """The draws of a pass that depend on the visit (``run_pass`` documents them) and an empty buffer."""
+    num_queries = stream.offsets.shape[0] - 1
+    key_perm, key_order, key_steps = jax.random.split(key, 3)
+    order = jax.random.permutation(key_perm, num_queries).astype(jnp.int32)
+    words = jax.random.bits(key_order, (num_queries,), jnp.uint32)
+    sizes = (stream.offsets[1:] - stream.offsets[:-1]).astype(jnp.int32)
+    count = sizes[order]  # instances of the k-th visit
+    slots = -(-count // SEGMENT) * SEGMENT  # the k-th visit's steps padded to whole segments
+    buffer = (jax.tree.map(lambda a: jnp.zeros((num_queries + 1,) + a.shape, a.dtype), learner.params(state))
+              if snapshots else None)
+    return PassCarry(state, buffer, order, words, count, jnp.cumsum(count), slots, jnp.cumsum(slots), key_steps)
+
+
+def block_inputs(learner: Learner, carry: PassCarry, b, docs: Documents, stream: InstanceStream, *,
+                 dtype=jnp.float32) -> tuple:
+    """Block ``b``'s padded steps, vectorised: the learner inputs ``x [BLOCK, D]``, ``y [BLOCK]``,
+    whether each step is real (``live``) and the snapshot row of each segment. Depends on the pass's
+    draws only, not on the learner's state, so a grid of states shares it."""
+    features = docs.features.astype(dtype)
+    labels = docs.labels.astype(dtype)
+    num_queries = stream.offsets.shape[0] - 1
+    order, words, count, ends, slots, slot_ends = (carry.order, carry.words, carry.count, carry.ends, carry.slots,
+                                                   carry.slot_ends)
+    # A segment belongs to one visit, so everything that depends on the visit (its query, size,
+    # shuffle key, the shuffle's round keys) is computed once a segment.
+    first_t = b * BLOCK + SEGMENT * jnp.arange(BLOCK // SEGMENT, dtype=jnp.int32)  # [S] first step of each segment
+    k = jnp.searchsorted(slot_ends, first_t, side="right").astype(jnp.int32)  # Q past the last visit
+    kk = jnp.minimum(k, num_queries - 1)
+    q, n = order[kk], count[kk]
+    m = (first_t - (slot_ends[kk] - slots[kk]))[:, None] + jnp.arange(SEGMENT, dtype=jnp.int32)  # [S, SEGMENT]
+    live = (k < num_queries)[:, None] & (m < n[:, None])
+    shuffled = shuffle_index(words[q][:, None], jnp.where(live, m, 0).astype(jnp.uint32),
+                             jnp.maximum(n, 1).astype(jnp.uint32)[:, None])
+    instance = jnp.where(live, stream.offsets[q][:, None] + shuffled.astype(jnp.int32), 0).reshape(BLOCK)
+    step = jnp.where(live, (ends[kk] - n)[:, None] + m, 0).reshape(BLOCK)  # the instance's step in the unpadded pass
+    live = live.reshape(BLOCK)
+    first = jnp.min(jnp.where(live, step, jnp.iinfo(jnp.int32).max)) // BLOCK  # live steps span <= 2 blocks
+    first = jnp.minimum(first, jnp.iinfo(jnp.int32).max // BLOCK - 1)
+    bits = jnp.concatenate([jax.random.bits(jax.random.fold_in(carry.key_steps, first + i), (BLOCK,), jnp.uint32)
+                            for i in (0, 1)])
+    flip = bits[jnp.clip(step - first * BLOCK, 0, 2 * BLOCK - 1)] & 1
+    sign = jnp.where(flip == 1, -1.0, 1.0).astype(dtype)
+    starts = (k < num_queries) & (m[:, 0] == 0)  # a visit starts only at a segment's first step
+    snapshot = jnp.where(starts, k, num_queries)  # row Q takes the other segments' writes
+    # The block's inputs, gathered in one vectorised call (a gather inside the step loop made
+    # vmapped lanes as slow as separate runs on CPU).
+    i = stream.first[instance]
+    if learner.instances == "pairs":
+        x, y = sign[:, None] * (features[i] - features[stream.second[instance]]), sign
+    else:
+        x, y = features[i], labels[i]
+    return x, y, live, snapshot
+
+
+def apply_block(learner: Learner, state, x, y, live, *, snapshots: bool = True):
+    """The block's steps from ``state``: returns ``(state, params before each segment)`` (``None``
+    without snapshots). A segment slices its inputs and unrolls its steps: a scan over vmapped inputs
+    would first copy them into scan-major layout, lane by lane."""
+
+    def segment(state, first):
+        before = learner.params(state) if snapshots else None
+        xs, ys, lives = (jax.lax.dynamic_slice_in_dim(a, first, SEGMENT) for a in (x, y, live))
+        if learner.steps is not None:
+            return learner.steps(state, xs, ys, lives), before
+        for t in range(SEGMENT):
+            new, _ = learner.step(state, xs[t], ys[t])
+            state = jax.tree.map(lambda a, b: jnp.where(lives[t], a, b), new, state)  # noqa: B023
+        return state, before
+
+    return jax.lax.scan(segment, state, SEGMENT * jnp.arange(BLOCK // SEGMENT, dtype=jnp.int32))
+
+
+def pass_block(learner: Learner, carry: PassCarry, b, docs: Documents, stream: InstanceStream, *,
+               dtype=jnp.float32) -> PassCarry:
+    """Block ``b`` of a pass: its ``BLOCK`` padded steps (blocks past the pass's end change nothing)."""
+    snapshots = carry.buffer is not None
+    x, y, live, snapshot = block_inputs(learner, carry, b, docs, stream, dtype=dtype)
+    state, befores = apply_block(learner, carry.state, x, y, live, snapshots=snapshots)
+    buffer = carry.buffer
+    if snapshots:  # one scatter a block: the params before each visit's first instance
+        buffer = jax.tree.map(lambda buf, r: buf.at[snapshot].set(r), buffer, befores)
+    return carry._replace(state=state, buffer=buffer)
+
+
+def finish_pass(learner: Learner, carry: PassCarry) -> Pass:
+    """The ``Pass`` of a finished carry: queries without instances take the next visit's snapshot."""
+    num_queries = carry.order.shape[0]
+    if carry.buffer is None:
+        return Pass(carry.state, carry.order, None)
+    position = jnp.arange(num_queries + 1, dtype=jnp.int32)
+    has_instances = jnp.concatenate([carry.count > 0, jnp.ones(1, bool)])
+    next_nonempty = jax.lax.cummin(jnp.where(has_instances, position, num_queries), reverse=True)  # [Q + 1]
+    buffer = jax.tree.map(lambda b, r: b.at[num_queries].set(r), carry.buffer, learner.params(carry.state))
+    return Pass(carry.state, carry.order, jax.tree.map(lambda b: b[next_nonempty[:num_queries]], buffer))
 
 
 def run_pass(key, learner: Learner, state, docs: Documents, stream: InstanceStream, *, snapshots: bool = True,
@@ -72,85 +190,31 @@ def run_pass(key, learner: Learner, state, docs: Documents, stream: InstanceStre
       snapshots: keep ``learner.params`` before each visited query (``Pass.params``).
       dtype: the features' dtype in the pass (the state's, from ``init``).
     """
-    features = docs.features.astype(dtype)
-    labels = docs.labels.astype(dtype)
-    num_queries = stream.offsets.shape[0] - 1
-    pairs = learner.instances == "pairs"
-    key_perm, key_order, key_steps = jax.random.split(key, 3)
-    order = jax.random.permutation(key_perm, num_queries).astype(jnp.int32)
-    words = jax.random.bits(key_order, (num_queries,), jnp.uint32)
+    carry = start_pass(key, learner, state, stream, snapshots=snapshots)
     sizes = (stream.offsets[1:] - stream.offsets[:-1]).astype(jnp.int32)
-    count = sizes[order]  # instances of the k-th visit
-    ends = jnp.cumsum(count)  # the k-th visit's instances are steps ends[k] - count[k] .. ends[k] - 1
-    slots = -(-count // SEGMENT) * SEGMENT  # the k-th visit's steps padded to whole segments
-    slot_ends = jnp.cumsum(slots)
-    num_blocks = -(-jnp.sum(-(-sizes // SEGMENT) * SEGMENT) // BLOCK)  # the same for every permutation
-    position = jnp.arange(num_queries + 1, dtype=jnp.int32)
-    has_instances = jnp.concatenate([count > 0, jnp.ones(1, bool)])
-    next_nonempty = jax.lax.cummin(jnp.where(has_instances, position, num_queries), reverse=True)  # [Q + 1]
-    buffer = (jax.tree.map(lambda a: jnp.zeros((num_queries + 1,) + a.shape, a.dtype), learner.params(state))
-              if snapshots else None)
+    blocks = -(-jnp.sum(-(-sizes // SEGMENT) * SEGMENT) // BLOCK)  # num_blocks, traced
+    carry = jax.lax.fori_loop(0, blocks, lambda b, c: pass_block(learner, c, b, docs, stream, dtype=dtype), carry)
+    return finish_pass(learner, carry)
 
-    def draws(b):
-        """The block's padded steps, vectorised: their instance, whether they are real, the snapshot row
-        of each segment and the flip. A segment belongs to one visit, so everything that depends on
-        the visit (its query, size, shuffle key, the shuffle's round keys) is computed once a segment."""
-        first_t = b * BLOCK + SEGMENT * jnp.arange(BLOCK // SEGMENT, dtype=jnp.int32)  # [S] first step of each segment
-        k = jnp.searchsorted(slot_ends, first_t, side="right").astype(jnp.int32)  # Q past the last visit
-        kk = jnp.minimum(k, num_queries - 1)
-        q, n = order[kk], count[kk]
-        m = (first_t - (slot_ends[kk] - slots[kk]))[:, None] + jnp.arange(SEGMENT, dtype=jnp.int32)  # [S, SEGMENT]
-        live = (k < num_queries)[:, None] & (m < n[:, None])
-        shuffled = shuffle_index(words[q][:, None], jnp.where(live, m, 0).astype(jnp.uint32),
-                                 jnp.maximum(n, 1).astype(jnp.uint32)[:, None])
-        instance = jnp.where(live, stream.offsets[q][:, None] + shuffled.astype(jnp.int32), 0).reshape(BLOCK)
-        step = jnp.where(live, (ends[kk] - n)[:, None] + m, 0).reshape(BLOCK)  # the instance's step in the unpadded pass
-        live = live.reshape(BLOCK)
-        first = jnp.min(jnp.where(live, step, jnp.iinfo(jnp.int32).max)) // BLOCK  # live steps span <= 2 blocks
-        first = jnp.minimum(first, jnp.iinfo(jnp.int32).max // BLOCK - 1)
-        bits = jnp.concatenate([jax.random.bits(jax.random.fold_in(key_steps, first + i), (BLOCK,), jnp.uint32)
-                                for i in (0, 1)])
-        flip = bits[jnp.clip(step - first * BLOCK, 0, 2 * BLOCK - 1)] & 1
-        sign = jnp.where(flip == 1, -1.0, 1.0).astype(dtype)
-        starts = (k < num_queries) & (m[:, 0] == 0)  # a visit starts only at a segment's first step
-        snapshot = jnp.where(starts, k, num_queries)  # row Q takes the other segments' writes
-        return instance, live, snapshot, sign
 
-    def inputs(instance, sign):
-        """The block's learner inputs ``x [BLOCK, D]``, ``y [BLOCK]``, gathered in one vectorised call."""
-        i = stream.first[instance]
-        if pairs:
-            return sign[:, None] * (features[i] - features[stream.second[instance]]), sign
-        return features[i], labels[i]
+def pass_study(learner: Learner, *, snapshots: bool = True, dtype=jnp.float32) -> lanes.Study:
+    """One permutation of the online protocol as a lane (``jaxrank.lanes``): ``data = (docs, stream)``,
+    one chunk per block (``chunks = arange(num_blocks(stream))``), the lane's key split by
+    ``lane_keys``; the result is its ``Pass``."""
 
-    def block(b, carry):
-        state, buffer = carry
-        instance, live, snapshot, sign = draws(b)
-        x, y = inputs(instance, sign)
+    def init(key, hparams, data, lane_data):
+        docs, stream = data
+        _, _, key_init = lane_keys(key)
+        state = learner.init(key_init, docs.features.shape[-1], dtype, **hparams)
+        return start_pass(lane_keys(key)[0], learner, state, stream, snapshots=snapshots)
 
-        # A segment slices its inputs and unrolls its steps: a scan over vmapped inputs would first
-        # copy them into scan-major layout, lane by lane.
-        def segment(state, first):
-            """``SEGMENT`` steps; returns the params from before them (a snapshot if a visit starts here)."""
-            before = learner.params(state) if snapshots else None
-            xs, ys, lives = (jax.lax.dynamic_slice_in_dim(a, first, SEGMENT) for a in (x, y, live))
-            if learner.steps is not None:
-                return learner.steps(state, xs, ys, lives), before
-            for t in range(SEGMENT):
-                new, _ = learner.step(state, xs[t], ys[t])
-                state = jax.tree.map(lambda a, b: jnp.where(lives[t], a, b), new, state)  # noqa: B023
-            return state, before
+    def advance(carry, chunk, data, lane_data):
+        return pass_block(learner, carry, chunk, *data, dtype=dtype)
 
-        state, befores = jax.lax.scan(segment, state, SEGMENT * jnp.arange(BLOCK // SEGMENT, dtype=jnp.int32))
-        if snapshots:  # one scatter a block: the params before each visit's first instance
-            buffer = jax.tree.map(lambda buf, r: buf.at[snapshot].set(r), buffer, befores)
-        return state, buffer
+    def result(carry, data, lane_data):
+        return finish_pass(learner, carry)
 
-    state, buffer = jax.lax.fori_loop(0, num_blocks, block, (state, buffer))
-    if not snapshots:
-        return Pass(state, order, None)
-    buffer = jax.tree.map(lambda b, r: b.at[num_queries].set(r), buffer, learner.params(state))
-    return Pass(state, order, jax.tree.map(lambda b: b[next_nonempty[:num_queries]], buffer))
+    return lanes.Study(init, advance, result)
 
 
 def query_metrics(scores, labels, mask, key=None, *, letor_compat: bool = False) -> jax.Array:
@@ -209,18 +273,18 @@ def check_init(learner: Learner, key, num_features: int, dtype, hparams: dict):
                          f"hyperparameters: {', '.join(names) or 'none'} (static options go to make()).") from None
 
 
-def online_program(learner: Learner, *, dtype=jnp.float32):
-    """A new jitted ``(keys [P], docs, stream, hparams) -> Pass`` with leaves ``[P, ...]``: pass ``p``
-    from ``learner.init(key_init, D, dtype, **hparams)`` with the keys of ``lane_keys(keys[p])``.
-    ``hparams`` is ``{name: [] f32}``, shared by the passes. Compiled once per call of the program's
-    ``lower``/first use, and freed with it."""
-
-    def one(key, docs, stream, hparams):
-        key_pass, _, key_init = lane_keys(key)
-        state = learner.init(key_init, docs.features.shape[-1], dtype, **hparams)
-        return run_pass(key_pass, learner, state, docs, stream, dtype=dtype)
-
-    return jax.jit(jax.vmap(one, in_axes=(0, None, None, None)))
+def online_passes(keys, learner: Learner, docs: Documents, stream: InstanceStream, *, hparams: Optional[dict] = None,
+                  dtype=jnp.float32, mesh=None, checkpoint=None, label: Optional[str] = None) -> Pass:
+    """The passes of the online protocol, one lane per key (``keys [P]``, ``lane_keys`` splits each),
+    on the lane runner (``jaxrank.lanes.run_lanes``: sharded over ``mesh``, one block of steps per
+    chunk, resumable with ``checkpoint``). ``hparams``: ``{name: value}`` shared by the lanes.
+    Returns the ``Pass`` with leaves ``[P, ...]`` (numpy)."""
+    num_lanes = int(np.shape(jax.random.key_data(keys))[0])
+    hparams = {k: np.full(num_lanes, v, np.float32) for k, v in (hparams or {}).items()}
+    blocks = num_blocks(stream)
+    return lanes.run_lanes(pass_study(learner, dtype=dtype), keys, hparams, data=(docs, stream),
+                           chunks=np.arange(blocks, dtype=np.int32), chunks_per_call=chunks_per_call(blocks), mesh=mesh,
+                           checkpoint=checkpoint, label=label, progress=np.arange(1, blocks + 1) * BLOCK)
 
 
 @functools.partial(jax.jit, static_argnames=("score", "dtype"))
@@ -274,7 +338,6 @@ def online_protocol(key, learner: Learner, queries: Queries, num_permutations: i
     stream = instance_stream(queries, learner.instances)
     keys = permutation_keys(key, num_permutations)
     check_init(learner, lane_keys(keys[0])[2], queries.num_features, dtype, hparams or {})
-    hparams = {k: jnp.asarray(v, jnp.float32) for k, v in (hparams or {}).items()}
-    passes = online_program(learner, dtype=dtype)(keys, documents(queries, dtype), stream, hparams)
+    passes = online_passes(keys, learner, documents(queries, dtype), stream, hparams=hparams, dtype=dtype)
     per_query = score_passes(keys, learner, queries, passes, dtype=dtype)
     return OnlineResult(per_query, cumulative_mean(per_query), passes.order)

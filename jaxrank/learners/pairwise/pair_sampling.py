@@ -345,3 +345,17 @@ def scan_pair_steps(key, update: Callable, state, source: PairSource, *, num_ste
     if rest:
         state = steps(state, jnp.arange(full * STEP_BLOCK, num_steps, dtype=jnp.int32))
     return state
+
+
+def pair_steps_block(key, update: Callable, state, source: PairSource, first_step, *, num_steps: int,
+                     num_labeled: int = 1, num_unlabeled: int = 0):
+    """Steps ``first_step .. first_step + STEP_BLOCK − 1`` of ``scan_pair_steps`` (the same draws and
+    updates); steps from ``num_steps`` on change nothing. One chunk of the lane runner."""
+    ts = first_step + jnp.arange(STEP_BLOCK, dtype=jnp.int32)
+    pairs = jax.vmap(lambda t: sample_pairs(jax.random.fold_in(key, t), source, num_labeled, num_unlabeled))(ts)
+
+    def body(state, step):
+        t, batch = step
+        return jax.tree.map(lambda new, old: jnp.where(t < num_steps, new, old), update(state, batch), state), None
+
+    return jax.lax.scan(body, state, (ts, pairs))[0]

@@ -27,7 +27,15 @@ import numpy as np
 
 from jaxrank.learners.pairwise import lcra
 from jaxrank.learners.pairwise.lcra import check_sizes
-from jaxrank.learners.pairwise.pair_sampling import pair_source, scan_pair_steps
+from jaxrank import lanes
+from jaxrank.learners.chunking import chunks_per_call
+from jaxrank.learners.pairwise.pair_sampling import (
+    STEP_BLOCK,
+    PairSource,
+    pair_source,
+    pair_steps_block,
+    scan_pair_steps,
+)
 from jaxrank.metrics import average_precision
 from jaxrank.pairs import pairs_per_query
 from jaxrank.types import Learner, QueryBatch
@@ -132,6 +140,37 @@ def semi_supervised_split(key, mask: jax.Array, *, train_fraction: float = 0.7, 
     return Split(train_query=train_query, fold=fold, labeled=labeled, unlabeled=train_docs & ~labeled)
 
 
+class FitCarry(NamedTuple):
+    """A grid of fits in progress: the states ``[H, ...]``, the lane's sampling tables (the batch's
+    features left out: ``fit_source`` puts them back, so lanes do not carry copies) and the key of
+    the pair stream."""
+
+    states: object
+    source: PairSource
+    key_steps: jax.Array
+
+
+def start_fit(key_views, key_steps, learner: Learner, method: Method, batch: QueryBatch, labeled, unlabeled,
+              grid: Grid, *, sampler: str = "exact") -> FitCarry:
+    """The initial states of every grid point (views from ``key_views``) and the training set's tables."""
+    source = pair_source(batch, labeled, unlabeled if method.co_regularized else None, sampler=sampler)
+    num_features, dtype = batch.features.shape[-1], batch.features.dtype
+    states = jax.vmap(lambda hparams: learner.init(key_views, num_features, dtype, **hparams))(grid)
+    return FitCarry(states, dataclasses.replace(source, features=jnp.zeros((0, num_features), dtype)), key_steps)
+
+
+def fit_source(carry: FitCarry, batch: QueryBatch) -> PairSource:
+    """The carry's sampling tables with the batch's features (a reshape of the shared batch)."""
+    return dataclasses.replace(carry.source, features=batch.features.reshape(-1, batch.features.shape[-1]))
+
+
+def _grid_update(learner: Learner):
+    def body(states, pairs):
+        return jax.vmap(learner.update, in_axes=(0, None))(states, pairs)[0]
+
+    return body
+
+
 def fit_grid(key_views, key_steps, learner: Learner, method: Method, batch: QueryBatch, labeled, unlabeled,
              grid: Grid, *, num_steps: int, sampler: str = "exact") -> jax.Array:
     """Trains every grid point on one training set (shared pair stream). Returns ``w [H, M, D]``.
@@ -140,16 +179,27 @@ def fit_grid(key_views, key_steps, learner: Learner, method: Method, batch: Quer
     the pairs; ``learner`` is ``lcra`` built with ``method.num_views`` views; ``labeled``/``unlabeled``
     are ``[Q, L]`` masks of the training documents; ``grid`` holds ``init``'s hyperparameters ``[H, ...]``.
     """
-    source = pair_source(batch, labeled, unlabeled if method.co_regularized else None, sampler=sampler)
-    num_features, dtype = batch.features.shape[-1], batch.features.dtype
-    states = jax.vmap(lambda hparams: learner.init(key_views, num_features, dtype, **hparams))(grid)
-
-    def body(states, pairs):
-        return jax.vmap(learner.update, in_axes=(0, None))(states, pairs)[0]
-
-    states = scan_pair_steps(key_steps, body, states, source, num_steps=num_steps, num_labeled=method.num_labeled,
-                             num_unlabeled=method.num_unlabeled)
+    carry = start_fit(key_views, key_steps, learner, method, batch, labeled, unlabeled, grid, sampler=sampler)
+    states = scan_pair_steps(key_steps, _grid_update(learner), carry.states, fit_source(carry, batch),
+                             num_steps=num_steps, num_labeled=method.num_labeled, num_unlabeled=method.num_unlabeled)
     return states.w
+
+
+def _advance_fit(learner: Learner, method: Method, carry: FitCarry, first_step, batch: QueryBatch,
+                 num_steps: int) -> FitCarry:
+    states = pair_steps_block(carry.key_steps, _grid_update(learner), carry.states, fit_source(carry, batch),
+                              first_step, num_steps=num_steps, num_labeled=method.num_labeled,
+                              num_unlabeled=method.num_unlabeled)
+    return carry._replace(states=states)
+
+
+def _step_chunks(num_steps: int) -> np.ndarray:
+    """The first step of each chunk of ``STEP_BLOCK`` steps."""
+    return np.arange(0, num_steps, STEP_BLOCK, dtype=np.int32)
+
+
+def _progress(num_steps: int) -> np.ndarray:
+    return np.minimum((np.arange(_step_chunks(num_steps).size) + 1) * STEP_BLOCK, num_steps)
 
 
 def _mean_ap(w_avg, batch: QueryBatch, query_idx, query_ok, where):
@@ -172,59 +222,104 @@ def _keys(key):
             jax.random.fold_in(key, 3))
 
 
-@functools.partial(jax.jit, static_argnames=("learner", "method", "num_steps", "sampler", "num_folds",
-                                              "train_fraction", "label_fraction"))
-def cross_validate(split_keys, learner: Learner, method: Method, batch: QueryBatch, grid: Grid, *, num_steps: int,
-                   sampler: str = "exact", num_folds: int = 5, train_fraction: float = 0.7,
-                   label_fraction: float = 0.2) -> jax.Array:
-    """Validation MAP ``[S, F, H]`` for ``S`` split keys, ``F`` folds and the ``H`` grid points.
+def _split_of(key, batch: QueryBatch, *, train_fraction: float, label_fraction: float, num_folds: int) -> Split:
+    return semi_supervised_split(_keys(key)[0], batch.mask, train_fraction=train_fraction,
+                                 label_fraction=label_fraction, num_folds=num_folds)
 
-    One program: ``vmap`` over splits × folds, the grid vmapped inside ``fit_grid``.
-    """
-    num_queries = batch.mask.shape[0]
-    num_val = -(-int(round(train_fraction * num_queries)) // num_folds)  # largest fold
 
-    def one_fold(key, split: Split, fold):
+def cv_study(learner: Learner, method: Method, *, num_steps: int, sampler: str = "exact", num_folds: int = 5,
+             train_fraction: float = 0.7, label_fraction: float = 0.2) -> lanes.Study:
+    """One (split, fold) of the cross-validation as a lane (``jaxrank.lanes``): the lane's key is the
+    split's (``split_keys``), ``lane_data`` the fold, ``data = (batch, grid)``; every grid point
+    shares the fold's pair stream; one chunk per ``STEP_BLOCK`` steps (``chunks`` their first steps).
+    The result is the validation MAP ``[H]`` on the held-out fold's labeled documents."""
+    split_of = functools.partial(_split_of, train_fraction=train_fraction, label_fraction=label_fraction,
+                                 num_folds=num_folds)
+
+    def init(key, hparams, data, fold):
+        batch, grid = data
         _, key_views, key_cv, _ = _keys(key)
+        split = split_of(key, batch)
+        others = (split.fold >= 0) & (split.fold != fold)
+        fit = start_fit(key_views, jax.random.fold_in(key_cv, fold), learner, method, batch,
+                        split.labeled & others[:, None], split.unlabeled & others[:, None], grid, sampler=sampler)
+        return fit, key
+
+    def advance(carry, first_step, data, fold):
+        fit, key = carry
+        return _advance_fit(learner, method, fit, first_step, data[0], num_steps), key
+
+    def result(carry, data, fold):
+        (fit, key), batch = carry, data[0]
+        split = split_of(key, batch)
+        num_val = -(-int(round(train_fraction * batch.mask.shape[0])) // num_folds)  # largest fold
         in_fold = split.fold == fold
-        others = (split.fold >= 0) & ~in_fold
-        w = fit_grid(key_views, jax.random.fold_in(key_cv, fold), learner, method, batch,
-                     split.labeled & others[:, None], split.unlabeled & others[:, None], grid, num_steps=num_steps,
-                     sampler=sampler)
         (idx,) = jnp.nonzero(in_fold, size=num_val, fill_value=0)
         ok = jnp.arange(num_val) < in_fold.sum()
-        return _mean_ap(w.mean(1), batch, idx, ok, split.labeled)
+        return _mean_ap(fit.states.w.mean(1), batch, idx, ok, split.labeled)
 
-    def one_split(key):
-        key_split = _keys(key)[0]
-        split = semi_supervised_split(key_split, batch.mask, train_fraction=train_fraction,
-                                      label_fraction=label_fraction, num_folds=num_folds)
-        return jax.vmap(one_fold, in_axes=(None, None, 0))(key, split, jnp.arange(num_folds))
-
-    return jax.vmap(one_split)(split_keys)
+    return lanes.Study(init, advance, result)
 
 
-@functools.partial(jax.jit, static_argnames=("learner", "method", "num_steps", "sampler", "num_folds",
-                                              "train_fraction", "label_fraction"))
+def cross_validate(split_keys, learner: Learner, method: Method, batch: QueryBatch, grid: Grid, *, num_steps: int,
+                   sampler: str = "exact", num_folds: int = 5, train_fraction: float = 0.7,
+                   label_fraction: float = 0.2, mesh=None, label=None) -> np.ndarray:
+    """Validation MAP ``[S, F, H]`` for ``S`` split keys, ``F`` folds and the ``H`` grid points: the
+    ``S × F`` (split, fold) pairs are lanes of the lane runner (``cv_study``; ``mesh`` and ``label``
+    are its)."""
+    num_splits = int(np.shape(jax.random.key_data(split_keys))[0])
+    keys = jnp.repeat(split_keys, num_folds, axis=0)  # lane s·F + f: split s, fold f
+    folds = np.tile(np.arange(num_folds, dtype=np.int32), num_splits)
+    study = cv_study(learner, method, num_steps=num_steps, sampler=sampler, num_folds=num_folds,
+                     train_fraction=train_fraction, label_fraction=label_fraction)
+    chunks = _step_chunks(num_steps)
+    grid = {k: np.asarray(v) for k, v in grid.items()}
+    out = lanes.run_lanes(study, keys, data=(batch, grid), lane_data=folds, chunks=chunks,
+                          chunks_per_call=chunks_per_call(chunks.size), mesh=mesh, label=label,
+                          progress=_progress(num_steps))
+    return out.reshape(num_splits, num_folds, -1)
+
+
+def final_fit_study(learner: Learner, method: Method, *, num_steps: int, sampler: str = "exact", num_folds: int = 5,
+               train_fraction: float = 0.7, label_fraction: float = 0.2) -> lanes.Study:
+    """One split's final fit as a lane: ``lane_data`` the split's chosen grid point (leaves without
+    the ``H`` axis), ``data`` the batch; the result is the test MAP ``[]`` on its test queries."""
+    split_of = functools.partial(_split_of, train_fraction=train_fraction, label_fraction=label_fraction,
+                                 num_folds=num_folds)
+
+    def init(key, hparams, batch, chosen):
+        _, key_views, _, key_final = _keys(key)
+        split = split_of(key, batch)
+        one = jax.tree.map(lambda x: x[None], chosen)
+        return start_fit(key_views, key_final, learner, method, batch, split.labeled, split.unlabeled, one,
+                         sampler=sampler), key
+
+    def advance(carry, first_step, batch, chosen):
+        fit, key = carry
+        return _advance_fit(learner, method, fit, first_step, batch, num_steps), key
+
+    def result(carry, batch, chosen):
+        fit, key = carry
+        split = split_of(key, batch)
+        num_test = batch.mask.shape[0] - int(round(train_fraction * batch.mask.shape[0]))
+        (idx,) = jnp.nonzero(~split.train_query, size=num_test, fill_value=0)
+        return _mean_ap(fit.states.w.mean(1), batch, idx, jnp.ones(num_test, bool), batch.mask)[0]
+
+    return lanes.Study(init, advance, result)
+
+
 def fit_and_test(split_keys, learner: Learner, method: Method, batch: QueryBatch, chosen: Grid, *, num_steps: int,
                  sampler: str = "exact", num_folds: int = 5, train_fraction: float = 0.7,
-                 label_fraction: float = 0.2) -> jax.Array:
+                 label_fraction: float = 0.2, mesh=None, label=None) -> np.ndarray:
     """Test MAP ``[S]``: split ``s`` retrains with its chosen setting ``chosen[s]`` on the whole
-    training part (labeled + unlabeled docs) and is scored on all documents of its test queries."""
-    num_queries = batch.mask.shape[0]
-    num_test = num_queries - int(round(train_fraction * num_queries))
-
-    def one_split(key, hparams: Grid):
-        key_split, key_views, _, key_final = _keys(key)
-        split = semi_supervised_split(key_split, batch.mask, train_fraction=train_fraction,
-                                      label_fraction=label_fraction, num_folds=num_folds)
-        one = jax.tree.map(lambda x: x[None], hparams)
-        w = fit_grid(key_views, key_final, learner, method, batch, split.labeled, split.unlabeled, one,
-                     num_steps=num_steps, sampler=sampler)
-        (idx,) = jnp.nonzero(~split.train_query, size=num_test, fill_value=0)
-        return _mean_ap(w.mean(1), batch, idx, jnp.ones(num_test, bool), batch.mask)[0]
-
-    return jax.vmap(one_split)(split_keys, chosen)
+    training part (labeled + unlabeled docs) and is scored on all documents of its test queries; the
+    splits are lanes of the lane runner (``final_fit_study``)."""
+    study = final_fit_study(learner, method, num_steps=num_steps, sampler=sampler, num_folds=num_folds,
+                       train_fraction=train_fraction, label_fraction=label_fraction)
+    chunks = _step_chunks(num_steps)
+    return lanes.run_lanes(study, split_keys, data=batch, lane_data={k: np.asarray(v) for k, v in chosen.items()},
+                           chunks=chunks, chunks_per_call=chunks_per_call(chunks.size), mesh=mesh, label=label,
+                           progress=_progress(num_steps))
 
 
 def select(val_map: jax.Array, grid: Grid):

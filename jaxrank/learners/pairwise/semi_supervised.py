@@ -29,13 +29,8 @@ from jaxrank.learners.pairwise import lcra
 from jaxrank.learners.pairwise.lcra import check_sizes
 from jaxrank import lanes
 from jaxrank.learners.chunking import chunks_per_call
-from jaxrank.learners.pairwise.pair_sampling import (
-    STEP_BLOCK,
-    PairSource,
-    pair_source,
-    pair_steps_block,
-    scan_pair_steps,
-)
+from jaxrank.learners.pairwise import pair_sampling
+from jaxrank.learners.pairwise.pair_sampling import PairSource, pair_source, pair_steps_block, scan_pair_steps
 from jaxrank.metrics import average_precision
 from jaxrank.pairs import pairs_per_query
 from jaxrank.types import Learner, QueryBatch
@@ -174,14 +169,17 @@ def _grid_update(learner: Learner):
 def fit_grid(key_views, key_steps, learner: Learner, method: Method, batch: QueryBatch, labeled, unlabeled,
              grid: Grid, *, num_steps: int, sampler: str = "exact") -> jax.Array:
     """Trains every grid point on one training set (shared pair stream). Returns ``w [H, M, D]``.
+    The whole fit as one pure function (the lanes of ``cross_validate`` run it in chunks).
 
     ``key_views`` draws the views (``learner.init``; the same for every grid point), ``key_steps``
     the pairs; ``learner`` is ``lcra`` built with ``method.num_views`` views; ``labeled``/``unlabeled``
     are ``[Q, L]`` masks of the training documents; ``grid`` holds ``init``'s hyperparameters ``[H, ...]``.
     """
-    carry = start_fit(key_views, key_steps, learner, method, batch, labeled, unlabeled, grid, sampler=sampler)
-    states = scan_pair_steps(key_steps, _grid_update(learner), carry.states, fit_source(carry, batch),
-                             num_steps=num_steps, num_labeled=method.num_labeled, num_unlabeled=method.num_unlabeled)
+    source = pair_source(batch, labeled, unlabeled if method.co_regularized else None, sampler=sampler)
+    num_features, dtype = batch.features.shape[-1], batch.features.dtype
+    states = jax.vmap(lambda hparams: learner.init(key_views, num_features, dtype, **hparams))(grid)
+    states = scan_pair_steps(key_steps, _grid_update(learner), states, source, num_steps=num_steps,
+                             num_labeled=method.num_labeled, num_unlabeled=method.num_unlabeled)
     return states.w
 
 
@@ -194,12 +192,12 @@ def _advance_fit(learner: Learner, method: Method, carry: FitCarry, first_step, 
 
 
 def _step_chunks(num_steps: int) -> np.ndarray:
-    """The first step of each chunk of ``STEP_BLOCK`` steps."""
-    return np.arange(0, num_steps, STEP_BLOCK, dtype=np.int32)
+    """The first step of each chunk of ``pair_sampling.STEP_BLOCK`` steps."""
+    return np.arange(0, num_steps, pair_sampling.STEP_BLOCK, dtype=np.int32)
 
 
 def _progress(num_steps: int) -> np.ndarray:
-    return np.minimum((np.arange(_step_chunks(num_steps).size) + 1) * STEP_BLOCK, num_steps)
+    return np.minimum((np.arange(_step_chunks(num_steps).size) + 1) * pair_sampling.STEP_BLOCK, num_steps)
 
 
 def _mean_ap(w_avg, batch: QueryBatch, query_idx, query_ok, where):
@@ -231,7 +229,7 @@ def cv_study(learner: Learner, method: Method, *, num_steps: int, sampler: str =
              train_fraction: float = 0.7, label_fraction: float = 0.2) -> lanes.Study:
     """One (split, fold) of the cross-validation as a lane (``jaxrank.lanes``): the lane's key is the
     split's (``split_keys``), ``lane_data`` the fold, ``data = (batch, grid)``; every grid point
-    shares the fold's pair stream; one chunk per ``STEP_BLOCK`` steps (``chunks`` their first steps).
+    shares the fold's pair stream; one chunk per ``pair_sampling.STEP_BLOCK`` steps (``chunks`` their first steps).
     The result is the validation MAP ``[H]`` on the held-out fold's labeled documents."""
     split_of = functools.partial(_split_of, train_fraction=train_fraction, label_fraction=label_fraction,
                                  num_folds=num_folds)

@@ -91,7 +91,7 @@ def test_solar_scalability_synthetic(tmp_path, no_data):
     (["algorithms=solar_iii"], "unknown learner 'solar_iii'; registered: "),
     (["params=prank_pointwise.score_by=votes"], "score_by must be one of 'raw', 'rank'; got 'votes'"),
     (["params=solar_first_order.guard=false"], "learner 'solar_first_order' has no setting 'guard'"),
-    (["params=solar_second_order.gamma=nan"], "hyperparameter gamma=nan must be finite"),
+    (["params=solar_second_order.gamma=nan"], "hyperparameter gamma='nan' must be finite"),
     (["algorithms=solar_first_order", "params=solar_second_order.gamma=1"],
      "params set solar_second_order, which this run does not run"),
 ])

@@ -63,7 +63,7 @@ def batch_folds(mesh=None, **kwargs):
     from jaxrank.learners.online import batch_protocol
 
     batch = _learner_queries()
-    folds = [jax.tree.map(lambda x, f=f: x[4 * f:4 * f + 4 - f], batch) for f in range(3)]  # unequal folds
+    folds = [jax.tree.map(lambda x, a=a, b=b: x[a:b], batch) for a, b in ((0, 6), (3, 8), (5, 12))]  # unequal folds
     return batch_protocol.batch_protocol(jax.random.key(2), LEARNERS.build("solar_first_order"), {"c": [0.01, 1.0]},
                                          folds, folds, folds, mesh=mesh, **kwargs)
 

@@ -22,7 +22,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxrank.data import as_ragged, document_query, load_fold, pad_queries
-from jaxrank.learners.pairwise import pair_source, spd, train
+from jaxrank.learners import LEARNERS as REGISTRY
+from jaxrank.learners.pairwise import pair_source, train
 from jaxrank.metrics import average_precision
 
 LAMBDAS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1)
@@ -79,9 +80,11 @@ def main():
     lams = jnp.asarray(LAMBDAS, jnp.float32)
     keys = jax.vmap(lambda s: jax.random.fold_in(jax.random.key(0), s))(jnp.arange(args.seeds))
 
+    learner = REGISTRY.build("spd")  # sofia-ml's defaults: Pegasos schedule, projection on
+
     def one(key, lam):
-        learner = spd(lam)
-        w = train(learner, learner.init(None, num_features), key, source, num_steps=args.steps).w
+        state = learner.init(None, num_features, lam=lam)
+        w = train(key, learner, state, source, num_steps=args.steps).w
         return average_precision(test_batch.features @ w, test_batch.labels, where=test_batch.mask)
 
     grid = jax.jit(jax.vmap(jax.vmap(one, in_axes=(0, None)), in_axes=(None, 0)))

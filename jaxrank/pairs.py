@@ -11,9 +11,9 @@
   collections) or as the documents plus ``PairIndex``'s indices (large ones); ``PairOperator`` is
   either.
 * ``QueryPairs`` (device): the ``L(L−1)/2`` padded pair slots of one padded query, what an online
-  learner's ``update(state, query)`` runs through (``jaxrank.learners.online.pairs``).
+  learner's ``update(state, query)`` runs through (``jaxrank.learners.online.pair_slots``).
 * ``PairBatch`` (device): one SGD step's sampled pairs of SPD and LCRA
-  (``jaxrank.learners.pairwise.pairs.sample_pairs``).
+  (``jaxrank.learners.pairwise.pair_sampling.sample_pairs``).
 
 Memory grows with the pairs, never with ``Q × L_max²``; ``[P, D]`` rows only where ``P`` is small.
 """

@@ -1,8 +1,9 @@
 """Runs a registered experiment: ``python launch.py --experiment=NAME [--set key=value ...]``.
 
-``--resume=RUN_DIR`` (or ``--resume=latest`` with ``--experiment``) continues an interrupted run
-from its checkpoints; ``--distributed`` calls ``jax.distributed.initialize()`` first, for a launch
-of the same command on several hosts. Compiled programs are kept in JAX's persistent compilation
+``--resume=RUN_DIR`` (or ``--resume=latest`` with ``--experiment``: the newest run that is
+unfinished and holds a checkpoint) continues an interrupted run from its checkpoints;
+``--distributed`` calls ``jax.distributed.initialize()`` first, for a launch of the same command on
+several hosts. Compiled programs are kept in JAX's persistent compilation
 cache (``--compilation_cache``), so a second launch with the same shapes skips XLA compilation.
 """
 
@@ -22,7 +23,8 @@ _SET = flags.DEFINE_multi_string("set", [], "Config override key=value, typed by
 _SEED = flags.DEFINE_integer("seed", None, "Overrides the config's seed.")
 _LIST = flags.DEFINE_bool("list", False, "List the registered experiments and exit.")
 _RESUME = flags.DEFINE_string("resume", None, "Continue the run in this run directory from its checkpoints, or "
-                              "'latest': the newest run of --experiment under --workdir. Its config.json is kept.")
+                              "'latest': the newest resumable run of --experiment under --workdir (unfinished, with a "
+                              "checkpoint). Its config.json is kept.")
 _DISTRIBUTED = flags.DEFINE_bool("distributed", False, "Call jax.distributed.initialize() first, so runs are "
                                  "sharded over the devices of every process; on SLURM/MPI/TPU/Kubernetes it "
                                  "finds its peers itself.")

@@ -18,7 +18,6 @@ Measures, on the paper's MSLR-Perfect rankers (feature ids sorted as strings, fi
 """
 
 import argparse
-import json
 import os
 import platform
 import resource
@@ -172,9 +171,13 @@ def main():
     load_after = os.getloadavg()
     print(f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f}")
     if args.json:
-        Path(args.json).write_text(json.dumps({
-            "machine": machine, "load_average_before": load_before, "load_average_after": load_after,
-            "rows": rows, "ratios": ratios, "peak_rss_mb": peak_mb, "rcs_regret_wall_s": flagship}, indent=1))
+        from report import write_json  # benchmarks/report.py: the one JSON shape BENCHMARKS.md is built from
+
+        what = {"jaxrank_over_duelpy": "RCS, K=10: jaxrank (90 runs) over duelpy (one run), run-steps/s",
+                "jaxrank_over_numpy": "RCS, K=10: jaxrank over NumPy vectorised over the 90 runs, run-steps/s"}
+        write_json(args.json, __file__, rows=rows, load_start=load_before[0],
+                   reference=[{"what": what[k], "ratio": v} for k, v in ratios.items()],
+                   figures={"peak_rss_mb": peak_mb, "rcs_regret_wall_s": flagship})
 
 
 if __name__ == "__main__":

@@ -1,13 +1,13 @@
 """Data layer and NDCG@10 timings on MQ2008, against scikit-learn, NumPy and ranx.
 
-    python benchmarks/bench_data_metrics.py [--repeats 5] [--data /path/to/MQ2008]
+    python benchmarks/bench_data_metrics.py [--repeats 5] [--data /path/to/MQ2008] [--json PATH]
 
 1. Parsing ``Fold1/train.txt.gz`` (9,630 docs): ``parse_svmlight`` (no cache), ``load_svmlight``
    cold (parse + write the .npy entry) and warm (read it), against ``sklearn.datasets.load_svmlight_file``.
 2. NDCG@10 over all 784 queries (S1..S5) with tie-free random scores: jitted ``jaxrank.metrics.ndcg``
    against a padded NumPy reference and ranx ``ndcg_burges@10`` (exponential gain), plus a vmapped
    batch of 100 score vectors per query.
-Prints the median of ``--repeats`` runs per row as a Markdown table.
+Prints the median of ``--repeats`` runs per row as a Markdown table; ``--json`` writes the same figures.
 """
 
 import argparse
@@ -179,7 +179,9 @@ def main():
     parser.add_argument("--repeats", type=int, default=5, help="timed runs per row; the median is reported")
     parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[2] / "shared/data/MQ2008",
                         help="the MQ2008 folder (Fold1/train.txt.gz and S1..S5.txt.gz)")
+    parser.add_argument("--json", help="write the figures to this JSON file")
     args = parser.parse_args()
+    load_start = os.getloadavg()[0]
 
     print(f"Machine: {platform.machine()} {platform.system()}, {os.cpu_count()} cores "
           f"(load average {os.getloadavg()[0]:.2f}), Python {platform.python_version()}, "
@@ -200,6 +202,25 @@ def main():
         print(f"| {name} | {ms:.2f} | {rate} | {ratio} |")
     print(f"\nMean NDCG@{TOPN}: " + ", ".join(f"{k} {v:.6f}" for k, v in values.items())
           + "; max per-query |jaxrank - x|: " + ", ".join(f"{k} {v:.1e}" for k, v in max_diff.items()))
+    if args.json:
+        from report import write_json  # benchmarks/report.py: the one JSON shape BENCHMARKS.md is built from
+
+        rows = [{"task": f"parse MQ2008 Fold1/train.txt.gz ({num_docs:,} docs)", "implementation": name, "ms": ms,
+                 "time_vs_reference": ratio} for name, ms, ratio in parse_rows]
+        rows += [{"task": f"NDCG@{TOPN}, {num_queries} queries padded to L={list_size}", "implementation": name, "ms": ms,
+                  "lists_per_s": float(rate.replace(",", "")) if rate else None,
+                  "time_vs_reference": float(ratio) if ratio else None} for name, ms, rate, ratio in ndcg_rows]
+        numpy_ms = {r["implementation"]: r["ms"] for r in rows}
+        reference = [{"what": "parse: scikit-learn load_svmlight_file's time over jaxrank parse_svmlight's",
+                      "ratio": parse_rows[0][1] / parse_rows[1][1]},
+                     {"what": f"NDCG@{TOPN}: the NumPy reference's time over jaxrank's jitted ndcg",
+                      "ratio": numpy_ms["NumPy reference (padded, vectorised)"] / numpy_ms["jaxrank `ndcg` jitted"]}]
+        ranx = [r for r in rows if r["implementation"].startswith("ranx `evaluate")]
+        if ranx:
+            reference.append({"what": f"NDCG@{TOPN}: ranx evaluate's time over jaxrank's jitted ndcg",
+                              "ratio": ranx[0]["ms"] / numpy_ms["jaxrank `ndcg` jitted"]})
+        write_json(args.json, __file__, rows=rows, reference=reference, load_start=load_start,
+                   figures={"repeats": args.repeats, "mean_ndcg": values, "max_abs_diff_per_query": max_diff})
 
 
 if __name__ == "__main__":

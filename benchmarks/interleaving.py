@@ -2,8 +2,10 @@
 per pair, K = 10 single-feature rankers, 5-grade perfect cascade clicks) on the MSLR subset.
 
     python benchmarks/interleaving.py [--data ../shared/data] [--comparisons 80000] [--method probabilistic]
+                                       [--json PATH]
 
-Prints the machine, wall time and comparisons/s after compile, and a Markdown table.
+Prints the machine, wall time and comparisons/s (compile included; the run prints its rate after
+compile as it goes), and a Markdown table; ``--json`` writes the same figures.
 """
 
 import argparse
@@ -29,7 +31,9 @@ def main():
     parser.add_argument("--num-arms", type=int, default=10)
     parser.add_argument("--method", default="probabilistic", choices=("probabilistic", "team_draft"))
     parser.add_argument("--chunk-size", type=int, default=1 << 16)
+    parser.add_argument("--json", help="write the figures to this JSON file")
     args = parser.parse_args()
+    load_start = os.getloadavg()[0]
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
           f"jax {jax.__version__} ({jax.default_backend()})")
     start = time.perf_counter()
@@ -38,8 +42,8 @@ def main():
     load_seconds = time.perf_counter() - start
     ids = paper_feature_ids(queries.num_features, args.num_arms)
     start = time.perf_counter()
-    est = estimate_wins(queries, single_feature_rankers(ids, queries.num_features), cascade_model("perfect", 5),
-                        args.method, args.comparisons, jax.random.key(0), chunk_size=args.chunk_size)
+    est = estimate_wins(jax.random.key(0), queries, single_feature_rankers(ids, queries.num_features),
+                        cascade_model("perfect", 5), args.method, args.comparisons, chunk_size=args.chunk_size)
     wall = time.perf_counter() - start
     total = int(est.counts.sum() // 2)
     winner = envs.condorcet_winner(est.pref)
@@ -48,11 +52,20 @@ def main():
     print("| step | value |\n|---|---:|")
     print(f"| load the MSLR subset (cached parse) | {load_seconds:.2f} s |")
     print(f"| comparisons ({args.num_arms * (args.num_arms - 1) // 2} pairs x {args.comparisons:,}) | {total:,} |")
-    print(f"| compile (first chunk minus a chunk's run time) | {est.compile_seconds:.2f} s |")
-    print(f"| run time after compile | {est.seconds:.2f} s |")
-    print(f"| comparisons/s after compile | {total / est.seconds:,.0f} |")
+    print(f"| comparisons (compile included, rankings excluded) | {est.seconds:.2f} s |")
+    print(f"| comparisons/s (compile included) | {total / est.seconds:,.0f} |")
     print(f"| total wall time (rankings, compile, run) | {wall:.2f} s |")
     print(f"| tie fraction (coin flips) | {est.ties.sum() / est.counts.sum():.3f} |")
+    if args.json:
+        from report import write_json  # benchmarks/report.py: the one JSON shape BENCHMARKS.md is built from
+
+        write_json(args.json, __file__, load_start=load_start, rows=[{
+            "method": args.method, "rankers": args.num_arms, "comparisons": total, "load_s": load_seconds,
+            "comparisons_s": float(est.seconds), "comparisons_per_s": total / float(est.seconds), "wall_s": wall}],
+            figures={"queries": queries.num_queries, "documents": queries.num_documents,
+                     "longest_list": queries.list_size, "feature_ids": [int(i) for i in ids],
+                     "condorcet_winner_feature": None if winner is None else int(ids[winner]),
+                     "tie_fraction": float(est.ties.sum() / est.counts.sum())})
 
 
 if __name__ == "__main__":

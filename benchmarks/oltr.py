@@ -10,8 +10,7 @@ and the ratio against the reference (one lane, same data, per impression), and a
 """
 
 import argparse
-import dataclasses
-import json
+import functools
 import os
 import platform
 import sys
@@ -25,15 +24,32 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from experiments.oltr import Config, lane_keys, load_folds, make_ranker, stack_folds, timed_grid  # noqa: E402
-from jaxrank import oltr  # noqa: E402
+from experiments.oltr import DEFAULTS  # noqa: E402  (the study's settings of each ranker)
+from jaxrank import data, lanes, oltr  # noqa: E402
 from jaxrank.clicks import cascade_model  # noqa: E402
 from tests.reference import oltr as ref  # noqa: E402
 
 MODELS = ("perfect", "navigational", "informational")
+NUM_CHECKPOINTS = 16
 
 
-def _reference_rate(name, config, queries, num_impressions, seed=0):
+def timed_grid(ranker, hparams, keys, train, test, models, *, checkpoints):
+    """The grid's lanes as one ``jit(vmap(lanes.lane))`` program, compiled then run:
+    ``(output, compile seconds, run seconds)``."""
+    chunks = jax.tree.map(jnp.asarray, oltr.stretches(checkpoints))
+    study = oltr.study(ranker, num_checkpoints=len(checkpoints))
+    flat_keys, lane_data = oltr.grid_lanes(keys, models)
+    hp = {k: jnp.float32(v) for k, v in hparams.items()}
+    program = jax.jit(jax.vmap(functools.partial(lanes.lane, study), in_axes=(0, None, None, 0, None)))
+    start = time.perf_counter()
+    compiled = program.lower(flat_keys, hp, (train, test), lane_data, chunks).compile()
+    compile_s = time.perf_counter() - start
+    start = time.perf_counter()
+    out = jax.block_until_ready(compiled(flat_keys, hp, (train, test), lane_data, chunks))
+    return out, compile_s, time.perf_counter() - start
+
+
+def _reference_rate(name, options, hparams, queries, num_impressions, seed=0):
     """Impressions/s of the NumPy reference learner on one lane (numpy draws, same laws)."""
     rng = np.random.default_rng(seed)
     model = tuple(np.asarray(v, np.float64) for v in cascade_model("navigational", 3))
@@ -47,17 +63,18 @@ def _reference_rate(name, config, queries, num_impressions, seed=0):
         draws = dict(u_click=rng.uniform(size=10), u_stop=rng.uniform(size=10))
         if name == "pdgd":
             w, _ = ref.pdgd_impression(w, x, y, {**draws, "gumbel": rng.gumbel(size=n)}, model,
-                                       learning_rate=config.pdgd_learning_rate)
+                                       learning_rate=hparams["learning_rate"])
         elif name == "dbgd":
             w, _ = ref.dbgd_impression(w, x, y, {**draws, "normal": rng.normal(size=x.shape[1]),
                                                  "order_u": rng.uniform(size=(5, 2))}, model,
-                                       learning_rate=config.dbgd_learning_rate, delta=config.dbgd_delta,
-                                       interleaving="team_draft")
+                                       learning_rate=hparams["learning_rate"], delta=hparams["delta"],
+                                       interleaving=options["interleaving"])
         else:
-            k = config.mgd_candidates + 1
+            k = options["num_candidates"] + 1
             w, _ = ref.mgd_impression(w, x, y, {**draws, "normal": rng.normal(size=(k - 1, x.shape[1])),
                                                 "order_u": rng.uniform(size=(-(-10 // k), k))}, model,
-                                      learning_rate=config.mgd_learning_rate, delta=config.mgd_delta)
+                                      learning_rate=hparams["learning_rate"], delta=hparams["delta"],
+                                      multileaving=options["multileaving"])
     return num_impressions / (time.perf_counter() - start)
 
 
@@ -73,28 +90,27 @@ def main():
     machine = (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
                f"{platform.python_version()}, jax {jax.__version__} ({jax.default_backend()})")
     print(machine)
-    config = dataclasses.replace(Config(), dataset=str(Path(args.data) / "MQ2008"), num_runs=args.runs,
-                                 num_impressions=args.impressions, click_models=MODELS)
-    _, _, folds = load_folds(config)  # the study's own folds (train, test), as the experiment loads them
-    train, test, _ = stack_folds(folds, config.folds)
+    folds = {k: data.load_fold(Path(args.data) / "MQ2008", k)[::2] for k in range(1, 6)}  # (train, test)
+    train, test, _ = oltr.stack_folds(folds, range(1, 6))
     models = jax.tree.map(lambda *x: jnp.stack(x), *[cascade_model(m, 3) for m in MODELS])
-    keys = lane_keys(config.seed, config.folds, len(MODELS), args.runs)
-    checkpoints = oltr.log_checkpoints(args.impressions, config.num_checkpoints)
-    lanes = keys.size
-    rows = {}
+    keys = oltr.lane_keys(0, range(1, 6), len(MODELS), args.runs)
+    checkpoints = oltr.log_checkpoints(args.impressions, NUM_CHECKPOINTS)
+    num_lanes = keys.size
+    rows, settings = {}, {}
     for name in args.learners.split(","):
-        out, compile_s, run_s = timed_grid(make_ranker(name, config), keys, train, test, models,
-                                           checkpoints=checkpoints, discount=config.discount)
-        rate = lanes * args.impressions / run_s
-        ref_rate = _reference_rate(name, config, folds[1][0], args.reference_impressions)
+        options, hparams = settings[name] = oltr.RANKERS.split(name, DEFAULTS.get(name, {}))
+        out, compile_s, run_s = timed_grid(oltr.RANKERS.build(name, **options), hparams, keys, train, test, models,
+                                           checkpoints=checkpoints)
+        rate = num_lanes * args.impressions / run_s
+        ref_rate = _reference_rate(name, options, hparams, folds[1][0], args.reference_impressions)
         rows[name] = {"compile_s": round(compile_s, 2), "run_s": round(run_s, 2), "impressions_per_s": round(rate),
                       "reference_impressions_per_s": round(ref_rate, 1), "ratio": round(rate / ref_rate, 1),
                       "final_offline_mean": round(float(np.asarray(out.offline)[..., -1].mean()), 4)}
         print(f"{name}: {rows[name]}", flush=True)
     total = sum(r["compile_s"] + r["run_s"] for r in rows.values())
-    comparison = "team-draft" if config.comparison == "team_draft" else config.comparison
-    print(f"\nMQ2008: 5 folds x 3 click models x {args.runs} runs = {lanes} lanes x {args.impressions:,} impressions "
-          f"per learner; DBGD/MGD {comparison}, MGD {config.mgd_candidates} candidates.\n")
+    options = {name: o for name, (o, _) in settings.items()}
+    print(f"\nMQ2008: 5 folds x 3 click models x {args.runs} runs = {num_lanes} lanes x {args.impressions:,} "
+          f"impressions per learner; options {options}.\n")
     print("| learner | compile | run | impressions/s | NumPy reference impressions/s | ratio |")
     print("|---|---:|---:|---:|---:|---:|")
     for name, r in rows.items():
@@ -102,8 +118,15 @@ def main():
               f"{r['reference_impressions_per_s']:,.1f} | {r['ratio']:,.0f}x |")
     print(f"\nwhole study (compile + run, all learners): {total:.1f} s")
     if args.json:
-        Path(args.json).write_text(json.dumps({"machine": machine, "lanes": lanes, "impressions": args.impressions,
-                                               "learners": rows, "total_s": round(total, 1)}, indent=2))
+        from report import write_json  # benchmarks/report.py: the one JSON shape BENCHMARKS.md is built from
+
+        write_json(args.json, __file__, rows=[{"learner": name.upper(), **r} for name, r in rows.items()],
+                   reference=[{"what": f"{name.upper()}: jaxrank ({num_lanes} lanes) over the NumPy reference loop "
+                               "(one lane), "
+                               "impressions/s", "ratio": r["ratio"]} for name, r in rows.items()],
+                   figures={"lanes": num_lanes, "impressions": args.impressions,
+                            "settings": {n: {"options": o, "hparams": h} for n, (o, h) in settings.items()},
+                            "whole_study_s": round(total, 1)})
 
 
 if __name__ == "__main__":

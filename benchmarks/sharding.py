@@ -81,11 +81,14 @@ def main():
               f"{row['checkpointed_rate']:,.0f} | {same} |")
     print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
     if args.json:
+        from report import write_json  # benchmarks/report.py: the one JSON shape BENCHMARKS.md is built from
+
         for row in rows:
             row["speedup"] = row["rate"] / base
-        Path(args.json).write_text(json.dumps(dict(machine=machine, load_average_start=load_start,
-                                                   load_average_end=os.getloadavg()[0], arms=args.arms, runs=args.runs,
-                                                   steps=args.steps, rows=rows), indent=2))
+            row["same_regret_as_1_device"] = row["regret_sha256"] == rows[0]["regret_sha256"]
+        write_json(args.json, __file__, rows=[{k: v for k, v in r.items() if k != "regret_sha256"} for r in rows],
+                   load_start=load_start, figures=dict(algorithm="rcs", arms=args.arms, runs=args.runs, steps=args.steps,
+                                                       regret_sha256=rows[0]["regret_sha256"]))
 
 
 if __name__ == "__main__":

@@ -28,10 +28,32 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from experiments import letor_datasets, solar_online, solar_scalability
-from jaxrank.learners.online import protocol, solar_first_order, solar_second_order
+from jaxrank import lanes as lane_runner
+from jaxrank.learners import LEARNERS as REGISTRY
+from jaxrank.learners.online import online_pass, streams
+from jaxrank.learners.online.swap_or_not import shuffle_index
 
 REPO = Path(__file__).resolve().parents[1]
-LEARNERS = (("solar_i", solar_first_order, 1e-5), ("solar_ii", solar_second_order, 1e4))  # name, factory, C or γ
+LEARNERS = (("solar_i", "solar_first_order", "c", 1e-5), ("solar_ii", "solar_second_order", "gamma", 1e4))  # C or γ
+
+
+def _program(learner, stream):
+    """The online protocol's passes as one jitted program ``(keys [P], docs, stream, hparams) -> Pass``:
+    the lane runner's pure whole-lane program (``jaxrank.lanes.lane`` of ``online_pass.pass_study``)
+    vmapped over the permutations, so it can be compiled ahead and timed after compile."""
+    study = online_pass.pass_study(learner)
+    chunks = jnp.arange(online_pass.num_blocks(stream), dtype=jnp.int32)
+
+    def run(keys, docs, stream, hparams):
+        one = lambda k: lane_runner.lane(study, k, hparams, (docs, stream), None, chunks)  # noqa: E731
+        return jax.vmap(one)(keys)
+
+    return jax.jit(run)
+
+
+def _learner(registered: str, hparam: str, value: float):
+    """The registered learner and its ``{hparam: value}`` as the online program takes it."""
+    return REGISTRY.build(registered), {hparam: jnp.float32(value)}
 
 
 def _timed(fn, *args):
@@ -42,16 +64,16 @@ def _timed(fn, *args):
 
 def table2_row(queries, permutations: int, key):
     config = solar_online.Config(num_permutations=permutations)
-    keys = protocol.permutation_keys(key, permutations)
-    docs = protocol.documents(queries)
+    keys = online_pass.permutation_keys(key, permutations)
+    docs = streams.documents(queries)
     rows, total = [], 0.0
-    for name in solar_online.ALGORITHMS:
-        learner = solar_online.make_learner(name, config)
-        stream = protocol.instance_stream(queries, learner.instances)
-        program = protocol.online_program(learner)
-        compiled, compile_s = _timed(lambda: program.lower(docs, stream, keys).compile())
-        passes, run_s = _timed(compiled, docs, stream, keys)
-        _, score_s = _timed(lambda: protocol.score_passes(learner, queries, passes, keys))
+    for name, (learner, hparams) in solar_online.learners(config).items():
+        hparams = {k: jnp.float32(v) for k, v in hparams.items()}
+        stream = streams.instance_stream(queries, learner.instances)
+        program = _program(learner, stream)
+        compiled, compile_s = _timed(lambda: program.lower(keys, docs, stream, hparams).compile())
+        passes, run_s = _timed(compiled, keys, docs, stream, hparams)
+        _, score_s = _timed(lambda: online_pass.score_passes(keys, learner, queries, passes))
         total += run_s + score_s
         rows.append(f"| {name} | {int(stream.first.shape[0])} | {compile_s:.2f} | {run_s:.3f} | {score_s:.3f} |")
     print("\n## Table 2 row (online protocol, all queries)\n")
@@ -62,7 +84,7 @@ def table2_row(queries, permutations: int, key):
 
 
 def _replayed_order(stream, key_pass):
-    """The instance sequence and flips of one pass, from its documented draws (``protocol.run_pass``):
+    """The instance sequence and flips of one pass, from its documented draws (``online_pass.run_pass``):
     the query order, each query's swap-or-not order under its key, and a flip bit per step."""
     offsets = np.asarray(stream.offsets)
     num_queries, num_steps = offsets.size - 1, int(offsets[-1])
@@ -72,11 +94,11 @@ def _replayed_order(stream, key_pass):
     counts = np.diff(offsets)[order]
     visit = np.repeat(np.arange(num_queries), counts)  # the visit of each step
     m = np.arange(num_steps) - np.repeat(np.cumsum(counts) - counts, counts)
-    shuffled = protocol.shuffle_index(jnp.asarray(m, jnp.uint32), jnp.asarray(counts[visit], jnp.uint32),
-                                      jnp.asarray(words[order][visit]))
+    shuffled = shuffle_index(jnp.asarray(words[order][visit]), jnp.asarray(m, jnp.uint32),
+                             jnp.asarray(counts[visit], jnp.uint32))
     sequence = offsets[order][visit] + np.asarray(shuffled).astype(np.int64)
-    blocks = -(-num_steps // protocol.BLOCK)
-    bits = np.concatenate([np.asarray(jax.random.bits(jax.random.fold_in(key_steps, b), (protocol.BLOCK,), jnp.uint32))
+    blocks = -(-num_steps // online_pass.BLOCK)
+    bits = np.concatenate([np.asarray(jax.random.bits(jax.random.fold_in(key_steps, b), (online_pass.BLOCK,), jnp.uint32))
                            for b in range(blocks)])
     flips = np.where(bits[:num_steps] & 1, -1.0, 1.0)
     return order, sequence, flips
@@ -89,7 +111,7 @@ def _numpy_query_metrics(scores, labels):
     ideal = np.sort(labels)[::-1]
     discount = 1.0 / np.log2(np.arange(2, labels.size + 2))
     out = []
-    for k in protocol.TOPN:
+    for k in online_pass.TOPN:
         idcg = ((2.0 ** ideal[:k] - 1) * discount[:k]).sum()
         out.append(((2.0 ** ranked[:k] - 1) * discount[:k]).sum() / idcg if idcg > 0 else 0.0)
     relevant = ranked > 0
@@ -100,15 +122,15 @@ def _numpy_query_metrics(scores, labels):
 
 def numpy_online(queries, permutations: int, key, name: str, hparam: float):
     """SOLAR-I (PA-II, eq. 4–6) or SOLAR-II (AROW, eq. 7–9) under the online protocol (Algorithm 1,
-    eq. 3) as a float64 NumPy loop, one pair at a time, over the permutations of ``online_program``
+    eq. 3) as a float64 NumPy loop, one pair at a time, over the permutations of ``online_pass.online_passes``
     (draws replayed by ``_replayed_order``). Returns the final weights ``[P, D]``, the final cumulative
     metrics ``[P, 4]`` and the seconds spent (the replay of the draws not included)."""
     x, labels, offsets = queries.features.astype(np.float64), queries.labels.astype(np.float64), queries.offsets
-    stream = protocol.instance_stream(queries, "pairs")
+    stream = streams.instance_stream(queries, "pairs")
     first, second = np.asarray(stream.first), np.asarray(stream.second)
     weights, finals, seconds = [], [], 0.0
     for p in range(permutations):
-        key_pass = jax.random.split(jax.random.fold_in(key, p))[0]  # as protocol.online_program
+        key_pass = online_pass.lane_keys(jax.random.fold_in(key, p))[0]  # as online_pass.pass_study
         order, seq, flip = _replayed_order(stream, key_pass)
         bounds = np.r_[0, np.cumsum(np.diff(np.asarray(stream.offsets))[order])]
         start = time.perf_counter()
@@ -139,31 +161,31 @@ def numpy_online(queries, permutations: int, key, name: str, hparam: float):
 def versus_numpy(queries, permutations: int, key, figures: dict):
     """SOLAR-I and SOLAR-II: jaxrank (compile; pass and scoring after compile; 1 vs ``permutations``
     lanes) against ``numpy_online`` on the same permutations."""
-    docs = protocol.documents(queries)
-    stream = protocol.instance_stream(queries, "pairs")
-    keys = protocol.permutation_keys(key, permutations)
+    docs = streams.documents(queries)
+    stream = streams.instance_stream(queries, "pairs")
+    keys = online_pass.permutation_keys(key, permutations)
     print(f"\n## SOLAR online protocol vs a float64 NumPy loop ({permutations} permutations, same pairs and order)\n")
     print("| learner | pass compile s | scoring compile s | 1 lane pass s | pass s | lanes cost | scoring s | jaxrank s | NumPy s | NumPy / jaxrank "
           "| max abs diff w | max abs diff final metrics |\n|---|---|---|---|---|---|---|---|---|---|---|---|")
-    for name, make, hparam in LEARNERS:
-        learner = make(hparam)
-        program = protocol.online_program(learner)
+    for name, registered, hparam_name, hparam in LEARNERS:
+        learner, hparams = _learner(registered, hparam_name, hparam)
+        program = _program(learner, stream)
         start = time.perf_counter()
-        compiled = program.lower(docs, stream, keys).compile()
+        compiled = program.lower(keys, docs, stream, hparams).compile()
         compile_s = time.perf_counter() - start
-        one = program.lower(docs, stream, keys[:1]).compile()
-        passes = compiled(docs, stream, keys)
-        _, first_score_s = _timed(lambda: protocol.score_passes(learner, queries, passes, keys))  # compiles the scoring
+        one = program.lower(keys[:1], docs, stream, hparams).compile()
+        passes = compiled(keys, docs, stream, hparams)
+        _, first_score_s = _timed(lambda: online_pass.score_passes(keys, learner, queries, passes))  # compiles the scoring
         pass_s, score_s, lane_s = [], [], []
         for _ in range(3):  # 1 lane and all lanes alternate, so both see the same machine
-            lane_s.append(_timed(one, docs, stream, keys[:1])[1])
-            passes, s = _timed(compiled, docs, stream, keys)
+            lane_s.append(_timed(one, keys[:1], docs, stream, hparams)[1])
+            passes, s = _timed(compiled, keys, docs, stream, hparams)
             pass_s.append(s)
-            per_query, s = _timed(lambda: protocol.score_passes(learner, queries, passes, keys))
+            per_query, s = _timed(lambda: online_pass.score_passes(keys, learner, queries, passes))
             score_s.append(s)
         jax_s, lane_s = min(pass_s) + min(score_s), min(lane_s)
         score_compile_s = first_score_s - min(score_s)
-        final = np.asarray(protocol.cumulative_mean(per_query)[:, -1])
+        final = np.asarray(online_pass.cumulative_mean(per_query)[:, -1])
         w_np, final_np, np_s = numpy_online(queries, permutations, key, name, hparam)
         diff_w = float(np.abs(np.asarray(passes.state.w) - w_np).max())
         diff_m = float(np.abs(final - final_np).max())
@@ -178,17 +200,18 @@ def sharded_lanes(queries, permutations: int, key) -> dict:
     """Per learner: the pass of one lane, and of ``permutations`` lanes sharded over every device of
     this process (a 1-D mesh over the permutation axis), best of 5 after compile; the sharded passes
     must equal the unsharded ones bit for bit."""
-    docs = protocol.documents(queries)
-    stream = protocol.instance_stream(queries, "pairs")
-    keys = protocol.permutation_keys(key, permutations)
+    docs = streams.documents(queries)
+    stream = streams.instance_stream(queries, "pairs")
+    keys = online_pass.permutation_keys(key, permutations)
     lanes = jax.device_put(keys, NamedSharding(Mesh(np.array(jax.devices()), ("lanes",)), PartitionSpec("lanes")))
     out = {}
-    for name, make, hparam in LEARNERS:
-        program = protocol.online_program(make(hparam))
-        one, sharded = program.lower(docs, stream, keys[:1]).compile(), program.lower(docs, stream, lanes).compile()
-        same = all(np.array_equal(a, b) for a, b in zip(jax.tree.leaves(jax.device_get(program(docs, stream, keys))),
-                                                        jax.tree.leaves(jax.device_get(sharded(docs, stream, lanes)))))
-        times = [(_timed(one, docs, stream, keys[:1])[1], _timed(sharded, docs, stream, lanes)[1]) for _ in range(5)]
+    for name, registered, hparam_name, hparam in LEARNERS:
+        learner, hp = _learner(registered, hparam_name, hparam)
+        program = _program(learner, stream)
+        one, sharded = program.lower(keys[:1], docs, stream, hp).compile(), program.lower(lanes, docs, stream, hp).compile()
+        same = all(np.array_equal(a, b) for a, b in zip(jax.tree.leaves(jax.device_get(program(keys, docs, stream, hp))),
+                                                        jax.tree.leaves(jax.device_get(sharded(lanes, docs, stream, hp)))))
+        times = [(_timed(one, keys[:1], docs, stream, hp)[1], _timed(sharded, lanes, docs, stream, hp)[1]) for _ in range(5)]
         lane_s, pass_s = (min(column) for column in zip(*times))
         out[name] = dict(devices=jax.device_count(), one_lane_pass_seconds=lane_s, pass_seconds=pass_s,
                          lanes_cost=pass_s / lane_s, same_as_one_device=same)
@@ -214,11 +237,11 @@ def sklearn_online(queries, permutations: int, key, c: float):
     from sklearn.linear_model import PassiveAggressiveClassifier
 
     x, offsets = queries.features, queries.offsets
-    stream = protocol.instance_stream(queries, "pairs")
+    stream = streams.instance_stream(queries, "pairs")
     first, second = np.asarray(stream.first), np.asarray(stream.second)
     weights, seconds = [], 0.0
     for p in range(permutations):
-        key_pass = jax.random.split(jax.random.fold_in(key, p))[0]  # as protocol.online_program
+        key_pass = online_pass.lane_keys(jax.random.fold_in(key, p))[0]  # as online_pass.pass_study
         order, seq, flip = _replayed_order(stream, key_pass)
         z = (flip[:, None] * (x[first[seq]] - x[second[seq]])).astype(np.float32)
         y = flip.astype(int)
@@ -264,15 +287,15 @@ def main():
         versus_sharded(args.data, args.permutations, args.devices, figures)
 
     c = 1e-5
-    learner = solar_first_order(c)
-    docs = protocol.documents(batch)
-    stream = protocol.instance_stream(batch, "pairs")
-    keys = protocol.permutation_keys(key, args.permutations)
-    program = protocol.online_program(learner)
-    compiled = program.lower(docs, stream, keys).compile()
-    passes, pass_s = _timed(compiled, docs, stream, keys)
-    protocol.score_passes(learner, batch, passes, keys)  # compiles the scoring blocks
-    _, score_s = _timed(lambda: protocol.score_passes(learner, batch, passes, keys))
+    learner, hparams = _learner("solar_first_order", "c", c)
+    docs = streams.documents(batch)
+    stream = streams.instance_stream(batch, "pairs")
+    keys = online_pass.permutation_keys(key, args.permutations)
+    program = _program(learner, stream)
+    compiled = program.lower(keys, docs, stream, hparams).compile()
+    passes, pass_s = _timed(compiled, keys, docs, stream, hparams)
+    online_pass.score_passes(keys, learner, batch, passes)  # compiles the scoring blocks
+    _, score_s = _timed(lambda: online_pass.score_passes(keys, learner, batch, passes))
     jax_s = pass_s + score_s
     w_jax = np.asarray(passes.state.w)
     w_sk, sk_s = sklearn_online(batch, args.permutations, key, c)
@@ -287,22 +310,36 @@ def main():
 
     print("\n## float32 vs float64 (paper hyperparameters: tiny updates)\n")
     print("| learner | max abs diff of final cumulative NDCG@1/5/10, MAP over permutations |\n|---|---|")
-    for name, make in (("SOLAR-I, C = 1e-5", lambda: solar_first_order(c)), ("SOLAR-II, γ = 1e4", lambda: solar_second_order(1e4))):
-        learner = make()
-        f32 = np.asarray(protocol.online_protocol(learner, batch, key, args.permutations).cumulative[:, -1])
+    for name, registered, hparams in (("SOLAR-I, C = 1e-5", "solar_first_order", {"c": c}),
+                                      ("SOLAR-II, γ = 1e4", "solar_second_order", {"gamma": 1e4})):
+        learner = REGISTRY.build(registered)
+        f32 = np.asarray(online_pass.online_protocol(key, learner, batch, args.permutations, hparams=hparams).cumulative[:, -1])
         with jax.enable_x64(True):
-            f64 = np.asarray(protocol.online_protocol(learner, batch, key, args.permutations, dtype=jnp.float64).cumulative[:, -1])
+            f64 = np.asarray(online_pass.online_protocol(key, learner, batch, args.permutations, hparams=hparams,
+                                                         dtype=jnp.float64).cumulative[:, -1])
         print(f"| {name} | {np.abs(f32 - f64).max():.1e} |")
 
     train, _, _ = letor_datasets.fold(ds, 1)
     print("\n## Training time, MQ2008 Fold1 train and all queries (s, median of 5, after compile)\n")
     print("| set | SOLAR-I | SOLAR-II | RankSVM | RankSVM / SOLAR-I |\n|---|---|---|---|---|")
     for label, b in (("Fold1 train (471 queries)", train), ("all 784 queries", batch)):
-        s = solar_scalability.training_seconds(b, c=c, gamma=1e4, lam=1e-4, repeats=5, key=key)
+        s = solar_scalability.training_seconds(key, b, learners=solar_scalability.learners(()), lam=1e-4, repeats=5)
         print(f"| {label} | {s['solar_first_order']:.4f} | {s['solar_second_order']:.4f} | {s['ranksvm']:.4f} | {s['ranksvm'] / s['solar_first_order']:.1f} |")
         figures.setdefault("training_seconds", {})[label] = {k: float(v) for k, v in s.items()}
     if args.json:
-        Path(args.json).write_text(json.dumps(figures, indent=2))
+        from report import write_json  # benchmarks/report.py: the one JSON shape BENCHMARKS.md is built from
+
+        learners = {name: figures.pop(name) for name, _, _ in LEARNERS if name in figures}
+        rows = [{"learner": name, **{k: v for k, v in row.items() if k != "sharded"}} for name, row in learners.items()
+                if "ratio" in row]
+        sharded = [{"learner": name, **row["sharded"]} for name, row in learners.items() if "sharded" in row]
+        reference = [{"what": f"{name}, {args.permutations} permutations: a float64 NumPy loop's time over jaxrank's "
+                      "(pass, scoring and metrics)", "ratio": row["ratio"]} for name, row in learners.items() if "ratio" in row]
+        reference.append({"what": "solar_i: scikit-learn PA-II partial_fit per query, time over jaxrank's",
+                          "ratio": figures["sklearn_pa2"]["ratio"]})
+        write_json(args.json, __file__, rows=rows, reference=reference,
+                   figures={"permutations": args.permutations, "sharded_over_devices": {r["learner"]: r for r in sharded},
+                            "sklearn_pa2": figures["sklearn_pa2"], "training_seconds": figures.get("training_seconds", {})})
 
 
 if __name__ == "__main__":

@@ -9,7 +9,6 @@ one after another. Both are scored by test MAP on Fold1/test. Prints a Markdown 
 """
 
 import argparse
-import json
 import os
 import platform
 import sys
@@ -23,7 +22,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxrank.data import as_ragged, document_query, load_fold, pad_queries
-from jaxrank.learners.pairwise import pair_source, spd, train
+from jaxrank.learners import LEARNERS as REGISTRY
+from jaxrank.learners.pairwise import pair_source, train
 from jaxrank.metrics import average_precision
 
 LAMBDAS = (1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1)
@@ -80,9 +80,11 @@ def main():
     lams = jnp.asarray(LAMBDAS, jnp.float32)
     keys = jax.vmap(lambda s: jax.random.fold_in(jax.random.key(0), s))(jnp.arange(args.seeds))
 
+    learner = REGISTRY.build("spd")  # sofia-ml's defaults: Pegasos schedule, projection on
+
     def one(key, lam):
-        learner = spd(lam)
-        w = train(learner, learner.init(None, num_features), key, source, num_steps=args.steps).w
+        state = learner.init(None, num_features, lam=lam)
+        w = train(key, learner, state, source, num_steps=args.steps).w
         return average_precision(test_batch.features @ w, test_batch.labels, where=test_batch.mask)
 
     grid = jax.jit(jax.vmap(jax.vmap(one, in_axes=(0, None)), in_axes=(None, 0)))
@@ -135,15 +137,19 @@ def main():
               f"(training only, parsing subtracted: {(rows[1][1] - rows[2][1]) / rows[0][1]:.2f})")
         print(f"largest |mean MAP difference| over lambdas: {np.max(np.abs(rows[0][3].mean(1) - rows[1][3].mean(1))):.4f}")
     if args.json:
-        figures = dict(machine=f"{platform.machine()}, {os.cpu_count()} cores", load_average=os.getloadavg()[0],
-                       jax=jax.__version__, runs=len(LAMBDAS) * args.seeds, steps=args.steps,
-                       jaxrank_seconds=rows[0][1], jaxrank_compile_seconds=rows[0][2],
-                       jaxrank_map_by_lambda=rows[0][3].mean(1).tolist())
+        from report import write_json  # benchmarks/report.py: the one JSON shape BENCHMARKS.md is built from
+
+        table = [dict(run=name, seconds=seconds, compile_s=compile_s,
+                      run_steps_per_s=total_steps / seconds if maps is not None else None,
+                      test_map_by_lambda=None if maps is None else dict(zip(map(str, LAMBDAS), maps.mean(1).tolist())))
+                 for name, seconds, compile_s, maps in rows]
+        reference = []
         if len(rows) > 1:
-            figures.update(sofia_seconds=rows[1][1], sofia_parse_seconds=rows[2][1], ratio=rows[1][1] / rows[0][1],
-                           ratio_training_only=(rows[1][1] - rows[2][1]) / rows[0][1],
-                           sofia_map_by_lambda=rows[1][3].mean(1).tolist())
-        Path(args.json).write_text(json.dumps(figures, indent=2))
+            reference = [{"what": "SPD, 60 runs: sofia-ml's time over jaxrank's", "ratio": rows[1][1] / rows[0][1]},
+                         {"what": "the same, sofia-ml's file parsing subtracted",
+                          "ratio": (rows[1][1] - rows[2][1]) / rows[0][1]}]
+        write_json(args.json, __file__, rows=table, reference=reference,
+                   figures=dict(lambdas=list(LAMBDAS), seeds=args.seeds, runs=len(LAMBDAS) * args.seeds, steps=args.steps))
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from experiments import letor_datasets
 from experiments.analysis import feature_rankers as analysis
 from experiments.registry import register
 from jaxrank import data, metrics
-from jaxrank.learners.online.protocol import query_keys
+from jaxrank.learners.online.online_pass import query_keys
 
 SORT_CELLS = 1 << 22  # features x B x L scored together: each sort temporary is ~16 MB
 MIN_LIST = 32  # the smallest bucket list size: shorter queries share one compiled shape (LETOR means are ~20-120)

@@ -258,6 +258,8 @@ def run(config: Config, run_dir) -> dict:
                 arrays[f"copeland__{name}__{m.name}__{s}__regret"] = trace.regret[s, 0]
     data.write_npz(run_dir / "arrays.npz", **arrays)
     results["matrix_dir"] = MATRIX_DIR
+    results["timings"] = {"wall_s": {f"{group}: {key}: {name}": s.pop("wall_s") for group in ("matrices", "copeland")
+                                     for key, entry in results[group].items() for name, s in entry["algorithms"].items()}}
     return results
 
 

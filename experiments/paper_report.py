@@ -141,4 +141,5 @@ def run(config: Config, run_dir) -> dict:
     head += [f"| {name} | {o['seconds']:.0f} | {o['status']} |" for name, o in outcomes.items()]
     write_text(run_dir / "report.md", "\n".join(head + [""] + body) + "\n")
     print(f"[paper_report] wrote {run_dir / 'report.md'} ({total / 60:.1f} min)", flush=True)
-    return {"mode": config.mode, "seconds": round(total, 1), "experiments": outcomes}
+    timings = {"total_s": round(total, 1), "experiments": {name: o.pop("seconds") for name, o in outcomes.items()}}
+    return {"mode": config.mode, "experiments": outcomes, "timings": timings}

@@ -3,7 +3,7 @@ WSDM 2014, §5 and §6.1: 80,000 probabilistic-interleave comparisons per pair, 
 
 ``dataset="auto"`` uses the MSLR-WEB Fold1 subset under ``JAXRANK_DATA`` (43 queries), else
 synthetic queries (with a message). The rankers are the paper's: feature ids sorted as strings,
-the first K. When ``preference_matrices/MSLR-Perfect.txt`` is present (estimated by the paper's
+the first K. The estimate checkpoints between calls: ``--resume`` continues a killed run. When ``preference_matrices/MSLR-Perfect.txt`` is present (estimated by the paper's
 authors on the full collection), the same entries are compared: sign agreement of ``P - 1/2``
 and mean absolute difference.
 """
@@ -14,8 +14,8 @@ import jax
 import numpy as np
 
 from experiments.analysis import preference_matrix as analysis
-from experiments.registry import register
-from jaxrank import data, envs
+from experiments.registry import checkpoint_dir, register
+from jaxrank import data, envs, lanes
 from jaxrank.clicks import CASCADE_GRADES, cascade_model
 from jaxrank.envs.estimate import estimate_wins
 from jaxrank.envs.ranker_duel import paper_feature_ids, single_feature_rankers
@@ -33,7 +33,8 @@ class Config:
     num_comparisons: int = 80_000
     list_size: int = 10
     tau: float = 3.0
-    chunk_size: int = 1 << 16
+    chunk_size: int = 1 << 16  # comparisons per chunk over all pairs (memory); the counts do not depend on it
+    comparisons_per_call: int = 1 << 22  # between two checkpoints (and progress lines)
     reference: str = REFERENCE  # compared when it exists under JAXRANK_DATA (or as a path); "" to skip
     seed: int = 0
     synthetic_queries: int = 64
@@ -94,18 +95,21 @@ def run(config: Config, run_dir) -> dict:
     print(f"[preference_matrix] {source}: {queries.num_queries} queries ({queries.num_documents} documents), "
           f"features {ids}, {config.method} interleave, {config.click_model} clicks ({num_grades} grades), "
           f"{config.num_comparisons:,} comparisons per pair", flush=True)
-    est = estimate_wins(queries, single_feature_rankers(ids, num_features), model, config.method, config.num_comparisons,
-                        jax.random.key(config.seed), list_size=config.list_size, tau=config.tau, chunk_size=config.chunk_size)
+    est = estimate_wins(jax.random.key(config.seed), queries, single_feature_rankers(ids, num_features), model,
+                        config.method, config.num_comparisons, list_size=config.list_size, tau=config.tau,
+                        chunk_size=config.chunk_size, comparisons_per_call=config.comparisons_per_call,
+                        checkpoint=lanes.Checkpoint(checkpoint_dir(run_dir), "estimate", {"source": source}))
     winner = envs.condorcet_winner(est.pref)
     total = int(est.counts.sum() // 2)
     results = {
         "source": source, "num_queries": queries.num_queries, "feature_ids": ids, "method": config.method,
         "click_model": config.click_model, "num_grades": num_grades, "num_comparisons": config.num_comparisons,
-        "total_comparisons": total, "seconds": round(est.seconds, 2), "compile_seconds": round(est.compile_seconds, 2),
+        "total_comparisons": total, "seconds": round(est.seconds, 2),
         "comparisons_per_second": round(total / est.seconds), "tie_fraction": float(est.ties.sum() / max(est.counts.sum(), 1)),
         "condorcet_winner": None if winner is None else {"arm": winner, "feature_id": ids[winner]},
         "pref": np.round(est.pref, 6).tolist(),
     }
+    results["timings"] = {k: results.pop(k) for k in ("seconds", "compile_seconds", "comparisons_per_second")}
     arrays = {"pref": est.pref, "counts": est.counts, "wins": est.wins, "ties": est.ties, "feature_ids": np.asarray(ids)}
     reference = _reference(config, ids)
     if reference is not None:

@@ -7,6 +7,11 @@ strings typed by the dataclass fields, makes ``workdir/<name>/<timestamp>/``, wr
 ``results.json`` and lets ``report`` (from ``experiments/analysis``) draw tables and figures
 from the saved files. Every file is written atomically.
 
+Same seed, same bytes: ``results.json`` holds only what the seed and config determine, so two runs
+of one config write byte-identical files. Wall-clock figures go to ``timings.json``: a summary may
+carry them in one top-level ``"timings"`` dict, which the registry writes there and strips from
+``results.json``; a report reads ``timings.json`` for them and keeps them out of ``table.md``.
+
 An experiment that passes ``checkpoint_dir(run_dir)`` to ``jaxrank.bandits.run_sweep`` is
 resumable: ``resume(run_dir)`` reloads ``config.json`` and runs it again in the same folder;
 finished simulations are read back from their checkpoints and the interrupted one continues
@@ -30,6 +35,7 @@ import numpy as np
 from jaxrank.data import remove_stale_temporaries, write_json
 
 CHECKPOINTS = "checkpoints"  # subfolder of a run directory holding resumable simulation state
+TIMINGS = "timings"  # top-level summary key whose dict goes to timings.json instead of results.json
 
 
 class ExperimentError(ValueError):
@@ -152,14 +158,18 @@ def _execute(experiment: Experiment, config, run_dir: Path, *, fresh: bool) -> P
     try:
         summary = experiment.run(config, run_dir)
     except (ValueError, FileNotFoundError) as e:
-        if fresh and jax.process_index() == 0 and not any(checkpoint_dir(run_dir).glob("*.npz")):
+        if fresh and jax.process_index() == 0 and not _has_checkpoint(run_dir):
             shutil.rmtree(run_dir, ignore_errors=True)
         raise ExperimentError(str(e).splitlines()[0] if str(e) else type(e).__name__) from e
     except BaseException:
-        if fresh and jax.process_index() == 0 and not any(checkpoint_dir(run_dir).glob("*.npz")):
+        if fresh and jax.process_index() == 0 and not _has_checkpoint(run_dir):
             shutil.rmtree(run_dir, ignore_errors=True)
         raise
     if jax.process_index() == 0:
+        summary = dict(summary)
+        timings = summary.pop(TIMINGS, None)
+        if timings is not None:
+            write_json(run_dir / "timings.json", timings)
         write_json(run_dir / "results.json", summary)
         if experiment.report is not None:
             experiment.report(run_dir)
@@ -189,19 +199,35 @@ def _saved_config(experiment: Experiment, run_dir: Path):
     return experiment.config_cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in values.items()})
 
 
+def _has_checkpoint(run_dir: Path) -> bool:
+    return any(checkpoint_dir(run_dir).rglob("*.npz"))  # any layout of checkpoint files below it
+
+
 def latest_run_dir(workdir, name: str) -> Path:
-    """The newest ``workdir/<name>/<timestamp>[-n]`` folder."""
+    """The newest ``workdir/<name>/<timestamp>[-n]`` folder that can be resumed: unfinished (no
+    ``results.json``) and holding a checkpoint.
+
+    Raises:
+      ExperimentError: when no run of ``name`` is resumable, saying how many runs finished or
+        stopped before their first checkpoint.
+    """
     get(name)
     folder = Path(workdir) / name
     runs = [p for p in folder.glob("*") if (p / "config.json").is_file()] if folder.is_dir() else []
     if not runs:
         raise ExperimentError(f"no run of {name} under {folder} to resume; start one with --experiment={name}.")
+    resumable = [p for p in runs if not (p / "results.json").is_file() and _has_checkpoint(p)]
+    if not resumable:
+        finished = sum((p / "results.json").is_file() for p in runs)
+        raise ExperimentError(
+            f"no resumable run of {name} under {folder}: of its {len(runs)} runs {finished} finished and "
+            f"{len(runs) - finished} stopped before their first checkpoint; start one with --experiment={name}.")
 
     def order(p):  # "<date>-<time>[-n]": "-10" comes after "-9"
         parts = p.name.split("-")
         return parts[:2], int(parts[2]) if len(parts) > 2 and parts[2].isdigit() else 0
 
-    return max(runs, key=order)
+    return max(resumable, key=order)
 
 
 def resume(run_dir, overrides: list[str] = (), seed: Optional[int] = None, name: Optional[str] = None) -> Path:
@@ -233,7 +259,7 @@ def resume(run_dir, overrides: list[str] = (), seed: Optional[int] = None, name:
                               "a resumed run keeps its config: drop those --set/--seed flags or start a new run.")
     if (run_dir / "results.json").is_file():
         raise ExperimentError(f"--resume={run_dir}: this run has finished (results.json exists); nothing to resume.")
-    if not any(checkpoint_dir(run_dir).glob("*.npz")):
+    if not _has_checkpoint(run_dir):
         raise ExperimentError(f"--resume={run_dir}: no checkpoint in {checkpoint_dir(run_dir)} (the run stopped "
                               f"before its first chunk finished, or {experiment.name} does not checkpoint); "
                               f"start it again with --experiment={experiment.name}.")

@@ -13,15 +13,17 @@ import numpy as np
 
 from experiments import letor_datasets
 from experiments.analysis import solar as analysis
+from experiments.params import parse, settings
 from experiments.registry import register
-from jaxrank.learners import online
-from jaxrank.learners.online import protocol
-from jaxrank.learners.linear import LinearReadout, linear_score
+from jaxrank.learners import LEARNERS, linear
+from jaxrank.learners.online import batch_protocol, online_pass
 from jaxrank.solvers.pairwise import stack_pairs
 from jaxrank.solvers.ranksvm import check_converged, ranksvm
 from jaxrank.utils.checks import check_number
 
-
+# algorithm: (hyperparameter searched, its Config grid, its name in results and messages)
+GRIDS = {"solar_first_order": ("c", "c_grid", "C"), "solar_second_order": ("gamma", "gamma_grid", "gamma"),
+         "ranksvm": ("lambda", "lambda_grid", "lambda")}
 
 def half_decades(high: float, low: float) -> tuple[float, ...]:
     """``10^high, 10^(high − ½), …, 10^low`` (the paper's ranges, §5.3.1; the half-decade step is ours)."""
@@ -36,18 +38,39 @@ class Config:
     c_grid: tuple[float, ...] = half_decades(-3.5, -6.5)  # SOLAR-I C, paper §5.3
     gamma_grid: tuple[float, ...] = half_decades(6.0, 3.0)  # SOLAR-II γ, paper §5.3
     lambda_grid: tuple[float, ...] = tuple(float(10.0 ** e) for e in range(-7, 1))  # RankSVM λ = 1/(C N_p)
+    # per-algorithm settings "algo.key=value" of the learners besides the searched one (e.g.
+    # solar_second_order.guard=false); defaults: each module's HPARAMS / OPTIONS
+    params: tuple[str, ...] = ()
     select_by: str = "map"  # validation criterion: map or ndcg@10
     seed: int = 0
 
 
 def _grid(name: str, config: Config):
-    grids = {"solar_first_order": ("C", config.c_grid), "solar_second_order": ("gamma", config.gamma_grid), "ranksvm": ("lambda", config.lambda_grid)}
-    if name not in grids:
-        raise ValueError(f"unknown algorithm {name!r}; choose from {', '.join(grids)}.")
-    label, values = grids[name]
+    if name not in GRIDS:
+        raise ValueError(f"unknown algorithm {name!r}; choose from {', '.join(GRIDS)}.")
+    _, field, label = GRIDS[name]
+    values = getattr(config, field)
     if not values or not all(v > 0 for v in values):
         raise ValueError(f"{name}: every {label} must be > 0; got {values}.")
     return label, values
+
+
+def _learners(config: Config) -> dict:
+    """``{name: (Learner, fixed hparams)}`` of the selected learners, checked before any work; the
+    searched hyperparameter comes from its grid, not from ``params``."""
+    names = [n for n in config.algorithms if n != "ranksvm"]
+    if "ranksvm" in parse(config.params):
+        raise ValueError("params cannot set ranksvm (a solver, not a registered learner); its λ is searched over "
+                         "lambda_grid.")
+    chosen = settings(config.params, LEARNERS, names)
+    out = {}
+    for name, (options, hparams) in chosen.items():
+        searched = GRIDS[name][0]
+        if searched in parse(config.params).get(name, {}):
+            raise ValueError(f"{name}.{searched} is searched over {GRIDS[name][1]}; set the grid instead of params.")
+        hparams.pop(searched)
+        out[name] = (LEARNERS.build(name, **options), hparams)
+    return out
 
 
 def _ranksvm(train, vali, test, lams, key, folds):
@@ -59,20 +82,21 @@ def _ranksvm(train, vali, test, lams, key, folds):
     solve = jax.jit(jax.vmap(jax.vmap(ranksvm, in_axes=(None, 0)), in_axes=(0, None)))
     w, info = solve(pairs, jnp.asarray(lams, jnp.float32))  # w [F, H, D], info leaves [F, H]
     check_converged(info, pairs.features.dtype, lanes=[f"fold {f}, λ={lam:g}" for f in folds for lam in lams])
-    keys = jax.vmap(lambda f: jax.random.fold_in(key, f))(jnp.arange(len(train)))
-    return protocol.evaluate_folds(linear_score, LinearReadout(w), vali, test, keys)
+    keys = batch_protocol.fold_keys(key, len(train))[1]
+    return batch_protocol.evaluate_folds(keys, linear.score, w, vali, test)
 
 
 @register("solar_batch", Config, report=analysis.report_batch)
 def run(config: Config, run_dir) -> dict:
     """Table 3 row of the SOLAR paper on one dataset."""
-    if config.select_by not in protocol.METRIC_NAMES:
-        raise ValueError(f"select_by must be one of {protocol.METRIC_NAMES}; got {config.select_by!r}.")
+    if config.select_by not in online_pass.METRIC_NAMES:
+        raise ValueError(f"select_by must be one of {online_pass.METRIC_NAMES}; got {config.select_by!r}.")
     grids = {name: _grid(name, config) for name in config.algorithms}
+    learners = _learners(config)
     ds = letor_datasets.resolve(config.dataset, "solar_batch")
     splits = [letor_datasets.fold(ds, k, config.seed) for k in config.folds]
     train, vali, test = ([s[i] for s in splits] for i in range(3))
-    column = protocol.METRIC_NAMES.index(config.select_by)
+    column = online_pass.METRIC_NAMES.index(config.select_by)
     key = jax.random.key(config.seed)
     results = {}
     for name, (label, values) in grids.items():
@@ -80,8 +104,9 @@ def run(config: Config, run_dir) -> dict:
         if name == "ranksvm":
             out = _ranksvm(train, vali, test, values, key, config.folds)
         else:
-            make = online.solar_first_order if name == "solar_first_order" else online.solar_second_order
-            out = protocol.batch_protocol(make, {"c" if name == "solar_first_order" else "gamma": values}, train, vali, test, key)
+            learner, fixed = learners[name]
+            grid = {GRIDS[name][0]: values, **{k: [v] * len(values) for k, v in fixed.items()}}
+            out = batch_protocol.batch_protocol(key, learner, grid, train, vali, test)
         out = jax.tree.map(np.asarray, jax.block_until_ready(out))
         seconds = time.perf_counter() - start
         best = out.vali[:, :, column].argmax(1)  # [F] first best value on ties
@@ -99,5 +124,6 @@ def run(config: Config, run_dir) -> dict:
         print(f"[solar_batch] {name}: test NDCG@1/5/10 MAP = {fmt(results[name]['test'])} (LETOR script "
               f"{fmt(results[name]['test_letor'])}), {label} per fold {[f'{v:.3g}' for v in results[name]['chosen']]}, "
               f"{seconds:.1f} s with compile", flush=True)
-    return {"dataset": ds.name, "source": ds.source, "folds": list(config.folds), "select_by": config.select_by,
-            "metrics": list(protocol.METRIC_NAMES), "algorithms": results, "order": list(results), "paper": analysis.paper_table3(ds.name)}
+    timings = {"seconds_with_compile": {name: r.pop("seconds_with_compile") for name, r in results.items()}}
+    return {"dataset": ds.name, "source": ds.source, "folds": list(config.folds), "select_by": config.select_by, "timings": timings,
+            "metrics": list(online_pass.METRIC_NAMES), "algorithms": results, "order": list(results), "paper": analysis.paper_table3(ds.name)}

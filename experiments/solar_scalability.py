@@ -15,8 +15,9 @@ from experiments import letor_datasets
 from experiments.analysis import solar as analysis
 from experiments.registry import register
 from jaxrank import data
-from jaxrank.learners import online
-from jaxrank.learners.online import protocol
+from experiments.params import settings
+from jaxrank.learners import LEARNERS
+from jaxrank.learners.online import online_pass, streams
 from jaxrank.pairs import pairs_per_query
 from jaxrank.solvers.pairwise import make_pairs
 from jaxrank.solvers.ranksvm import ranksvm
@@ -27,8 +28,8 @@ from jaxrank.utils.checks import check_number
 class Config:
     dataset: str = "auto"  # LETOR folder name under JAXRANK_DATA, a path, "synthetic", or auto (MQ2008)
     num_queries: tuple[int, ...] = (50, 100, 200, 400, 784)  # prefixes of the shuffled query list (capped)
-    c: float = 1e-5
-    gamma: float = 1e4
+    # per-algorithm settings "algo.key=value" of SOLAR-I and SOLAR-II (defaults: SOLAR §5.2, C = 1e-5, γ = 1e4)
+    params: tuple[str, ...] = ()
     ranksvm_lambda: float = 1e-4
     repeats: int = 3
     seed: int = 0
@@ -43,15 +44,32 @@ def _time(compiled, *args, repeats: int) -> float:
     return statistics.median(seconds)
 
 
-def training_seconds(queries, *, c: float, gamma: float, lam: float, repeats: int, key) -> dict:
-    """Seconds (after compile) to train SOLAR-I, SOLAR-II and RankSVM on all of ``queries``; the pairs
-    are built once beforehand for every method (not timed)."""
+LEARNER_NAMES = ("solar_first_order", "solar_second_order")
+
+
+def learners(params) -> dict:
+    """``{name: (Learner, hparams)}`` of SOLAR-I and SOLAR-II, checked before any work."""
+    chosen = settings(params, LEARNERS, LEARNER_NAMES)
+    for name, (_, hparams) in chosen.items():
+        LEARNERS[name].init(jax.random.key(0), 1, **hparams)  # values out of range before any work
+    return {name: (LEARNERS.build(name, **options), hparams) for name, (options, hparams) in chosen.items()}
+
+
+def training_seconds(key, queries, *, learners: dict, lam: float, repeats: int) -> dict:
+    """Seconds (after compile) to train each of ``learners`` (``{name: (Learner, hparams)}``, one
+    pass from its initial state) and RankSVM on all of ``queries``; the pairs are built once
+    beforehand for every method (not timed)."""
     out = {}
-    docs = protocol.documents(queries)
-    stream = protocol.instance_stream(queries, "pairs")
-    for name, learner in (("solar_first_order", online.solar_first_order(c)), ("solar_second_order", online.solar_second_order(gamma))):
-        fit = jax.jit(lambda d, s, k, learner=learner: protocol.run_pass(learner, d, s, k, snapshots=False).state)
-        out[name] = _time(fit.lower(docs, stream, key).compile(), docs, stream, key, repeats=repeats)
+    docs = streams.documents(queries)
+    stream = streams.instance_stream(queries, "pairs")
+    for name, (learner, hparams) in learners.items():
+        state = learner.init(key, queries.num_features, **hparams)
+
+        def fit(k, state, d, s, learner=learner):
+            return online_pass.run_pass(k, learner, state, d, s, snapshots=False).state
+
+        fit = jax.jit(fit)
+        out[name] = _time(fit.lower(key, state, docs, stream).compile(), key, state, docs, stream, repeats=repeats)
     pairs = make_pairs(queries)
     solve = jax.jit(lambda p, lam: ranksvm(p, lam)[0])
     lam = jnp.float32(lam)
@@ -64,7 +82,7 @@ def run(config: Config, run_dir) -> dict:
     """Fig. 3 of the SOLAR paper: training time vs number of queries."""
     if config.repeats < 1 or not config.num_queries or min(config.num_queries) < 1:
         raise ValueError(f"repeats and every num_queries must be >= 1; got {config.repeats}, {config.num_queries}.")
-    online.solar_first_order(config.c), online.solar_second_order(config.gamma)
+    chosen = learners(config.params)
     check_number("ranksvm_lambda", config.ranksvm_lambda, low=0, fix="it is 1/(C·N_p)")
     ds = letor_datasets.resolve(config.dataset, "solar_scalability")
     queries = letor_datasets.all_queries(ds, config.seed)
@@ -76,10 +94,10 @@ def run(config: Config, run_dir) -> dict:
     for n in sizes:
         prefix = data.take_queries(queries, order[:n])
         num_pairs.append(int(pairs_per_query(prefix.labels, prefix.offsets).sum()))
-        for name, s in training_seconds(prefix, c=config.c, gamma=config.gamma, lam=config.ranksvm_lambda,
-                                        repeats=config.repeats, key=key).items():
+        for name, s in training_seconds(key, prefix, learners=chosen, lam=config.ranksvm_lambda,
+                                        repeats=config.repeats).items():
             seconds[name].append(round(s, 5))
         print(f"[solar_scalability] {n} queries ({num_pairs[-1]} pairs): "
               + ", ".join(f"{a} {v[-1]:.4f} s" for a, v in seconds.items()), flush=True)
     return {"dataset": ds.name, "source": ds.source, "num_queries": sizes, "num_pairs": num_pairs,
-            "repeats": config.repeats, "seconds": seconds}
+            "repeats": config.repeats, "timings": {"seconds": seconds}}

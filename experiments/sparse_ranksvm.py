@@ -222,7 +222,7 @@ def run(config: Config, run_dir) -> dict:
         "comparison": comparison,
         "claim": claim,
         "paper_mq2008": PAPER_MQ2008,
-        "solve_seconds": round(solve_seconds, 2),
+        "timings": {"solve_seconds": round(solve_seconds, 2)},
         "solver": solver,
         "total_iterations": int(info.l1_iterations.sum() + info.mm_iterations.sum()),  # steps of `solver`
         "num_lambdas": config.num_lambdas,

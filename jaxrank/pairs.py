@@ -11,9 +11,9 @@
   collections) or as the documents plus ``PairIndex``'s indices (large ones); ``PairOperator`` is
   either.
 * ``QueryPairs`` (device): the ``L(L−1)/2`` padded pair slots of one padded query, what an online
-  learner's ``update(state, query)`` runs through (``jaxrank.learners.online.pairs``).
+  learner's ``update(state, query)`` runs through (``jaxrank.learners.online.pair_slots``).
 * ``PairBatch`` (device): one SGD step's sampled pairs of SPD and LCRA
-  (``jaxrank.learners.pairwise.pairs.sample_pairs``).
+  (``jaxrank.learners.pairwise.pair_sampling.sample_pairs``).
 
 Memory grows with the pairs, never with ``Q × L_max²``; ``[P, D]`` rows only where ``P`` is small.
 """
@@ -23,7 +23,7 @@ from typing import NamedTuple, Union
 import jax
 import numpy as np
 
-from jaxrank.data.ragged import Queries, as_ragged
+from jaxrank.data.ragged import Queries, as_ragged, bucket_sizes
 
 
 class PairIndex(NamedTuple):
@@ -89,12 +89,21 @@ class PairBatch(NamedTuple):
     valid_hat: jax.Array  # [l] bool, False when the set has no unlabeled pair
 
 
-def preference_pairs(queries: Queries, *, block_cells: int = 1 << 24) -> PairIndex:
+def preference_pairs(queries: Queries, *, block_cells: int = 1 << 22) -> PairIndex:
     """Every ``(i, j)`` with ``l_i > l_j`` inside each query (see the module docstring).
+
+    Queries of similar length are examined together, a block of ``[B, L, L]`` slots at a time; a
+    query longer than ``sqrt(block_cells)`` alone, ``[H, n]`` slots (``H`` of its documents against
+    all ``n``) at a time. Either way a block holds at most ``block_cells`` slots (or one row), so the
+    scratch memory is bounded whatever the longest query; only the ``[P]`` output grows with the pairs.
 
     Args:
       queries: ``RaggedQueries`` or ``QueryBatch`` (padding is never paired).
-      block_cells: ``(i, j)`` slots examined at once (bounds the scratch memory).
+      block_cells: ``(i, j)`` slots examined at once (bounds the scratch memory: about 30 bytes a slot
+        where every slot is a pair).
+
+    Returns:
+      ``PairIndex``: ``first, second [P]`` i32 flat document indices, ``offsets [Q + 1]`` i64.
 
     Raises:
       ValueError: when there are 2^31 pairs or more (int32 indices).
@@ -110,10 +119,15 @@ def preference_pairs(queries: Queries, *, block_cells: int = 1 << 24) -> PairInd
     pair_offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     first = np.empty(total, np.int32)
     second = np.empty(total, np.int32)
-    sizes = 1 << np.ceil(np.log2(np.maximum(lengths, 1))).astype(np.int64)
+    sizes = bucket_sizes(lengths, minimum=1)
     for size in np.unique(sizes):
         members = np.flatnonzero(sizes == size)
-        rows = max(1, block_cells // int(size * size))
+        if size * size > block_cells:
+            for q in members:
+                _long_query_pairs(labels, int(offsets[q]), int(lengths[q]), int(pair_offsets[q]), block_cells,
+                                  first, second)
+            continue
+        rows = block_cells // int(size * size)
         for start in range(0, members.size, rows):
             q = members[start:start + rows]
             positions = np.arange(size)
@@ -126,6 +140,23 @@ def preference_pairs(queries: Queries, *, block_cells: int = 1 << 24) -> PairInd
             first[slot] = docs[b, i]
             second[slot] = docs[b, j]
     return PairIndex(first, second, pair_offsets)
+
+
+def _long_query_pairs(labels: np.ndarray, start: int, length: int, slot: int, block_cells: int,
+                      first: np.ndarray, second: np.ndarray) -> None:
+    """Writes the pairs of the query of documents ``start:start + length`` from ``slot`` on, in
+    ``(i, j)`` order, examining ``[H, length]`` slots (``H = block_cells // length``) at a time.
+    Only documents above the query's lowest grade can be preferred, so only they are rows."""
+    lab = labels[start:start + length]
+    rows = np.flatnonzero(lab > lab.min())
+    height = max(1, block_cells // length)
+    for top in range(0, rows.size, height):
+        block = rows[top:top + height]
+        flat = np.flatnonzero(lab[block, None] > lab[None, :])  # row-major: (i, j) order
+        i, j = np.divmod(flat, length)
+        first[slot:slot + flat.size] = start + block[i]
+        second[slot:slot + flat.size] = start + j
+        slot += flat.size
 
 
 def pairs_per_query(labels: np.ndarray, offsets: np.ndarray) -> np.ndarray:

@@ -189,9 +189,9 @@ class Ranker(NamedTuple):
     list, its clicks).
 
     * ``init(key, num_features, **hparams) -> state``;
-    * ``rank(key, state, features [N, D], where [N]) -> (docs [L] i32, shown [L] bool, aux)``: the
+    * ``rank(key, state, features [L, D], where [L]) -> (docs [k] i32, shown [k] bool, aux)``: the
       list shown to the user (``docs = -1`` where not shown) and what ``update`` needs to credit clicks;
-    * ``update(state, features, where, docs, shown, clicks [L] bool, aux) -> (state, RankerInfo)``;
+    * ``update(state, features, where, docs, shown, clicks [k] bool, aux) -> (state, RankerInfo)``;
     * ``params(state)`` and ``score(params, features [..., D]) -> [...]``: the current (production)
       ranker, for offline evaluation.
     """

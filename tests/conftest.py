@@ -3,6 +3,8 @@
 import json
 import math
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
@@ -32,6 +34,24 @@ def assert_same_mean(ours, theirs, label: str = "") -> None:
     gap = abs(ours.mean() - theirs.mean())
     print(f"{label}: ours {ours.mean():.1f}, reference {theirs.mean():.1f}, |gap| {gap:.1f} <= {1.96 * se:.1f}")
     assert gap <= 1.96 * se, (label, ours.mean(), theirs.mean(), se)
+
+
+def pytest_configure(config):
+    """Compiled programs go to a persistent cache for the session: a study compiles its program
+    afresh in every ``run_lanes`` call (nothing keeps programs alive), and the many tests that
+    run the same shapes then load it from disk instead of compiling it again."""
+    import jax
+
+    config._jaxrank_xla_cache = tempfile.mkdtemp(prefix="jaxrank-test-xla-")
+    jax.config.update("jax_compilation_cache_dir", config._jaxrank_xla_cache)
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+
+
+def pytest_unconfigure(config):
+    folder = getattr(config, "_jaxrank_xla_cache", None)
+    if folder:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def pytest_addoption(parser):
@@ -80,22 +100,3 @@ def _isolated_cache(tmp_path_factory, monkeypatch):
     """Parsed-file caches go to a per-session temporary folder, never the user's cache."""
     monkeypatch.setenv("JAXRANK_CACHE", str(tmp_path_factory.getbasetemp() / "jaxrank-cache"))
     monkeypatch.setenv("JAXRANK_COMPILATION_CACHE", str(tmp_path_factory.getbasetemp() / "jaxrank-xla"))
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _release_compiled_programs():
-    """Drops the compiled programs after a test module once the process holds many memory maps.
-    XLA:CPU maps memory for every program it keeps, and the whole suite in one process would
-    otherwise pass Linux's default limit of 65,530 maps and crash inside a compile."""
-    yield
-    maps = Path("/proc/self/maps")
-    if maps.exists():
-        with maps.open() as f:
-            if sum(1 for _ in f) < 30_000:
-                return
-    import gc
-
-    import jax
-
-    jax.clear_caches()
-    gc.collect()

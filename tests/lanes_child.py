@@ -40,7 +40,64 @@ def toy(mesh=None, chunks_per_call=2, **kwargs):
                            chunks=np.arange(6, dtype=np.uint32), chunks_per_call=chunks_per_call, mesh=mesh, **kwargs)
 
 
-STUDIES = {"toy": toy}
+def oltr_grid(mesh=None):
+    """OLTR grids (``jaxrank.oltr.simulate_grid``): PDGD and team-draft MGD over 2 folds x 3 click
+    models x 3 runs of tiny synthetic queries."""
+    from jaxrank import data, oltr
+    from jaxrank.clicks import cascade_model
+
+    folds = {k: tuple(data.as_ragged(data.synthetic_queries(jax.random.key(10 * k + p), num_queries=6, list_size=12,
+                                                            num_features=5)) for p in (0, 1)) for k in (1, 2)}
+    train, test, _ = oltr.stack_folds(folds, (1, 2))
+    names = ("perfect", "navigational", "informational")
+    models = jax.tree.map(lambda *x: jnp.stack(x), *[cascade_model(m, 3) for m in names])
+    keys = oltr.lane_keys(0, (1, 2), 3, 3)  # 18 lanes: padded to 20 on 4 devices
+    return [oltr.simulate_grid(oltr.RANKERS.build(name, **options), keys, train, test, models, checkpoints=(0, 4, 12),
+                               mesh=mesh)
+            for name, options in (("pdgd", {}), ("mgd", {"num_candidates": 3, "multileaving": "team_draft"}))]
+
+
+def _learner_queries():
+    from jaxrank.data import synthetic_queries
+
+    return synthetic_queries(jax.random.key(3), num_queries=12, list_size=8, num_features=4)
+
+
+def online_passes(mesh=None, **kwargs):
+    """SOLAR-II's online passes, 3 permutations as lanes (``online_pass.pass_study``)."""
+    from jaxrank.learners import LEARNERS
+    from jaxrank.learners.online import online_pass, streams
+
+    batch, learner = _learner_queries(), LEARNERS.build("solar_second_order")
+    keys = online_pass.permutation_keys(jax.random.key(1), 3)
+    return online_pass.online_passes(keys, learner, streams.documents(batch), streams.instance_stream(batch),
+                                     hparams={"gamma": 1.0}, mesh=mesh, **kwargs)
+
+
+def batch_folds(mesh=None, **kwargs):
+    """SOLAR-I's batch protocol, 3 folds as lanes over a grid of 2 C values (``batch_protocol.batch_study``)."""
+    from jaxrank.learners import LEARNERS
+    from jaxrank.learners.online import batch_protocol
+
+    batch = _learner_queries()
+    folds = [jax.tree.map(lambda x, a=a, b=b: x[a:b], batch) for a, b in ((0, 6), (3, 8), (5, 12))]  # unequal folds
+    return batch_protocol.batch_protocol(jax.random.key(2), LEARNERS.build("solar_first_order"), {"c": [0.01, 1.0]},
+                                         folds, folds, folds, mesh=mesh, **kwargs)
+
+
+def lcra_cross_validation(mesh=None, **kwargs):
+    """LCRA-1-1's cross-validation, 2 splits × 3 folds as lanes (``semi_supervised.cv_study``)."""
+    from jaxrank.learners.pairwise import semi_supervised
+
+    method = semi_supervised.METHODS["lcra_1_1"]
+    return semi_supervised.cross_validate(semi_supervised.split_keys(jax.random.key(4), 2),
+                                          semi_supervised.method_learner(method), method, _learner_queries(),
+                                          semi_supervised.make_grid(method, (0.01, 0.1), (0.1,)), num_steps=600,
+                                          num_folds=3, label_fraction=0.4, mesh=mesh, **kwargs)
+
+
+STUDIES = {"toy": toy, "oltr": oltr_grid, "online_passes": online_passes, "batch_folds": batch_folds,
+           "lcra_cross_validation": lcra_cross_validation}
 
 
 def run_all(mesh) -> dict:

@@ -32,13 +32,16 @@ Z = 4.5
 # ------------------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=None)
-def _batched(name: str, list_size: int = LIST_SIZE):
+def _batch(name: str):
     fn = getattr(clicks, name)
     if name == "probabilistic_interleave":
-        single = lambda k, a, b, w, tau: fn(k, a, b, w, list_size=list_size, tau=tau)  # noqa: E731
+        single = lambda k, a, b, w, tau: fn(k, a, b, w, list_size=LIST_SIZE, tau=tau)  # noqa: E731
         return jax.jit(jax.vmap(single, in_axes=(0, 0, 0, 0, None)))
-    return jax.jit(jax.vmap(functools.partial(fn, list_size=list_size)))
+    return jax.jit(jax.vmap(functools.partial(fn, list_size=LIST_SIZE)))
+
+
+_BATCHED = {name: _batch(name)
+            for name in ("probabilistic_interleave", "team_draft_interleave", "balanced_interleave")}
 
 
 def _run(name, keys, s1, s2, where, tau=3.0):
@@ -52,7 +55,7 @@ def _run(name, keys, s1, s2, where, tau=3.0):
                 jnp.asarray(where[part]))
         if name == "probabilistic_interleave":
             args += (jnp.asarray(tau, jnp.float32),)
-        chunks.append(_batched(name)(*args))
+        chunks.append(_BATCHED[name](*args))
     return tuple(np.concatenate(x) for x in zip(*chunks))
 
 

@@ -28,8 +28,7 @@ LIST_SIZE = 5
 BATCH = 64
 
 
-@functools.lru_cache(maxsize=None)
-def _batched(name: str):
+def _batch(name: str):
     fn = getattr(clicks, name)
     if name.startswith("probabilistic"):
         single = lambda k, s, w, tau: fn(k, s, w, list_size=LIST_SIZE, tau=tau)  # noqa: E731
@@ -37,15 +36,17 @@ def _batched(name: str):
     return jax.jit(jax.vmap(functools.partial(fn, list_size=LIST_SIZE)))
 
 
+_BATCHED = {name: _batch(name) for name in ("team_draft_multileave", "probabilistic_multileave")}
+
+
 def _run(name, keys, scores, where, tau=3.0):
     """``[B, ...]`` outputs of multileaver ``name`` on ``scores [B, n, N]``, ``where [B, N]``."""
     args = (keys, jnp.asarray(scores, jnp.float32), jnp.asarray(where))
     if name.startswith("probabilistic"):
         args += (jnp.asarray(tau, jnp.float32),)
-    return tuple(np.array(x) for x in _batched(name)(*args))
+    return tuple(np.array(x) for x in _BATCHED[name](*args))
 
 
-@functools.lru_cache(maxsize=None)
 def _batched_uniforms(num_rankers):
     return jax.jit(jax.vmap(lambda k: multileave._uniforms(k, num_rankers, LIST_SIZE)))
 

@@ -69,7 +69,7 @@ def test_failing_write_fn_keeps_old_content(tmp_path, mode):
         f.write("partial" if mode == "w" else b"partial")
         raise Boom("disk on fire")
 
-    with pytest.raises(Boom):
+    with pytest.raises(Boom, match="disk on fire"):
         write_atomic(target, write_fn, mode=mode)
     assert target.read_bytes() == b"old content"
     assert _files(tmp_path) == ["keep.bin"]
@@ -79,9 +79,9 @@ def test_failing_write_fn_creates_nothing(tmp_path):
     target = tmp_path / "sub" / "new.json"
 
     def write_fn(f):
-        raise Boom()
+        raise Boom("no space left")
 
-    with pytest.raises(Boom):
+    with pytest.raises(Boom, match="no space left"):
         write_atomic(target, write_fn, mode="w")
     assert not target.exists()
     assert _files(target.parent) == []
@@ -90,13 +90,13 @@ def test_failing_write_fn_creates_nothing(tmp_path):
 def test_failing_json_and_npz_leave_nothing(tmp_path):
     target = tmp_path / "x.json"
     write_json(target, {"ok": 1})
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="not JSON serializable"):
         write_json(target, {"bad": object()})  # not JSON serialisable
     assert json.loads(target.read_text()) == {"ok": 1}
     npz = tmp_path / "y.npz"
     write_npz(npz, a=np.arange(3))
     before = npz.read_bytes()
-    with pytest.raises(Exception):
+    with pytest.raises(Boom, match="cannot convert"):
         write_npz(npz, a=np.arange(3), b=_Unsavable())
     assert npz.read_bytes() == before
     assert _files(tmp_path) == ["x.json", "y.npz"]
@@ -107,9 +107,9 @@ def test_keyboard_interrupt_also_cleans_up(tmp_path):
 
     def write_fn(f):
         f.write("x")
-        raise KeyboardInterrupt
+        raise KeyboardInterrupt("stopped by the user")
 
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt, match="stopped by the user"):
         write_atomic(target, write_fn, mode="w")
     assert _files(tmp_path) == []
 

@@ -3,6 +3,8 @@
 import gzip
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -181,20 +183,20 @@ def test_entries_are_folders_of_plain_npy_arrays(cache_dir, sample_copy):
 
 
 def test_untouched_source_is_not_hashed_again(cache_dir, sample_copy, monkeypatch):
-    """The source's hash is reused while its size and mtime are those recorded (a file last written
-    well before it was hashed); a touched file is hashed again and still hits its entry."""
-    os.utime(sample_copy, ns=(10**9, 10**9))  # written long ago
-    load_svmlight(sample_copy)
+    """The source's hash is reused while its stamp is the one recorded and it was hashed over a second
+    after its last change; a touched file is hashed again and still hits its entry."""
     from jaxrank.data import cache as cache_mod
 
+    real_ns, real_sha256 = cache_mod.time.time_ns, cache_mod._sha256
+    monkeypatch.setattr(cache_mod.time, "time_ns", lambda: real_ns() + 2 * 10**9)  # hashed 2 s after the copy
+    load_svmlight(sample_copy)
     monkeypatch.setattr(cache_mod, "_sha256", lambda p: pytest.fail("hashed again"))
     _forbid_parsing(monkeypatch)
     load_svmlight(sample_copy)
-    monkeypatch.undo()
     calls = []
-    monkeypatch.setattr(cache_mod, "_sha256", lambda p: calls.append(p) or cache_mod.hashlib.sha256(Path(p).read_bytes()).hexdigest())
+    monkeypatch.setattr(cache_mod, "_sha256", lambda p: calls.append(p) or real_sha256(p))
     os.utime(sample_copy, ns=(2 * 10**9, 2 * 10**9))
-    load_svmlight(sample_copy)
+    load_svmlight(sample_copy)  # hashed again, then served from the same entry (parsing is forbidden)
     assert calls == [sample_copy.resolve()] or calls == [sample_copy]
     assert len(_entries(cache_dir)) == 1
 
@@ -264,16 +266,27 @@ def test_unreadable_entry_is_parsed_again_with_a_warning(cache_dir, parse_calls,
     assert len(parse_calls) == 2
 
 
-def test_stale_temporaries_are_removed(cache_dir):
+def test_only_dead_temporaries_are_removed(cache_dir):
+    """A temporary of an exited process of this host, or one untouched for ``STALE_SECONDS``, goes;
+    a live writer's (this process's) stays."""
+    from jaxrank.data import atomic
+
     cache_dir.mkdir(parents=True)
-    stale_file = cache_dir / ".hashes.json.k3j2.tmp"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead_pid = int(dead.stdout)
+    stale_file = cache_dir / f".hashes.json.pid{dead_pid}@{atomic.HOST}.k3j2.tmp"
     stale_file.write_bytes(b"half a write")
-    stale_entry = cache_dir / ".vali.txt.abc.k3j2.tmp"
+    stale_entry = cache_dir / ".vali.txt.abc.k3j2.tmp"  # untagged and old
     stale_entry.mkdir()
     (stale_entry / "features.npy").write_bytes(b"half")
+    for p in (stale_entry / "features.npy", stale_entry):
+        os.utime(p, (1, 1))
+    live = cache_dir / f"{atomic.temporary_prefix('train.txt.abc')}x1y2.tmp"
+    live.mkdir()
+    (live / "features.npy").write_bytes(b"being written")
     load_svmlight(SAMPLE / "vali.txt")
     assert not stale_file.exists() and not stale_entry.exists()
-    assert all(not name.endswith(".tmp") for name in _all_files(cache_dir))
+    assert live.exists() and (live / "features.npy").read_bytes() == b"being written"
 
 
 def test_entries_store_float32(cache_dir):

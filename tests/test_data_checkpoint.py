@@ -1,9 +1,13 @@
 """Checkpoint files: round trip, a clear error for anything else, stale temporaries removed."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
-from jaxrank.data import load_checkpoint, remove_stale_temporaries, save_checkpoint
+from jaxrank.data import atomic, load_checkpoint, remove_stale_temporaries, save_checkpoint
 
 
 def test_checkpoint_round_trips_arrays_in_order_and_the_header(tmp_path):
@@ -27,10 +31,16 @@ def test_a_file_that_is_not_a_checkpoint_is_named_in_the_error(tmp_path):
         load_checkpoint(tmp_path / "plain.npz")
 
 
-def test_remove_stale_temporaries_only_touches_temporaries(tmp_path):
-    for name in (".arrays.npz.abc.tmp", ".c.npz.x.tmp", "arrays.npz", "notes.tmp"):
+def test_remove_stale_temporaries_only_touches_dead_temporaries(tmp_path):
+    """Old untagged temporaries and those of an exited process go; a live writer's and other files stay."""
+    dead_pid = int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                                  capture_output=True, text=True).stdout)
+    dead = f".c.npz.pid{dead_pid}@{atomic.HOST}.x.tmp"
+    live = f"{atomic.temporary_prefix('c.npz')}y.tmp"
+    for name in (".arrays.npz.abc.tmp", dead, live, "arrays.npz", "notes.tmp"):
         (tmp_path / name).write_text("x")
+    os.utime(tmp_path / ".arrays.npz.abc.tmp", (1, 1))
     removed = remove_stale_temporaries(tmp_path)
-    assert sorted(p.name for p in removed) == [".arrays.npz.abc.tmp", ".c.npz.x.tmp"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["arrays.npz", "notes.tmp"]
+    assert sorted(p.name for p in removed) == sorted([".arrays.npz.abc.tmp", dead])
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([live, "arrays.npz", "notes.tmp"])
     assert remove_stale_temporaries(tmp_path / "missing") == []

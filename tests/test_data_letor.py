@@ -166,7 +166,7 @@ def test_split_file_names(tmp_path):
     assert split_file(tmp_path, "test") == tmp_path / "test"
     (tmp_path / "test.txt").write_text("")
     assert split_file(tmp_path, "test") == tmp_path / "test.txt"  # .txt first
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(FileNotFoundError, match="no 'other' file in .*other.txt and other.txt.gz"):
         split_file(tmp_path, "other")
     assert split_file(SAMPLE, "vali") == SAMPLE / "vali.txt"
     assert split_file(SAMPLE, "test") == SAMPLE / "test.txt.gz"

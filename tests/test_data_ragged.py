@@ -101,7 +101,7 @@ def test_bucket_size_minimum(n, minimum, expected):
 
 @pytest.mark.parametrize("n", [0, -1])
 def test_bucket_size_rejects_empty(n):
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=f"num_docs must be >= 1; got {n}"):
         bucket_size(n)
 
 
@@ -203,7 +203,7 @@ def test_no_warning_without_truncation():
 
 @pytest.mark.parametrize("list_size", [0, -3])
 def test_bad_list_size(list_size):
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=f"list_size must be >= 1; got {list_size}"):
         group_queries(parse_svmlight(SAMPLE / "vali.txt"), list_size=list_size)
 
 

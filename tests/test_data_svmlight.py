@@ -415,7 +415,7 @@ def test_corrupt_gzip(tmp_path):
 
 
 def test_missing_file(tmp_path):
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(FileNotFoundError, match="nope.txt"):
         parse_svmlight(tmp_path / "nope.txt")
 
 

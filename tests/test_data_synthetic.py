@@ -105,19 +105,23 @@ def test_min_docs_equal_list_size_fills_every_list():
     assert set(np.unique(labels)) <= {0.0, 1.0, 2.0}
 
 
+_MIN_DOCS = r"need 1 <= min_docs <= list_size; got min_docs={}, list_size={}\."
+_SIZES = r"need 0 <= num_informative <= num_features and num_grades >= 2; got num_informative={}, num_features={}, num_grades={}\."
+
+
 @pytest.mark.parametrize(
-    "kwargs",
+    "kwargs, message",
     [
-        dict(min_docs=0),
-        dict(min_docs=-1),
-        dict(min_docs=17),  # > list_size 16
-        dict(list_size=4, min_docs=5),
-        dict(num_informative=9),  # > num_features 8
-        dict(num_informative=-1),
-        dict(num_grades=1),
-        dict(num_grades=0),
+        (dict(min_docs=0), _MIN_DOCS.format(0, 16)),
+        (dict(min_docs=-1), _MIN_DOCS.format(-1, 16)),
+        (dict(min_docs=17), _MIN_DOCS.format(17, 16)),  # > list_size 16
+        (dict(list_size=4, min_docs=5), _MIN_DOCS.format(5, 4)),
+        (dict(num_informative=9), _SIZES.format(9, 8, 3)),  # > num_features 8
+        (dict(num_informative=-1), _SIZES.format(-1, 8, 3)),
+        (dict(num_grades=1), _SIZES.format(3, 8, 1)),
+        (dict(num_grades=0), _SIZES.format(3, 8, 0)),
     ],
 )
-def test_bad_arguments(kwargs):
-    with pytest.raises(ValueError):
+def test_bad_arguments(kwargs, message):
+    with pytest.raises(ValueError, match=message):
         synthetic_queries(jax.random.PRNGKey(0), **kwargs)

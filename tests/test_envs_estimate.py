@@ -1,8 +1,10 @@
 """Preference-matrix estimation: flat rankings equal a per-query argsort, rank-space interleaving equals
-jaxrank.clicks, the estimate equals the padded implementation it replaced, and P's invariants."""
+jaxrank.clicks, the estimate equals a plain-Python reference comparison by comparison, P's
+invariants, resuming after a kill, and the same counts on 1, 2 and 4 devices."""
 
+import os
 import subprocess
-import types
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -10,26 +12,24 @@ import numpy as np
 import pytest
 
 from jaxrank import data
+from jaxrank import lanes
 from jaxrank.clicks import cascade_model, probabilistic_interleave, team_draft_interleave
+from jaxrank.clicks.interleave import probabilistic_interleave_rankings, team_draft_interleave_rankings
 from jaxrank.envs import estimate as estimate_module
 from jaxrank.envs.estimate import (
     estimate_preference_matrix,
     estimate_wins,
-    probabilistic_list,
     rank_dtype,
     rank_weights_table,
     rankings,
     sample_rank,
-    team_draft_list,
 )
-from jaxrank.envs.ranker_duel import paper_feature_ids, ranker_duel_env, single_feature_rankers
+from jaxrank.envs.ranker_duel import interleaved_duel, ranker_duel_env, single_feature_rankers
 from jaxrank.types import QueryBatch, RaggedQueries
-from tests.conftest import REPO
+from tests.conftest import REPO, SAMPLE_DATA
+from tests.reference import preference_estimate as ref
 
 TAU = 3.0
-# The commit whose padded [K, Q, L_max] implementation the flat one must reproduce exactly.
-PADDED_COMMIT = "6ab4910575d63140a0f7b6e90dc613bcc3dedc71"
-MSLR_SUBSET = "MSLR-WEB_Fold1_subset/msn1.fold1.train.5k.txt.gz"
 
 
 @pytest.fixture(scope="module")
@@ -41,18 +41,6 @@ def dense():
 @pytest.fixture(scope="module")
 def queries(dense):
     return data.as_ragged(dense)
-
-
-@pytest.fixture(scope="module")
-def padded_estimate():
-    """``jaxrank/envs/estimate.py`` of ``PADDED_COMMIT`` as a module (it reads ``QueryBatch``)."""
-    shown = subprocess.run(["git", "show", f"{PADDED_COMMIT}:jaxrank/envs/estimate.py"], cwd=REPO,
-                           capture_output=True, text=True)
-    if shown.returncode != 0:
-        pytest.skip(f"commit {PADDED_COMMIT[:10]} is not in this checkout (shallow clone?): {shown.stderr.strip()}")
-    module = types.ModuleType("padded_estimate")
-    exec(compile(shown.stdout, f"{PADDED_COMMIT[:10]}:jaxrank/envs/estimate.py", "exec"), module.__dict__)
-    return module
 
 
 def _tied_queries(seed, lengths, num_features=4):
@@ -166,8 +154,8 @@ def _one_query(seed, num_docs=6, size=8):
     return s1, s2, where, rankings(batch, np.eye(2, dtype=np.float32))
 
 
-def _rank_space_args(tables):
-    return (tables.query(0, 0), tables.query(1, 0), tables.num_docs[0])
+def _table_rankings(tables, weights=None):
+    return tables.query(jnp.array([0, 1]), 0, weights)
 
 
 @jax.jit
@@ -176,27 +164,29 @@ def _team_draft_ref(keys, s1, s2, where):
 
 
 @jax.jit
-def _team_draft_ranked(keys, args):
-    return jax.vmap(lambda k: team_draft_list(k, *args, 4))(keys)
+def _team_draft_ranked(keys, table_rankings):
+    return jax.vmap(lambda k: team_draft_interleave_rankings(k, table_rankings, list_size=4))(keys)
 
 
-def test_team_draft_list_equals_clicks_team_draft():
-    """Same key, same coins: the rank-space list is the reference list, document for document."""
+def test_team_draft_on_tables_equals_clicks_team_draft():
+    """Same key, same coins: the rank-space list is the padded query's list, document for document."""
     for seed in range(3):
         s1, s2, where, tables = _one_query(seed)
         keys = jax.random.split(jax.random.key(seed), 50)
         ref = _team_draft_ref(keys, s1, s2, where)
-        got = _team_draft_ranked(keys, _rank_space_args(tables))
+        got = _team_draft_ranked(keys, _table_rankings(tables))
         for a, b in zip(ref, got):
             np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
 
-def test_probabilistic_list_has_the_distribution_of_clicks_probabilistic_interleave():
+def test_probabilistic_on_tables_has_the_distribution_of_clicks_probabilistic_interleave():
+    """The tables draw in rank order, the padded query in document order: the same law, other lists."""
     s1, s2, where, tables = _one_query(3)
     keys = jax.random.split(jax.random.key(5), 20_000)
     ref = jax.jit(jax.vmap(lambda k: probabilistic_interleave(k, s1, s2, where, list_size=3, tau=TAU)))(keys)
     table = rank_weights_table(6, TAU)  # the longest query's length
-    got = jax.jit(jax.vmap(lambda k: probabilistic_list(k, *_rank_space_args(tables), table, 3)))(keys)
+    got = jax.jit(jax.vmap(lambda k: probabilistic_interleave_rankings(k, _table_rankings(tables, table),
+                                                                       list_size=3)))(keys)
     for (docs_a, shown_a, prob_a), (docs_b, shown_b, prob_b) in [(ref, got)]:
         assert bool(shown_a.all()) and bool(shown_b.all())
         freq_a = np.stack([np.bincount(np.asarray(docs_a[:, p]), minlength=8) for p in range(3)]) / len(keys)
@@ -210,9 +200,9 @@ def test_probabilistic_list_has_the_distribution_of_clicks_probabilistic_interle
                                        np.asarray(prob_a)[first == d, 0].mean(), rtol=1e-5)
 
 
-def _estimate(queries, chunk_size=64, method="probabilistic", num=400, seed=0):
-    return estimate_wins(queries, single_feature_rankers([1, 3, 5], 5), cascade_model("perfect", 5), method, num,
-                         jax.random.key(seed), chunk_size=chunk_size, verbose=False)
+def _estimate(queries, chunk_size=64, method="probabilistic", num=400, seed=0, **options):
+    return estimate_wins(jax.random.key(seed), queries, single_feature_rankers([1, 3, 5], 5), cascade_model("perfect", 5),
+                         method, num, chunk_size=chunk_size, verbose=False, **options)
 
 
 def test_estimate_invariants_and_chunking(queries):
@@ -226,44 +216,95 @@ def test_estimate_invariants_and_chunking(queries):
     np.testing.assert_allclose(p, est.wins / np.maximum(est.counts, 1) + 0.5 * np.eye(3))
     assert np.all(est.ties == est.ties.T) and np.all(est.ties <= est.counts)
     assert p[0, 2] > 0.6  # the informative feature beats the noise feature
-    # Chunks of 7 lanes (last one partial) give identical counts; the same key repeats exactly.
-    np.testing.assert_array_equal(_estimate(queries, chunk_size=7).wins, est.wins)
-    pref, counts = estimate_preference_matrix(queries, single_feature_rankers([1, 3, 5], 5), cascade_model("perfect", 5),
-                                              "probabilistic", 400, jax.random.key(0), chunk_size=64, verbose=False)
-    np.testing.assert_array_equal(pref, p)
+    # Chunks of 7 comparisons per pair (the last one partial) in calls of 3 chunks (the last call
+    # padded) give identical counts; the same key repeats exactly.
+    np.testing.assert_array_equal(_estimate(queries, chunk_size=21, comparisons_per_call=63).wins, est.wins)
+    pref, counts = estimate_preference_matrix(jax.random.key(1), queries, single_feature_rankers([1, 3, 5], 5),
+                                              cascade_model("perfect", 5), "probabilistic", 400, chunk_size=64,
+                                              verbose=False)
     np.testing.assert_array_equal(counts, est.counts)
-    assert not np.array_equal(_estimate(queries, chunk_size=64, seed=1).wins, est.wins)
+    assert not np.array_equal(pref, p)  # another key, other comparisons
 
 
 def test_estimate_of_a_query_batch_is_the_estimate_of_its_ragged_queries(dense, queries):
     np.testing.assert_array_equal(_estimate(dense, chunk_size=64).wins, _estimate(queries, chunk_size=64).wins)
 
 
-def _assert_same_as_padded(padded_estimate, dense, ids, method, num, chunk_size):
-    """The flat estimator on ``as_ragged(dense)`` reproduces the padded one on ``dense``, count for count."""
-    args = (single_feature_rankers(ids, dense.features.shape[-1]), cascade_model("perfect", 5), method, num,
-            jax.random.key(11))
-    kw = dict(chunk_size=chunk_size, verbose=False)
-    expected = padded_estimate.estimate_wins(dense, *args, **kw)
-    got = estimate_wins(data.as_ragged(dense), *args, **kw)
-    assert expected.ties.sum() > 0 and 0 < expected.wins.sum() < expected.counts.sum()
-    np.testing.assert_array_equal(got.wins, expected.wins)
-    np.testing.assert_array_equal(got.ties, expected.ties)
-    np.testing.assert_array_equal(got.counts, expected.counts)
+def _reference_case(queries, ids, method, num, seed, list_size=10):
+    """Every comparison of the estimate and of the plain-Python reference on the same draws.
+
+    Returns ``(est, got, want)``: ``estimate_wins``, and per comparison ``(first_won, outcome)``
+    from ``interleaved_duel`` on the rank tables and from ``ref.comparison``, ``[pairs, num]``.
+    """
+    rankers = single_feature_rankers(ids, queries.num_features)
+    model = cascade_model("perfect", 5)
+    key = jax.random.key(seed)
+    est = estimate_wins(key, queries, rankers, model, method, num, list_size=list_size, chunk_size=256, verbose=False)
+    tables = rankings(queries, rankers)
+    weights = rank_weights_table(queries.list_size, TAU)
+    pairs = np.stack(np.triu_indices(len(ids), 1), -1)
+
+    def one(i, j, c):  # comparison c of pair (i, j) and the uniforms it consumed
+        key_c = jax.random.fold_in(jax.random.fold_in(jax.random.fold_in(key, i), j), c)
+        won, outcome = interleaved_duel(
+            key_c, tables.num_docs.shape[0],
+            lambda q: (tables.query(jnp.stack([i, j]), q, weights), tables.labels, tables.offsets[q]),
+            model, method=method, list_size=list_size)
+        key_query, key_list, key_clicks, key_tie = jax.random.split(key_c, 4)
+        shape = (list_size, 2) if method == "probabilistic" else (list_size,)
+        draws = dict(q=jax.random.randint(key_query, (), 0, tables.num_docs.shape[0]),
+                     list_u=jax.random.uniform(key_list, shape), clicks_u=jax.random.uniform(key_clicks, (2, list_size)),
+                     u_tie=jax.random.uniform(key_tie))
+        return won, outcome, draws
+
+    c = jnp.arange(num)
+    won, outcome, draws = jax.jit(jax.vmap(lambda ij: jax.vmap(lambda c: one(ij[0], ij[1], c))(c)))(jnp.asarray(pairs))
+    won, outcome = np.asarray(won), np.asarray(outcome)
+    draws = jax.tree.map(lambda x: np.asarray(x, np.float64), draws)
+    features = np.asarray(queries.features, np.float64)
+    want = np.zeros((len(pairs), num, 2))
+    for p, (i, j) in enumerate(pairs):
+        for n in range(num):
+            q = int(draws["q"][p, n])
+            lo, hi = queries.offsets[q], queries.offsets[q + 1]
+            scores = [features[lo:hi, ids[k] - 1].tolist() for k in (i, j)]
+            grades = [int(g) for g in queries.labels[lo:hi]]
+            one_draws = dict(list_u=draws["list_u"][p, n].tolist(), u_click=draws["clicks_u"][p, n, 0],
+                             u_stop=draws["clicks_u"][p, n, 1], u_tie=draws["u_tie"][p, n])
+            _, want[p, n, 1], want[p, n, 0] = ref.comparison(one_draws, *scores, grades, np.asarray(model.click_prob),
+                                                             np.asarray(model.stop_prob), method, list_size, TAU)
+    return est, np.stack([won, outcome], -1), want
+
+
+def _assert_agrees_with_reference(est, got, want):
+    """Outcomes within f32 rounding, the same winners, and the estimate counts exactly these comparisons."""
+    # The same lists and clicks: the outcomes differ only by f32 rounding of the posteriors and the DP.
+    np.testing.assert_allclose(got[..., 1], want[..., 1], atol=1e-4)
+    clear = np.abs(want[..., 1]) > 1e-4  # elsewhere a rounding can cross the tie tolerance
+    np.testing.assert_array_equal(got[..., 0][clear], want[..., 0][clear])
+    assert clear.sum() >= 50 and (~clear).sum() > 0  # both kinds of comparison happen
+    i, j = np.triu_indices(est.pref.shape[0], 1)
+    np.testing.assert_array_equal(est.wins[i, j], got[..., 0].sum(-1))
+    np.testing.assert_array_equal(est.ties[i, j], (got[..., 1] == 0.0).sum(-1))
+    wins = want[..., 0].sum(-1)
+    assert np.abs(est.wins[i, j] - wins).max() <= max(1, int(0.01 * got.shape[1]))
+    ref_pref = ref.preference_matrix({(a, b): want[p, :, 0] for p, (a, b) in enumerate(zip(i, j))})
+    np.testing.assert_allclose(est.pref, ref_pref, atol=0.01)
 
 
 @pytest.mark.parametrize("method", ["probabilistic", "team_draft"])
-def test_estimate_equals_the_padded_implementation(padded_estimate, method):
-    """Queries of 1..13 documents with many ties, padded to 16 for the old code, flat for the new."""
-    dense = data.pad_queries(_tied_queries(2, [5, 1, 9, 3, 13, 2, 7, 11]))
-    _assert_same_as_padded(padded_estimate, dense, [1, 2, 3, 4], method, num=150, chunk_size=128)
+def test_estimate_equals_the_reference_on_tied_queries(method):
+    """Queries of 1..13 documents with many ties: list by list, click by click, the paper's protocol."""
+    queries = _tied_queries(2, [5, 1, 9, 3, 13, 2, 7, 11])
+    queries = queries._replace(features=np.nan_to_num(queries.features, nan=1.0, neginf=-1.0))  # ties, no NaN
+    _assert_agrees_with_reference(*_reference_case(queries, [1, 2, 3, 4], method, num=150, seed=11))
 
 
 @pytest.mark.parametrize("method", ["probabilistic", "team_draft"])
-def test_estimate_equals_the_padded_implementation_on_the_mslr_subset(padded_estimate, shared_data, method):
-    """43 MSLR queries of up to 308 documents (padded to 512), the RCS paper's first 5 feature rankers."""
-    dense = data.load_queries(shared_data / MSLR_SUBSET, layout="dense")
-    _assert_same_as_padded(padded_estimate, dense, paper_feature_ids(136, 5), method, num=200, chunk_size=512)
+def test_estimate_equals_the_reference_on_a_letor_file(method):
+    """4 MQ2008 queries of 5..9 documents, grades 0..2, the RCS paper's first three feature rankers."""
+    queries = data.load_queries(SAMPLE_DATA / "MQ2008-mini" / "Fold1" / "train.txt.gz", layout="ragged")
+    _assert_agrees_with_reference(*_reference_case(queries, [1, 10, 11], method, num=200, seed=4, list_size=5))
 
 
 @pytest.mark.parametrize("method", ["probabilistic", pytest.param("team_draft", marks=pytest.mark.slow)])
@@ -284,14 +325,74 @@ def test_estimate_agrees_with_direct_simulation_by_the_env(queries, method):
 def test_estimate_validation(queries):
     rankers = single_feature_rankers([1, 2], 5)
     model = cascade_model("perfect", 5)
+    key = jax.random.key(0)
     with pytest.raises(ValueError, match="num_comparisons must be an int >= 1; got 0"):
-        estimate_preference_matrix(queries, rankers, model, "probabilistic", 0, jax.random.key(0))
+        estimate_preference_matrix(key, queries, rankers, model, "probabilistic", 0)
     with pytest.raises(ValueError, match="need at least 2 rankers"):
-        estimate_preference_matrix(queries, rankers[:1], model, "probabilistic", 10, jax.random.key(0))
+        estimate_preference_matrix(key, queries, rankers[:1], model, "probabilistic", 10)
     with pytest.raises(ValueError, match="list_size must be an int >= 1; got -1"):
-        estimate_preference_matrix(queries, rankers, model, "probabilistic", 10, jax.random.key(0), list_size=-1)
+        estimate_preference_matrix(key, queries, rankers, model, "probabilistic", 10, list_size=-1)
     with pytest.raises(ValueError, match=r"the queries have grade 3 but the click model has only 2 grades"):
-        estimate_preference_matrix(queries, rankers, cascade_model("perfect", 2), "probabilistic", 10,
-                                   jax.random.key(0))
+        estimate_preference_matrix(key, queries, rankers, cascade_model("perfect", 2), "probabilistic", 10)
     with pytest.raises(ValueError, match=r"rankers must be \[K, D\] with D = 5"):
-        estimate_preference_matrix(queries, np.eye(4), model, "probabilistic", 10, jax.random.key(0))
+        estimate_preference_matrix(key, queries, np.eye(4), model, "probabilistic", 10)
+    with pytest.raises(ValueError, match="chunk_size must be an int >= 1; got 0"):
+        estimate_preference_matrix(key, queries, rankers, model, "probabilistic", 10, chunk_size=0)
+
+
+def test_a_killed_estimate_resumes_with_the_same_counts(queries, tmp_path, monkeypatch):
+    full = _estimate(queries, chunk_size=30, comparisons_per_call=60)  # 10 per pair per chunk, 2 chunks per call
+    checkpoint = lanes.Checkpoint(tmp_path, "estimate", {})
+    real_save, saves = lanes.save_checkpoint, []
+
+    def save_then_die(path, leaves, header):
+        real_save(path, leaves, header)
+        saves.append(header["next_call"])
+        if len(saves) == 3:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(lanes, "save_checkpoint", save_then_die)
+    with pytest.raises(KeyboardInterrupt):
+        _estimate(queries, chunk_size=30, comparisons_per_call=60, checkpoint=checkpoint)
+    monkeypatch.setattr(lanes, "save_checkpoint", real_save)
+    assert saves == [1, 2, 3] and len(list(tmp_path.glob("estimate-*.npz"))) == 1
+    resumed = _estimate(queries, chunk_size=30, comparisons_per_call=60, checkpoint=checkpoint)
+    np.testing.assert_array_equal(resumed.wins, full.wins)
+    np.testing.assert_array_equal(resumed.ties, full.ties)
+
+
+_DEVICES_CHILD = """
+import sys
+import jax
+import numpy as np
+from jaxrank import data, lanes
+from jaxrank.clicks import cascade_model
+from jaxrank.envs.estimate import estimate_wins
+from jaxrank.envs.ranker_duel import single_feature_rankers
+
+queries = data.as_ragged(data.synthetic_queries(jax.random.key(0), num_queries=8, list_size=8, num_features=5,
+                                                num_informative=2, num_grades=5, noise=0.1))
+out = {}
+for count in (1, 2, 4):
+    est = estimate_wins(jax.random.key(3), queries, single_feature_rankers([1, 2, 3, 5], 5), cascade_model("perfect", 5),
+                        "probabilistic", 90, chunk_size=60, comparisons_per_call=120,
+                        mesh=lanes.lane_mesh(jax.devices()[:count]), verbose=False)
+    out[f"{count}/wins"], out[f"{count}/ties"] = est.wins, est.ties
+np.savez(sys.argv[1], **out)
+"""
+
+
+def test_the_estimate_gives_the_same_counts_on_1_2_and_4_devices(tmp_path):
+    """6 pairs on 4 devices (2 padding lanes) and on 2: the lanes never depend on the mesh."""
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    env.update(JAX_PLATFORMS="cpu", XLA_FLAGS="--xla_force_host_platform_device_count=4",
+               PYTHONPATH=os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]))
+    out = tmp_path / "counts.npz"
+    done = subprocess.run([sys.executable, "-c", _DEVICES_CHILD, str(out)], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    with np.load(out) as counts:
+        for name in ("wins", "ties"):
+            assert counts[f"1/{name}"].sum() > 0
+            for count in (2, 4):
+                np.testing.assert_array_equal(counts[f"{count}/{name}"], counts[f"1/{name}"], err_msg=name)

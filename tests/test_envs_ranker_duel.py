@@ -103,8 +103,8 @@ def test_rcs_duels_on_the_interleaving_env_win_at_the_estimated_rates(queries):
     wins = np.asarray(final.wins)
     played = wins[0, 1] + wins[1, 0]
     assert played > 300  # the champion duels the other arm often enough to measure
-    pref, _ = estimate_preference_matrix(queries, env.rankers, cascade_model("perfect", 5), "probabilistic", 20_000,
-                                         jax.random.key(9), verbose=False)
+    pref, _ = estimate_preference_matrix(jax.random.key(9), queries, env.rankers, cascade_model("perfect", 5),
+                                         "probabilistic", 20_000, verbose=False)
     rate = wins[0, 1] / played
     assert abs(rate - pref[0, 1]) < 4 * np.sqrt(pref[0, 1] * (1 - pref[0, 1]) / played) + 0.01, (rate, pref[0, 1])
     assert pref[0, 1] > 0.55  # the informative feature does win: the comparison is not vacuous
@@ -113,8 +113,8 @@ def test_rcs_duels_on_the_interleaving_env_win_at_the_estimated_rates(queries):
 def test_the_sweep_runs_a_bandit_on_the_interleaving_env(queries):
     """``run_sweep(..., env=...)`` over a shared DuelEnv equals the pure ``run_lane`` of each lane."""
     env = _env(queries, ids=(1, 2, 5))
-    pref, _ = estimate_preference_matrix(queries, env.rankers, cascade_model("perfect", 5), "probabilistic", 4000,
-                                         jax.random.key(3), verbose=False)
+    pref, _ = estimate_preference_matrix(jax.random.key(3), queries, env.rankers, cascade_model("perfect", 5),
+                                         "probabilistic", 4000, verbose=False)
     if envs.condorcet_winner(pref) is None:
         pytest.skip("the estimated matrix has no Condorcet winner")
     trace = bandits.run_sweep("rcs", jax.random.key(1), pref, env=env, num_runs=3, num_steps=120, checkpoints=[40, 120])

@@ -1,17 +1,15 @@
 """``preference_matrix`` and ``condorcet_probability`` end to end with tiny configs and no data."""
 
+import gzip
 import json
 
+import jax
 import numpy as np
 import pytest
 
-import gzip
-
-import jax
-
 from experiments import registry
 from tests.conftest import SAMPLE_DATA, launch_experiment as _launch
-from jaxrank import data, envs
+from jaxrank import data, envs, lanes
 from jaxrank.clicks import cascade_model
 from jaxrank.envs.estimate import estimate_wins
 
@@ -43,11 +41,38 @@ def test_preference_matrix_reads_a_letor_file_in_the_ragged_layout(tmp_path, no_
     assert results["num_queries"] == len(qids) == 4 and results["num_grades"] == 3
     assert results["feature_ids"] == [1, 10, 11]
     dense = data.load_queries(path, layout="dense")
-    expected = estimate_wins(dense, envs.single_feature_rankers([1, 10, 11], 46), cascade_model("perfect", 3),
-                             "probabilistic", 200, jax.random.key(4), chunk_size=256, verbose=False)
+    expected = estimate_wins(jax.random.key(4), dense, envs.single_feature_rankers([1, 10, 11], 46),
+                             cascade_model("perfect", 3), "probabilistic", 200, chunk_size=256, verbose=False)
     with np.load(run_dir / "arrays.npz") as arrays:
         np.testing.assert_array_equal(arrays["wins"], expected.wins)
         np.testing.assert_array_equal(arrays["ties"], expected.ties)
+
+
+def test_a_killed_preference_matrix_run_resumes_with_the_same_counts(tmp_path, no_data, monkeypatch):
+    settings = ["num_arms=4", "num_comparisons=120", "synthetic_queries=8", "synthetic_features=5", "chunk_size=60",
+                "comparisons_per_call=120"]  # 10 comparisons per pair per chunk, 2 chunks per call: 6 calls
+    full_dir, full = _launch(tmp_path / "full", "preference_matrix", *settings)
+    real_save, saves = lanes.save_checkpoint, []
+
+    def save_then_die(path, leaves, header):
+        real_save(path, leaves, header)
+        saves.append(header["next_call"])
+        if len(saves) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(lanes, "save_checkpoint", save_then_die)
+    with pytest.raises(KeyboardInterrupt):
+        registry.launch("preference_matrix", tmp_path / "killed", settings)
+    monkeypatch.setattr(lanes, "save_checkpoint", real_save)
+    run_dir = registry.latest_run_dir(tmp_path / "killed", "preference_matrix")
+    assert saves == [1, 2] and not (run_dir / "results.json").exists()
+    assert registry.resume(run_dir) == run_dir
+    resumed = json.loads((run_dir / "results.json").read_text())
+    assert resumed["pref"] == full["pref"] and resumed["tie_fraction"] == full["tie_fraction"]
+    with np.load(run_dir / "arrays.npz") as got, np.load(full_dir / "arrays.npz") as want:
+        np.testing.assert_array_equal(got["wins"], want["wins"])
+        np.testing.assert_array_equal(got["ties"], want["ties"])
+    assert not any((run_dir / "checkpoints").glob("*.npz"))  # removed once the results are written
 
 
 def test_preference_matrix_compares_with_a_reference(tmp_path, no_data):

@@ -1,32 +1,109 @@
-"""The ``oltr`` experiment end to end with tiny settings (synthetic data), and its bad configs."""
+"""The ``oltr`` experiment end to end with tiny settings (synthetic data): its numbers are those of
+the library's own simulation of the same lane, a killed run resumes with identical results, and bad
+configs are refused before any work with the value named."""
 
+import dataclasses
+
+import jax
 import numpy as np
 import pytest
 
+from experiments import oltr as experiment
 from experiments import registry
+from jaxrank import lanes, oltr
+from jaxrank.clicks import cascade_model
 from tests.conftest import launch_experiment as _launch
 
+TINY = ("folds=1", "num_runs=2", "num_impressions=200", "num_checkpoints=4", "click_models=perfect,informational",
+        "params=mgd.num_candidates=4,pdgd.learning_rate=0.2")
 
-def test_oltr_synthetic(tmp_path, no_data, capsys):
-    run_dir, results = _launch(tmp_path, "oltr", "folds=1", "num_runs=2", "num_impressions=200", "num_checkpoints=4",
-                               "mgd_candidates=4", "click_models=perfect,informational")
+
+def test_oltr_synthetic_matches_the_library_simulation_of_each_lane(tmp_path, no_data, capsys):
+    run_dir, results = _launch(tmp_path, "oltr", *TINY)
     assert "using synthetic data instead" in capsys.readouterr().out
     assert set(results["learners"]) == {"dbgd", "mgd", "pdgd"} and results["dataset"] == "synthetic"
+    assert results["settings"]["mgd"]["options"]["num_candidates"] == 4
+    assert results["settings"]["pdgd"]["hparams"] == {"learning_rate": 0.2, "learning_rate_decay": 0.9999977}
     arrays = np.load(run_dir / "arrays.npz")
     checkpoints = list(arrays["checkpoints"])
     assert checkpoints[0] == 0 and checkpoints[-1] == 200 and results["checkpoints"] == checkpoints
+    # Lane (fold 1, informational, run 1) of PDGD, simulated alone through the public API.
+    config = registry.make_config(registry.get("oltr"), list(TINY))
+    _, _, folds = experiment.load_folds(config)
+    train, test, _ = oltr.stack_folds(folds, (1,))
+    key = oltr.lane_keys(config.seed, (1,), 2, 2)[0, 1, 1]
+    alone = jax.jit(lambda k: oltr.simulate(
+        k, oltr.RANKERS.build("pdgd"), jax.tree.map(lambda x: x[0], train), jax.tree.map(lambda x: x[0], test),
+        cascade_model("informational", results["num_grades"]), checkpoints=checkpoints,
+        hparams={"learning_rate": 0.2, "learning_rate_decay": 0.9999977}))(key)
+    np.testing.assert_allclose(arrays["pdgd__offline"][0, 1, 1], alone.offline, rtol=1e-6)
+    np.testing.assert_allclose(arrays["pdgd__online"][0, 1, 1], alone.online, rtol=1e-6)
     for learner, per_model in results["learners"].items():
         offline = arrays[f"{learner}__offline"]
         assert offline.shape == (1, 2, 2, len(checkpoints)) and np.all((offline >= 0) & (offline <= 1))
-        online = arrays[f"{learner}__online"]
-        assert np.all(np.diff(online, axis=-1) >= 0)  # a discounted sum of NDCGs only grows
-        np.testing.assert_allclose(per_model["perfect"]["final_offline"], offline[:, 0, :, -1].mean(), atol=1e-4)
+        assert np.all(np.diff(arrays[f"{learner}__online"], axis=-1) >= 0)  # a discounted sum of NDCGs only grows
     assert set(results["pdgd_best"]) == {"perfect", "informational"}
     assert (run_dir / "table.md").is_file() and (run_dir / "oltr.png").is_file()
 
 
-@pytest.mark.parametrize("overrides", [["click_models=clicky"], ["pdgd_learning_rate=-1"], ["list_size=0"],
-                                       ["learners=dbgd,sgd"], ["comparison=balanced"], ["folds=0"], ["num_runs=0"]])
-def test_oltr_rejects_bad_config(tmp_path, no_data, overrides):
-    with pytest.raises(ValueError):
+def test_a_killed_run_resumes_with_identical_results(tmp_path, no_data, monkeypatch):
+    """Killed after the fifth checkpoint (inside PDGD, the second learner), ``resume`` finishes the
+    run from its checkpoints: DBGD's finished grid is read back, PDGD continues where it stopped,
+    and every array equals an uninterrupted run's."""
+    overrides = ["folds=1", "num_runs=2", "num_impressions=40", "num_checkpoints=3", "click_models=perfect",
+                 "learners=dbgd,pdgd"]
+    full_dir = registry.launch("oltr", tmp_path / "full", overrides)
+    saves, real_save = [], lanes.save_checkpoint
+
+    def save_then_die(path, leaves, header):
+        real_save(path, leaves, header)
+        saves.append(path.name)
+        if len(saves) == 5:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(lanes, "save_checkpoint", save_then_die)
+    with pytest.raises(KeyboardInterrupt):
+        registry.launch("oltr", tmp_path / "killed", overrides)
+    monkeypatch.setattr(lanes, "save_checkpoint", real_save)
+    (run_dir,) = (tmp_path / "killed" / "oltr").iterdir()
+    assert not (run_dir / "results.json").exists()
+    assert sorted({name.split("-")[0] for name in saves}) == ["dbgd", "pdgd"]
+    registry.resume(run_dir)
+    with np.load(full_dir / "arrays.npz") as full, np.load(run_dir / "arrays.npz") as resumed:
+        assert full.files == resumed.files
+        for name in full.files:
+            np.testing.assert_array_equal(resumed[name], full[name], err_msg=name, strict=True)
+    assert (run_dir / "results.json").read_bytes() == (full_dir / "results.json").read_bytes()
+
+
+@pytest.mark.parametrize("overrides, match", [
+    (["click_models=clicky"], "clicky"),
+    (["params=pdgd.learning_rate=-1"], r"learning_rate must be in \(0, inf\); got -1"),
+    (["params=pdgd.learning_rate=inf"], "learning_rate='inf' must be finite"),
+    (["params=dbgd.delta=nan"], "delta='nan' must be finite"),
+    (["params=mgd.num_candidates=0"], "num_candidates must be an int >= 1; got 0"),
+    (["params=dbgd.interleaving=balanced"], "interleaving must be one of .*'balanced'"),
+    (["params=pdgd.delta=1"], "ranker 'pdgd' has no setting 'delta'"),
+    (["params=pdgd.list_size=5"], "list_size is the protocol's"),
+    (["learners=dbgd", "params=pdgd.learning_rate=0.2"], "params set pdgd, which this run does not run"),
+    (["pdgd_learning_rate=0.2"], "unknown config key 'pdgd_learning_rate'"),
+    (["list_size=0"], "list_size must be an int >= 1; got 0"),
+    (["learners=dbgd,sgd"], "unknown ranker 'sgd'"),
+    (["folds=0"], r"folds must be a non-empty subset of 1..5; got \(0,\)"),
+    (["folds=1,1"], "folds=1,1 names an entry twice"),
+    (["learners=pdgd,pdgd"], "learners=pdgd,pdgd names an entry twice"),
+    (["num_runs=0"], "num_runs must be an int >= 1; got 0"),
+])
+def test_oltr_rejects_bad_config_before_any_work(tmp_path, no_data, overrides, match):
+    with pytest.raises(ValueError, match=match) as info:
         registry.launch("oltr", tmp_path, overrides)
+    assert "\n" not in str(info.value)
+    assert not (tmp_path / "oltr").exists() or not any((tmp_path / "oltr").iterdir())  # no run directory left
+
+
+def test_every_default_setting_is_a_registered_one():
+    """The study's own defaults name real settings of registered rankers (a typo would only
+    surface when that ranker is selected)."""
+    for name, values in experiment.DEFAULTS.items():
+        oltr.RANKERS.split(name, values)
+    assert experiment.ranker_settings(dataclasses.replace(experiment.Config(), learners=tuple(experiment.DEFAULTS)))

@@ -1,35 +1,67 @@
 """SOLAR experiments end to end: tiny configs on synthetic data (always), and the paper's Table 2
 MQ2008 row on the real data (slow)."""
 
+import re
+
 import jax
 import numpy as np
 import pytest
 
 from experiments import registry
+from jaxrank.data import pad_queries
+from jaxrank.learners import LEARNERS
+from jaxrank.learners.online import online_pass, streams
 from tests.conftest import launch_experiment as _launch
+from tests.reference import ranking_metrics as ref_metrics
 
 
 def test_solar_online_synthetic(tmp_path, no_data, capsys):
-    run_dir, results = _launch(tmp_path, "solar_online", "algorithms=solar_first_order,prank_pointwise", "num_permutations=2")
+    """The curves are the library's online protocol on the same queries, key and settings (the
+    params override reaches SOLAR-I's C), and the table and figure are written."""
+    run_dir, results = _launch(tmp_path, "solar_online", "algorithms=solar_first_order,prank_pointwise",
+                               "num_permutations=2", "params=solar_first_order.c=0.5")
     assert "using synthetic data instead" in capsys.readouterr().out
     assert results["order"] == ["solar_first_order", "prank_pointwise"] and results["paper"] == {}
-    for r in results["algorithms"].values():
-        assert all(0 <= v <= 1 for v in r["mean"]) and len(r["std"]) == 4
-    curves = np.load(run_dir / "arrays.npz")["solar_first_order__cumulative_mean"]
-    assert curves.shape == (results["num_queries"], 4)
-    np.testing.assert_allclose(curves[-1], results["algorithms"]["solar_first_order"]["mean"], atol=1e-4)
+    from experiments import letor_datasets
+
+    queries = letor_datasets.all_queries(letor_datasets.resolve("synthetic", "test"), 0)
+    arrays = np.load(run_dir / "arrays.npz")
+    for name, hparams in (("solar_first_order", {"c": 0.5}), ("prank_pointwise", {})):
+        expected = online_pass.online_protocol(jax.random.key(0), LEARNERS.build(name), queries, 2, hparams=hparams)
+        np.testing.assert_array_equal(arrays[f"{name}__cumulative_mean"], np.asarray(expected.cumulative).mean(0))
+        np.testing.assert_array_equal(arrays[f"{name}__final"], np.asarray(expected.cumulative)[:, -1])
+    default_c = online_pass.online_protocol(jax.random.key(0), LEARNERS.build("solar_first_order"), queries, 2)
+    assert not np.array_equal(arrays["solar_first_order__final"], np.asarray(default_c.cumulative)[:, -1])
     assert (run_dir / "table.md").is_file() and (run_dir / "solar_online.png").is_file()
 
 
 def test_solar_batch_synthetic(tmp_path, no_data):
+    """The chosen C of each fold trains (one pass with the fold's key) to a model whose test
+    NDCG@10 and MAP, computed by the NumPy reference metrics, are the reported ones."""
+    grid = [1e-4, 1e-1]
     _, results = _launch(tmp_path, "solar_batch", "folds=1,2", "algorithms=solar_first_order,ranksvm", "c_grid=1e-4,1e-1",
                          "lambda_grid=1e-3,1")
-    for name, grid in (("solar_first_order", [1e-4, 1e-1]), ("ranksvm", [1e-3, 1.0])):
-        r = results["algorithms"][name]
-        assert set(r["chosen"]) <= set(grid) and len(r["chosen"]) == 2
-        assert all(0 <= v <= 1 for v in r["test"] + r["test_letor"])
-        chosen = [int(np.argmax(v)) for v in r["vali_grid"]]
-        assert [grid[k] for k in chosen] == r["chosen"]
+    from experiments import letor_datasets
+
+    r = results["algorithms"]["solar_first_order"]
+    assert len(r["chosen"]) == 2 and set(r["chosen"]) <= set(grid)
+    ds = letor_datasets.resolve("synthetic", "test")
+    learner = LEARNERS.build("solar_first_order")
+    for f, fold_number in enumerate((1, 2)):
+        train, _, test = letor_datasets.fold(ds, fold_number, 0)
+        state = learner.init(None, train.num_features, c=r["chosen"][f])
+        state = online_pass.run_pass(jax.random.fold_in(jax.random.key(0), f), learner, state,
+                                     streams.documents(train), streams.instance_stream(train), snapshots=False).state
+        test = pad_queries(test)
+        scores = np.asarray(test.features @ state.w, np.float64)
+        labels, mask = np.asarray(test.labels), np.asarray(test.mask)
+        ndcg10 = np.mean([ref_metrics.ndcg_at_k(scores[q][mask[q]], labels[q][mask[q]], 10) for q in range(len(mask))])
+        ap = np.mean([ref_metrics.average_precision(scores[q][mask[q]], labels[q][mask[q]]) if labels[q][mask[q]].max() > 0
+                      else 0.0 for q in range(len(mask))])
+        np.testing.assert_allclose(r["test_per_fold"][f][2:], [ndcg10, ap], atol=6e-5)
+    svm = results["algorithms"]["ranksvm"]
+    assert len(svm["chosen"]) == 2 and set(svm["chosen"]) <= {1e-3, 1.0}
+    assert all(0 <= v <= 1 for v in svm["test"] + svm["test_letor"])
 
 
 def test_solar_scalability_synthetic(tmp_path, no_data):
@@ -52,10 +84,25 @@ def test_solar_scalability_synthetic(tmp_path, no_data):
     assert (run_dir / "table.md").is_file()
 
 
-@pytest.mark.parametrize("overrides", [["c=0"], ["gamma=-1"], ["num_permutations=0"], ["algorithms=solar_iii"],
-                                       ["prank_score=votes"]])
-def test_solar_online_rejects_bad_config(tmp_path, no_data, overrides):
-    with pytest.raises(ValueError):
+@pytest.mark.parametrize("overrides,message", [
+    (["params=solar_first_order.c=0"], "c must be > 0; got 0.0"),
+    (["params=solar_second_order.gamma=-1"], "gamma must be > 0; got -1.0"),
+    (["num_permutations=0"], "num_permutations must be >= 1; got 0"),
+    (["algorithms=solar_iii"], "unknown learner 'solar_iii'; registered: "),
+    (["params=prank_pointwise.score_by=votes"], "score_by must be one of 'raw', 'rank'; got 'votes'"),
+    (["params=solar_first_order.guard=false"], "learner 'solar_first_order' has no setting 'guard'"),
+    (["params=solar_second_order.gamma=nan"], "hyperparameter gamma='nan' must be finite"),
+    (["algorithms=solar_first_order", "params=solar_second_order.gamma=1"],
+     "params set solar_second_order, which this run does not run"),
+])
+def test_solar_online_rejects_bad_config_before_any_work(tmp_path, no_data, monkeypatch, overrides, message):
+    from experiments import letor_datasets
+
+    def no_loading(*args, **kwargs):
+        raise AssertionError("the data set was loaded before the settings were checked")
+
+    monkeypatch.setattr(letor_datasets, "resolve", no_loading)
+    with pytest.raises(ValueError, match=re.escape(message)):
         registry.launch("solar_online", tmp_path, overrides)
 
 
@@ -64,6 +111,10 @@ def test_solar_batch_rejects_bad_grid(tmp_path, no_data):
         registry.launch("solar_batch", tmp_path, ["c_grid=1e-4,0"])
     with pytest.raises(ValueError, match="select_by"):
         registry.launch("solar_batch", tmp_path, ["select_by=auc"])
+    with pytest.raises(ValueError, match="solar_first_order.c is searched over c_grid"):
+        registry.launch("solar_batch", tmp_path, ["params=solar_first_order.c=1"])
+    with pytest.raises(ValueError, match=r"params cannot set ranksvm \(a solver"):
+        registry.launch("solar_batch", tmp_path, ["params=ranksvm.lambda=1"])
 
 
 # Wang et al. (2015), Table 2, MQ2008 row: N@1, N@5, N@10.

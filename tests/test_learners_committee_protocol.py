@@ -1,5 +1,5 @@
 """The committee perceptron under SOLAR's online protocol, against a float64 NumPy replay of the same
-passes (the same permutation, in-query shuffle and flips as ``protocol.run_pass``).
+passes (the same permutation, in-query shuffle and flips as ``online_pass.run_pass``).
 
 The replay takes the draws from ``tests/reference/online_protocol.py`` (the swap-or-not order inside
 a query and one flip word per step) and applies the committee rule of
@@ -29,13 +29,14 @@ import numpy as np
 import pytest
 
 from jaxrank.data import concat_queries, load_fold, pad_queries
-from jaxrank.learners.online import committee_perceptron, protocol
+from jaxrank.learners import LEARNERS
+from jaxrank.learners.online import online_pass, streams
 from tests.conftest import SAMPLE_DATA
 from tests.reference import online_learners as ref_learners
 from tests.reference import online_protocol as ref_protocol
 
 N = 20  # the paper's committee size
-LEARNER = committee_perceptron(N)
+LEARNER = LEARNERS.build("committee_perceptron", num_members=N)
 
 
 class _Committee:
@@ -58,7 +59,7 @@ class _Committee:
         self.c = 0
 
     def vote(self):
-        """``Σ c_k w_k`` over the members, or ``w`` while the committee is empty (``committee_score``)."""
+        """``Σ c_k w_k`` over the members, or ``w`` while the committee is empty (``committee_perceptron.params``)."""
         if not self.members:
             return self.w.copy()
         return sum(c * w for w, c in self.members)
@@ -94,28 +95,28 @@ def _replay(features, labels, mask, order, keys, flips):
 
 
 def _jaxrank_passes(batch, keys, dtype):
-    """``online_program``'s passes (``Pass`` with ``[P, ...]`` leaves) in ``dtype``."""
-    stream = protocol.instance_stream(batch, LEARNER.instances)
-    return protocol.online_program(LEARNER, dtype)(protocol.documents(batch, dtype), stream, keys)
+    """The online protocol's passes (``Pass`` with ``[P, ...]`` leaves) in ``dtype``, on the lane runner."""
+    stream = streams.instance_stream(batch, LEARNER.instances)
+    return online_pass.online_passes(keys, LEARNER, streams.documents(batch, dtype), stream, dtype=dtype)
 
 
 def _check_against_replay(batch, root, num_permutations):
     feats, labels, mask = (np.asarray(a, np.float64) for a in batch[:3])
     mask = mask.astype(bool)
     num_instances = len(ref_protocol.canonical_pairs(labels, mask))
-    keys = protocol.permutation_keys(root, num_permutations)
+    keys = online_pass.permutation_keys(root, num_permutations)
     with jax.enable_x64(True):
         run64 = jax.tree.map(np.asarray, _jaxrank_passes(batch, keys, jnp.float64))
     run32 = jax.tree.map(np.asarray, _jaxrank_passes(batch, keys, jnp.float32))
     replays = []
     for p in range(num_permutations):
-        pass_key = jax.random.split(keys[p])[0]  # online_program's pass key
-        order, words, flips = ref_protocol.pass_draws(pass_key, feats.shape[0], num_instances, protocol.BLOCK)
+        pass_key = online_pass.lane_keys(keys[p])[0]
+        order, words, flips = ref_protocol.pass_draws(pass_key, feats.shape[0], num_instances, online_pass.BLOCK)
         np.testing.assert_array_equal(run64.order[p], order)
         votes, model, stream = _replay(feats, labels, mask, order, words, flips)
         scale = max(np.abs(votes).max(), 1.0)
-        np.testing.assert_allclose(run64.readouts.w[p], votes, rtol=0, atol=1e-12 * scale)
-        np.testing.assert_allclose(run32.readouts.w[p], votes, rtol=0, atol=1e-4 * scale)
+        np.testing.assert_allclose(run64.params[p], votes, rtol=0, atol=1e-12 * scale)
+        np.testing.assert_allclose(run32.params[p], votes, rtol=0, atol=1e-4 * scale)
         np.testing.assert_allclose(run64.state.w[p], model.w, rtol=0, atol=1e-12 * max(np.abs(model.w).max(), 1.0))
         assert int(run64.state.filled[p].sum()) == len(model.members)
         np.testing.assert_array_equal(run64.state.member_counts[p][: len(model.members)], [c for _, c in model.members])
@@ -147,9 +148,9 @@ def test_committee_online_protocol_on_mq2008_is_the_float64_replay(shared_data):
     batch = pad_queries(queries)
     _check_against_replay(batch, jax.random.key(0), 3)
     keys = jax.random.key(0)
-    result32 = protocol.online_protocol(LEARNER, queries, keys, 3)
+    result32 = online_pass.online_protocol(keys, LEARNER, queries, 3)
     with jax.enable_x64(True):
-        result64 = protocol.online_protocol(LEARNER, queries, keys, 3, dtype=jnp.float64)
+        result64 = online_pass.online_protocol(keys, LEARNER, queries, 3, dtype=jnp.float64)
         final64 = np.asarray(result64.cumulative[:, -1])
     final32 = np.asarray(result32.cumulative[:, -1])
     np.testing.assert_allclose(final32, final64, rtol=0, atol=2e-3)

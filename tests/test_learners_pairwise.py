@@ -19,25 +19,22 @@ from scipy import stats
 
 from experiments import lcra_table, registry
 from jaxrank.data import as_ragged, document_query, load_fold, pad_queries, synthetic_queries
+from jaxrank.learners import LEARNERS
 from jaxrank.learners.pairwise import (
-    LCRAState,
     PairBatch,
     check_pairs,
     check_sizes,
-    lcra,
     num_ordered_pairs,
     pair_source,
     partner_counts,
     random_views,
     sample_pair_indices,
     sample_pairs,
-    score,
-    spd,
     train,
     unlabeled_counts,
 )
-from jaxrank.learners.pairwise import pairs as flat_pairs
-from jaxrank.learners.pairwise import protocol
+from jaxrank.learners.pairwise import pair_sampling as flat_pairs
+from jaxrank.learners.pairwise import semi_supervised as protocol
 from jaxrank.metrics import average_precision
 from jaxrank.pairs import pairs_per_query
 from jaxrank.types import QueryBatch, RaggedQueries
@@ -47,6 +44,11 @@ from tests.reference import lcra as ref
 
 D = 5
 NUM_DRAWS = 200_000
+SPD = LEARNERS.build("spd")
+
+
+def _lcra(**options):
+    return LEARNERS.build("lcra", **options)
 # the padded [Q, L, L] sampler that the flat one replaced (last commit that changed pairs.py)
 PADDED_SAMPLER_COMMIT = "49ecd54a159de7ebde7af36a95d5c8a6004fd088"
 
@@ -67,6 +69,8 @@ def padded_sampler(tmp_path_factory):
                               cwd=REPO, capture_output=True, text=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError) as err:
         pytest.skip(f"the padded sampler needs git history with commit {PADDED_SAMPLER_COMMIT[:8]}: {err}")
+    # the pinned module imports the pair slots under the module name they had then
+    text = text.replace("jaxrank.learners.online.pairs import", "jaxrank.learners.online.pair_slots import")
     path = tmp_path_factory.mktemp("padded_sampler") / "padded_pairs.py"
     path.write_text(text)
     spec = importlib.util.spec_from_file_location("padded_pairs", path)
@@ -254,8 +258,7 @@ def test_ragged_source_draws_what_its_padded_view_draws(sampler):
         np.testing.assert_array_equal(to_dense[np.asarray(r.a)], d.a)
         np.testing.assert_array_equal(to_dense[np.asarray(r.b)[valid]], np.asarray(d.b)[valid])
         assert valid.mean() > 0.3
-    learner = spd(0.05)
-    w_ragged, w_dense = (jax.jit(lambda s: train(learner, learner.init(None, 3), jax.random.key(1), s,
+    w_ragged, w_dense = (jax.jit(lambda s: train(jax.random.key(1), SPD, SPD.init(None, 3, lam=0.05), s,
                                                  num_steps=200).w)(s) for s in (ragged, dense))
     np.testing.assert_array_equal(w_ragged, w_dense)
 
@@ -352,8 +355,9 @@ def test_spd_step_matches_numpy(t, clamp, project, schedule):
     w0 = rng.normal(size=D).astype(np.float32) * 0.3
     pairs = _pairs(10 + t, 3, 0)
     lam = 0.5
-    learner = spd(lam, clamp=clamp, project_ball=project, schedule=schedule, eta0=0.7)
-    new, info = jax.jit(learner.update)(learner.init(None, D)._replace(w=jnp.asarray(w0), t=jnp.asarray(t - 1)), pairs)
+    learner = LEARNERS.build("spd", project_ball=project, schedule=schedule)
+    state = learner.init(None, D, lam=lam, clamp=clamp, eta0=0.7)._replace(w=jnp.asarray(w0), t=jnp.asarray(t - 1))
+    new, info = jax.jit(learner.update)(state, pairs)
     expected = ref.spd_step(w0, t, np.asarray(pairs.p), np.asarray(pairs.y), lam, clamp=clamp, project=project,
                             schedule=schedule, eta0=0.7)
     err = float(np.max(np.abs(np.asarray(new.w) - expected)))
@@ -368,15 +372,16 @@ def test_lcra_step_matches_numpy(loss, project, t):
     w0 = (rng.normal(size=(2, D)) * 0.3 * views).astype(np.float32)
     pairs = _pairs(20 + t, 2, 5, graded=loss == "squared")
     lam, mu = np.asarray([0.5, 0.25]), 0.05
-    learner = lcra(lam, mu, num_views=2, loss=loss, project_ball=project)
-    state = LCRAState(w=jnp.asarray(w0), views=jnp.asarray(views), t=jnp.asarray(t - 1))
+    learner = _lcra(num_views=2, loss=loss, project_ball=project)
+    state = learner.init(jax.random.key(t), D, lam=lam, mu=mu)._replace(w=jnp.asarray(w0), t=jnp.asarray(t - 1))
+    np.testing.assert_array_equal(state.views, views)
     new, info = jax.jit(learner.update)(state, pairs)
     expected = ref.lcra_step(w0, views, t, np.asarray(pairs.p), np.asarray(pairs.y), np.asarray(pairs.p_hat), lam, mu,
                              loss=loss, project=project)
     err = float(np.max(np.abs(np.asarray(new.w) - expected)))
     print(f"LCRA step {loss} project={project} t={t}: max |W - numpy| = {err:.2e}")
     assert err < 1e-6
-    assert info.updates.shape == (2,)
+    assert info.updates.shape == () and int(info.instances) == 2
     eager, _ = learner.update(state, pairs)  # jit / no-jit parity
     chex.assert_trees_all_close(eager, new, rtol=1e-6, atol=1e-6)
 
@@ -386,8 +391,8 @@ def test_fifty_steps_on_fixed_pairs_match_numpy():
     batches = [_pairs(100 + i, k, l) for i in range(num_steps)]
     stacked = jax.tree.map(lambda *xs: jnp.stack(xs), *batches)
     lam, mu = np.asarray([0.3, 0.6]), 0.02
-    learner = lcra(lam, mu, num_views=2, project_ball=True)
-    state = learner.init(jax.random.key(5), D)
+    learner = _lcra(num_views=2, project_ball=True)
+    state = learner.init(jax.random.key(5), D, lam=lam, mu=mu)
     final, _ = jax.jit(lambda s, b: jax.lax.scan(learner.update, s, b))(state, stacked)
     w = np.zeros((2, D))
     for i, b in enumerate(batches):
@@ -401,41 +406,41 @@ def test_blocked_steps_equal_one_draw_per_step(mini, monkeypatch):
     ``sample_pairs(fold_in(key, t))`` in order, across full blocks and the remainder."""
     monkeypatch.setattr(flat_pairs, "STEP_BLOCK", 8)  # 21 steps: two full blocks and 5 more
     source = pair_source(mini, sampler="sofia_rank")
-    learner, key = spd(0.05), jax.random.key(5)
+    learner, key = SPD, jax.random.key(5)
 
     def one_at_a_time():
         def body(state, t):
             return learner.update(state, sample_pairs(jax.random.fold_in(key, t), source, 1, 0))[0], None
-        return jax.lax.scan(body, learner.init(None, 46), jnp.arange(21))[0].w
+        return jax.lax.scan(body, learner.init(None, 46, lam=0.05), jnp.arange(21))[0].w
 
-    blocked = jax.jit(lambda: train(learner, learner.init(None, 46), key, source, num_steps=21).w)()
+    blocked = jax.jit(lambda: train(key, learner, learner.init(None, 46, lam=0.05), source, num_steps=21).w)()
     np.testing.assert_allclose(np.asarray(blocked), np.asarray(jax.jit(one_at_a_time)()), rtol=1e-6, atol=1e-7)
     assert np.abs(np.asarray(blocked)).max() > 0
 
 
 def test_single_view_lcra_without_co_regularization_is_spd(mini):
     source = pair_source(mini, sampler="sofia_rank")
-    a, b = spd(0.05), lcra(0.05, 0.0, num_views=1, project_ball=True)
+    a, b = SPD, _lcra(num_views=1, project_ball=True)
     key = jax.random.key(9)
-    wa = jax.jit(lambda: train(a, a.init(None, 46), key, source, num_steps=300).w)()
-    wb = jax.jit(lambda: train(b, b.init(None, 46), key, source, num_steps=300).w)()
+    wa = jax.jit(lambda: train(key, a, a.init(None, 46, lam=0.05), source, num_steps=300).w)()
+    wb = jax.jit(lambda: train(key, b, b.init(None, 46, lam=0.05, mu=0.0), source, num_steps=300).w)()
     np.testing.assert_allclose(np.asarray(wb)[0], np.asarray(wa), rtol=1e-6, atol=1e-7)
 
 
 def test_spd_mv_views_stay_disjoint_and_score_is_the_view_average(mini):
-    learner = lcra(0.05, 0.0, num_views=2)
-    state = jax.jit(lambda: train(learner, learner.init(jax.random.key(1), 46), jax.random.key(2),
+    learner = _lcra(num_views=2)
+    state = jax.jit(lambda: train(jax.random.key(2), learner, learner.init(jax.random.key(1), 46, lam=0.05),
                                   pair_source(mini), num_steps=200))()
     views = np.asarray(state.views)
     assert np.all(views.sum(0) == 1) and sorted(views.sum(1)) == [23, 23]
     assert np.all(np.asarray(state.w)[views == 0] == 0)
     x = mini.features
     expected = 0.5 * (x @ state.w[0] + x @ state.w[1])
-    np.testing.assert_allclose(score(state, x), expected, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(learner.score(learner.params(state), x), expected, rtol=1e-5, atol=1e-6)
 
 
 def test_skipped_sofia_draw_leaves_weights_but_advances_t():
-    learner = spd(0.1)
+    learner = SPD
     state = learner.init(None, D)._replace(w=jnp.ones(D))
     pairs = _pairs(0, 1, 0)._replace(valid=jnp.zeros(1, bool))
     new, _ = learner.update(state, pairs)
@@ -449,12 +454,13 @@ def test_skipped_sofia_draw_leaves_weights_but_advances_t():
 def test_one_trace_for_many_hyperparameters_and_state_keeps_its_structure(mini):
     source = pair_source(mini, mini.mask, mini.mask)
 
+    learner = _lcra(num_views=2)
+
     @jax.jit
     @chex.assert_max_traces(n=1)
     def run(lam, mu):
-        learner = lcra(lam, mu, num_views=2)
-        state = learner.init(jax.random.key(0), 46)
-        new = train(learner, state, jax.random.key(1), source, num_steps=20, num_labeled=1, num_unlabeled=2)
+        state = learner.init(jax.random.key(0), 46, lam=lam, mu=mu)
+        new = train(jax.random.key(1), learner, state, source, num_steps=20, num_labeled=1, num_unlabeled=2)
         chex.assert_trees_all_equal_shapes_and_dtypes(new, state)
         return new.w
 
@@ -469,8 +475,7 @@ def test_vmap_over_grid_equals_single_runs(mini):
     lams = jnp.asarray([0.01, 0.1, 1.0], jnp.float32)
 
     def one(lam):
-        learner = spd(lam)
-        return train(learner, learner.init(None, 46), jax.random.key(0), source, num_steps=50).w
+        return train(jax.random.key(0), SPD, SPD.init(None, 46, lam=lam), source, num_steps=50).w
 
     batched = jax.jit(jax.vmap(one))(lams)
     single = jax.jit(one)(lams[1])
@@ -483,10 +488,10 @@ def test_vmap_over_grid_equals_single_runs(mini):
 @pytest.mark.parametrize("bad", [0.0, -1e-3, [0.1, 0.0]])
 def test_non_positive_lambda_is_rejected(bad):
     with pytest.raises(ValueError, match="lam must be > 0"):
-        lcra(bad, 0.1)
+        _lcra().init(jax.random.key(0), D, lam=bad, mu=0.1)
     if not isinstance(bad, list):
         with pytest.raises(ValueError, match="lam must be > 0"):
-            spd(bad)
+            SPD.init(None, D, lam=bad)
 
 
 def test_bad_batch_sizes_and_options_are_rejected():
@@ -497,9 +502,15 @@ def test_bad_batch_sizes_and_options_are_rejected():
     with pytest.raises(ValueError, match="k .* got 0"):
         check_sizes(0)
     with pytest.raises(ValueError, match="mu must be >= 0"):
-        lcra(0.1, -1.0)
+        _lcra().init(jax.random.key(0), D, lam=0.1, mu=-1.0)
     with pytest.raises(ValueError, match="num_views must be an int >= 1"):
-        lcra(0.1, num_views=0)
+        _lcra(num_views=0)
+    with pytest.raises(ValueError, match="loss must be one of 'hinge', 'squared'; got 'l1'"):
+        _lcra(loss="l1")
+    with pytest.raises(ValueError, match=r"num_views is set by the method \(SPD: 1 views\)"):
+        protocol.method_learner(protocol.METHODS["spd"], num_views=3)
+    with pytest.raises(ValueError, match="learner 'lcra': mu=0.1 is a hyperparameter, set through init"):
+        LEARNERS.build("lcra", mu=0.1)
     with pytest.raises(ValueError, match="sampler must be one of"):
         pair_source(QueryBatch(jnp.zeros((1, 2, D)), jnp.zeros((1, 2)), jnp.ones((1, 2), bool), np.zeros(1)),
                     sampler="uniform")
@@ -556,10 +567,11 @@ def test_protocol_fit_is_unchanged_by_the_flat_sampler(padded_sampler, monkeypat
     method = protocol.METHODS["lcra_1_5"]
     grid = protocol.make_grid(method, (0.1,), (0.1,))
 
+    learner = protocol.method_learner(method, project_ball=True)
+
     def fit():  # a new jit each call: the monkeypatched globals are traced afresh
-        return jax.jit(lambda lab, unl: protocol.fit_grid(method, protocol.Options(), jax.random.key(1),
-                                                          jax.random.key(2), batch, lab, unl, grid,
-                                                          num_steps=20))(split.labeled, split.unlabeled)
+        return jax.jit(lambda lab, unl: protocol.fit_grid(jax.random.key(1), jax.random.key(2), learner, method, batch,
+                                                          lab, unl, grid, num_steps=20))(split.labeled, split.unlabeled)
 
     new = np.asarray(fit())
     monkeypatch.setattr(protocol, "pair_source", padded_sampler.pair_source)
@@ -570,10 +582,61 @@ def test_protocol_fit_is_unchanged_by_the_flat_sampler(padded_sampler, monkeypat
 
 
 def test_make_grid_unties_view_lambdas_and_ignores_mu_for_supervised_methods():
+    """The grids written out by hand: λ1 × λ2 untied (μ off for a supervised method), λ tied × μ for
+    LCRA, the fixed hyperparameters repeated on every row."""
     g = protocol.make_grid(protocol.METHODS["spd_mv"], (1e-3, 1e-2), (0.1, 1.0), tie_view_lambdas=False)
-    assert g["lam"].shape == (4, 2) and np.all(np.asarray(g["mu"]) == 0)
-    g = protocol.make_grid(protocol.METHODS["lcra_1_5"], (1e-3, 1e-2), (0.1, 1.0))
-    assert g["lam"].shape == (4, 2) and sorted(set(np.asarray(g["mu"]).tolist())) == pytest.approx([0.1, 1.0])
+    np.testing.assert_array_equal(g["lam"], np.float32([[1e-3, 1e-3], [1e-3, 1e-2], [1e-2, 1e-3], [1e-2, 1e-2]]))
+    np.testing.assert_array_equal(g["mu"], np.zeros(4, np.float32))
+    np.testing.assert_array_equal(g["eta0"], np.ones(4, np.float32))
+    g = protocol.make_grid(protocol.METHODS["lcra_1_5"], (1e-3, 1e-2), (0.1, 1.0), (0.5,), fixed={"clamp": 0.0})
+    np.testing.assert_array_equal(g["lam"], np.float32([[1e-3, 1e-3], [1e-3, 1e-3], [1e-2, 1e-2], [1e-2, 1e-2]]))
+    np.testing.assert_array_equal(g["mu"], np.float32([0.1, 1.0, 0.1, 1.0]))
+    np.testing.assert_array_equal(g["eta0"], np.full(4, 0.5, np.float32))
+    np.testing.assert_array_equal(g["clamp"], np.zeros(4, np.float32))
+    with pytest.raises(ValueError, match="mu is searched over the grid"):
+        protocol.make_grid(protocol.METHODS["lcra_1_5"], (1e-3,), (0.1,), fixed={"mu": 0.0})
+
+
+def test_lanes_of_the_protocol_equal_its_pure_fits(monkeypatch):
+    """``cross_validate`` and ``fit_and_test`` on the lane runner (chunks of ``STEP_BLOCK`` steps, the
+    last one partly past ``num_steps``) give the bytes of ``fit_grid``'s single scan for the same
+    keys, scored the same way."""
+    monkeypatch.setattr(flat_pairs, "STEP_BLOCK", 8)  # 21 steps: two full chunks and a partial one
+    batch = synthetic_queries(jax.random.key(3), num_queries=20, list_size=8, num_features=4)
+    method = protocol.METHODS["lcra_1_1"]
+    learner = protocol.method_learner(method, project_ball=True)
+    grid = protocol.make_grid(method, (0.01, 0.1), (0.1,))
+    keys = protocol.split_keys(jax.random.key(0), 2)
+    common = dict(num_folds=3, train_fraction=0.7, label_fraction=0.4)
+    val_map = protocol.cross_validate(keys, learner, method, batch, grid, num_steps=21, **common)
+    assert val_map.shape == (2, 3, 2)
+    num_val = -(-int(round(0.7 * 20)) // 3)
+    for s in range(2):
+        key_split, key_views, key_cv, key_final = (jax.random.fold_in(keys[s], i) for i in range(4))
+        split = protocol.semi_supervised_split(key_split, batch.mask, num_folds=3, train_fraction=0.7,
+                                               label_fraction=0.4)
+        for f in range(3):
+            others = (split.fold >= 0) & (split.fold != f)
+            w = jax.jit(lambda lab, unl, k: protocol.fit_grid(key_views, k, learner, method, batch, lab, unl, grid,
+                                                              num_steps=21))(
+                split.labeled & others[:, None], split.unlabeled & others[:, None], jax.random.fold_in(key_cv, f))
+            (idx,) = np.nonzero(np.asarray(split.fold) == f)
+            ok = np.arange(num_val) < idx.size
+            idx = np.pad(idx, (0, num_val - idx.size))
+            expected = protocol._mean_ap(w.mean(1), batch, jnp.asarray(idx), jnp.asarray(ok), split.labeled)
+            np.testing.assert_array_equal(val_map[s, f], np.asarray(expected))
+    _, chosen = protocol.select(jnp.asarray(val_map), grid)
+    test_map = protocol.fit_and_test(keys, learner, method, batch, chosen, num_steps=21, **common)
+    for s in range(2):
+        key_split, key_views, _, key_final = (jax.random.fold_in(keys[s], i) for i in range(4))
+        split = protocol.semi_supervised_split(key_split, batch.mask, num_folds=3, train_fraction=0.7,
+                                               label_fraction=0.4)
+        one = jax.tree.map(lambda x: x[s][None], chosen)
+        w = protocol.fit_grid(key_views, key_final, learner, method, batch, split.labeled, split.unlabeled, one,
+                              num_steps=21)
+        (idx,) = np.nonzero(~np.asarray(split.train_query))
+        expected = protocol._mean_ap(w.mean(1), batch, jnp.asarray(idx), jnp.ones(idx.size, bool), batch.mask)[0]
+        np.testing.assert_array_equal(test_map[s], np.asarray(expected))
 
 
 def test_paired_t_test_matches_scipy():
@@ -600,6 +663,12 @@ def test_lcra_table_runs_lcra_end_to_end_on_synthetic_data(tmp_path, monkeypatch
     assert (run_dir / "table.md").is_file() and (run_dir / "arrays.npz").is_file()
     with pytest.raises(ValueError, match="unknown method 'lcra_2_2'"):
         registry.launch("lcra_table", tmp_path, ["methods=spd,lcra_2_2"])
+    with pytest.raises(ValueError, match=r"lcra.mu is searched over the grid mus; set mus instead of params"):
+        registry.launch("lcra_table", tmp_path, ["params=lcra.mu=0.5"])
+    with pytest.raises(ValueError, match=r"lcra.num_views is set by each method"):
+        registry.launch("lcra_table", tmp_path, ["params=lcra.num_views=3"])
+    with pytest.raises(ValueError, match=r"learner 'lcra' has no setting 'gamma'"):
+        registry.launch("lcra_table", tmp_path, ["params=lcra.gamma=1"])
 
 
 @pytest.mark.slow
@@ -641,8 +710,7 @@ def test_spd_matches_sofia_ml_test_map_on_mq2008_fold1(shared_data, tmp_path):
     source = pair_source(train_set, sampler="sofia_rank")
 
     def one(key):
-        learner = spd(lam)
-        w = train(learner, learner.init(None, num_features), key, source, num_steps=num_steps).w
+        w = train(key, SPD, SPD.init(None, num_features, lam=lam), source, num_steps=num_steps).w
         return average_precision(test_batch.features @ w, test_batch.labels, where=test_batch.mask)
 
     ours = np.asarray(jax.jit(jax.vmap(one))(protocol.split_keys(jax.random.key(0), num_seeds)))

@@ -1,30 +1,31 @@
 """DBGD, MGD and PDGD against the NumPy reference on the same draws, PDGD's unbiasedness on a
-brute-forced tiny case, the Plackett–Luce display law, and bad input."""
+brute-forced tiny case, the Plackett–Luce display law, the grid on the lane runner (equal to single
+runs, resumable), and bad input refused before any work."""
 
 import itertools
 import math
 
-import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxrank import oltr
+from jaxrank import lanes, oltr
 from jaxrank.clicks import cascade_model
-from jaxrank.types import QueryBatch
+from jaxrank.data import as_ragged, synthetic_queries
+from jaxrank.types import QueryBatch, RankerInfo
 from tests.reference import oltr as ref
 
 LENGTHS = (12, 7, 10, 3, 9)  # real documents per query: longer and shorter than the list of 10
-N, D, L = 12, 5, 10
+L, D, K = 12, 5, 10  # padded documents per query, features, displayed positions
 MODELS = ("perfect", "navigational", "informational")
 
 
 def _queries(seed=0):
     rng = np.random.default_rng(seed)
-    features = np.zeros((len(LENGTHS), N, D), np.float32)
-    labels = np.zeros((len(LENGTHS), N), np.float32)
-    mask = np.zeros((len(LENGTHS), N), bool)
+    features = np.zeros((len(LENGTHS), L, D), np.float32)
+    labels = np.zeros((len(LENGTHS), L), np.float32)
+    mask = np.zeros((len(LENGTHS), L), bool)
     for q, n in enumerate(LENGTHS):
         features[q, :n] = rng.uniform(size=(n, D))
         labels[q, :n] = rng.integers(0, 3, size=n)
@@ -41,7 +42,7 @@ def _replay(step_fn, draws_fn, key, batch, model_name, num_impressions):
         key_query, key_rank, key_click = jax.random.split(jax.random.fold_in(key_steps, t), 3)
         q = int(jax.random.randint(key_query, (), 0, len(LENGTHS)))
         n = LENGTHS[q]
-        u_click, u_stop = np.asarray(jax.random.uniform(key_click, (2, L)), np.float64)
+        u_click, u_stop = np.asarray(jax.random.uniform(key_click, (2, K)), np.float64)
         draws = dict(u_click=u_click, u_stop=u_stop, **draws_fn(key_rank, n))
         features, labels = np.asarray(batch.features[q, :n], np.float64), batch.labels[q, :n].tolist()
         w, shown_labels = step_fn(w, features, labels, draws, (click_prob, stop_prob))
@@ -53,7 +54,7 @@ def _team_draft_draws(num_rankers):
     def draws(key_rank, n):
         key_dir, key_list = jax.random.split(key_rank)
         key_order, _ = jax.random.split(key_list)
-        order_u = np.asarray(jax.random.uniform(key_order, (math.ceil(L / num_rankers), num_rankers)))
+        order_u = np.asarray(jax.random.uniform(key_order, (math.ceil(K / num_rankers), num_rankers)))
         return dict(normal=np.asarray(jax.random.normal(key_dir, (num_rankers - 1, D))), order_u=order_u)
     return draws
 
@@ -63,34 +64,36 @@ def _probabilistic_multileave_draws(num_rankers):
 
     def draws(key_rank, n):
         _, key_pick = jax.random.split(jax.random.split(key_rank)[1])
-        return dict(team_draft(key_rank, n), pick_u=np.asarray(jax.random.uniform(key_pick, (L,))))
+        return dict(team_draft(key_rank, n), pick_u=np.asarray(jax.random.uniform(key_pick, (K,))))
     return draws
 
 
 def _probabilistic_draws(key_rank, n):
     key_dir, key_list = jax.random.split(key_rank)
     return dict(normal=np.asarray(jax.random.normal(key_dir, (1, D))),
-                pi_u=np.asarray(jax.random.uniform(key_list, (L, 2))))
+                pi_u=np.asarray(jax.random.uniform(key_list, (K, 2))))
 
 
-CASES = {
-    "pdgd": (lambda: oltr.pdgd(0.1),
+CASES = {  # (registry name, options, hyperparameters, reference step, reference draws)
+    "pdgd": ("pdgd", {}, {"learning_rate": 0.1},
              lambda w, x, y, d, m: ref.pdgd_impression(w, x, y, d, m, learning_rate=0.1),
-             lambda key_rank, n: dict(gumbel=np.asarray(jax.random.gumbel(key_rank, (N,)))[:n])),
-    "dbgd_team_draft": (lambda: oltr.dbgd(0.05, 1.0, interleaving="team_draft"),
+             lambda key_rank, n: dict(gumbel=np.asarray(jax.random.gumbel(key_rank, (L,)))[:n])),
+    "dbgd_team_draft": ("dbgd", {"interleaving": "team_draft"}, {"learning_rate": 0.05, "delta": 1.0},
                         lambda w, x, y, d, m: ref.dbgd_impression(w, x, y, {**d, "normal": d["normal"][0]}, m,
                                                                   learning_rate=0.05, delta=1.0,
                                                                   interleaving="team_draft"),
                         _team_draft_draws(2)),
-    "dbgd_probabilistic": (lambda: oltr.dbgd(0.05, 1.0, interleaving="probabilistic"),
+    "dbgd_probabilistic": ("dbgd", {"interleaving": "probabilistic"}, {"learning_rate": 0.05, "delta": 1.0},
                            lambda w, x, y, d, m: ref.dbgd_impression(w, x, y, {**d, "normal": d["normal"][0]}, m,
                                                                      learning_rate=0.05, delta=1.0,
                                                                      interleaving="probabilistic"),
                            _probabilistic_draws),
-    "mgd_team_draft": (lambda: oltr.mgd(0.05, 1.0, num_candidates=4, multileaving="team_draft"),
+    "mgd_team_draft": ("mgd", {"num_candidates": 4, "multileaving": "team_draft"},
+                       {"learning_rate": 0.05, "delta": 1.0},
                        lambda w, x, y, d, m: ref.mgd_impression(w, x, y, d, m, learning_rate=0.05, delta=1.0),
                        _team_draft_draws(5)),
-    "mgd_probabilistic": (lambda: oltr.mgd(0.05, 1.0, num_candidates=3, multileaving="probabilistic"),
+    "mgd_probabilistic": ("mgd", {"num_candidates": 3, "multileaving": "probabilistic"},
+                          {"learning_rate": 0.05, "delta": 1.0},
                           lambda w, x, y, d, m: ref.mgd_impression(w, x, y, d, m, learning_rate=0.05, delta=1.0,
                                                                    multileaving="probabilistic"),
                           _probabilistic_multileave_draws(4)),
@@ -100,16 +103,17 @@ CASES = {
 @pytest.mark.parametrize("name", list(CASES))
 def test_learner_matches_numpy_reference(name):
     """100 impressions on the same draws: weights within 1e-5 and the same online NDCG."""
-    make, step, draws = CASES[name]
+    algo, options, hparams, step, draws = CASES[name]
+    ranker = oltr.RANKERS.build(algo, **options)
     batch = _queries()
     data = oltr.click_queries(batch)
     model_name = "navigational" if name != "pdgd" else "informational"
     key = jax.random.key(7)
-    result = jax.jit(lambda k: oltr.simulate(make(), k, data, data, cascade_model(model_name, 3),
-                                             checkpoints=(0, 40, 100)))(key)
+    result = jax.jit(lambda k: oltr.simulate(k, ranker, data, data, cascade_model(model_name, 3),
+                                             checkpoints=(0, 40, 100), hparams=hparams))(key)
     w_ref, online_ref = _replay(step, draws, key, batch, model_name, 100)
     assert np.abs(w_ref).max() > 1e-3  # it learned something
-    np.testing.assert_allclose(np.asarray(result.weights), w_ref, atol=1e-5)
+    np.testing.assert_allclose(np.asarray(result.params), w_ref, atol=1e-5)
     np.testing.assert_allclose(float(result.online[-1]), online_ref, rtol=1e-5)
 
 
@@ -188,30 +192,47 @@ def test_plackett_luce_top_has_the_plackett_luce_law():
         assert abs(freq - exact) < 0.01, (a, b, freq, exact)
 
 
-def test_short_query_and_state_contract():
-    """A query with fewer documents than the list shows only its documents, and a step keeps the
-    state's shapes and dtypes (a valid scan carry) for every learner."""
+RANKERS = {  # every registered ranker with each comparison it offers, small enough for fast tests
+    "pdgd": ("pdgd", {}),
+    "dbgd_team_draft": ("dbgd", {"interleaving": "team_draft"}),
+    "dbgd_probabilistic": ("dbgd", {}),
+    "mgd_team_draft": ("mgd", {"num_candidates": 3, "multileaving": "team_draft"}),
+    "mgd_probabilistic": ("mgd", {"num_candidates": 3}),
+}
+
+
+@pytest.mark.parametrize("name", list(RANKERS))
+def test_short_query_shows_only_its_documents_and_reports_an_update(name):
+    """A query with fewer documents than the list shows only its documents; ``update`` returns
+    ``(state, RankerInfo)`` whose ``updated`` says whether ``w`` moved."""
+    algo, options = RANKERS[name]
+    ranker = oltr.RANKERS.build(algo, **options)
     batch = _queries()
     features, where = jnp.asarray(batch.features[3]), jnp.asarray(batch.mask[3])
-    for make in (oltr.pdgd, lambda: oltr.dbgd(interleaving="team_draft"), oltr.dbgd,
-                 lambda: oltr.mgd(num_candidates=3, multileaving="team_draft"), lambda: oltr.mgd(num_candidates=3)):
-        ranker = make()
-        state = ranker.init(jax.random.key(0), D)
-        docs, shown, aux = ranker.rank(state, jax.random.key(1), features, where)
-        assert docs.shape == (L,) and int(shown.sum()) == 3 and set(np.asarray(docs[:3])) == {0, 1, 2}
-        assert (np.asarray(docs[3:]) == -1).all()
-        new = ranker.update(state, features, where, docs, shown, shown, aux)
-        chex.assert_trees_all_equal_shapes_and_dtypes(state, new)
+    state = ranker.init(jax.random.key(0), D)
+    docs, shown, aux = ranker.rank(jax.random.key(1), state, features, where)
+    assert docs.shape == (K,) and int(shown.sum()) == 3 and set(np.asarray(docs[:3])) == {0, 1, 2}
+    assert (np.asarray(docs[3:]) == -1).all()
+    new, info = ranker.update(state, features, where, docs, shown, shown & (docs == docs[0]), aux)
+    assert isinstance(info, RankerInfo)
+    assert bool(info.updated) == (not np.array_equal(ranker.params(new), ranker.params(state)))
+    np.testing.assert_array_equal(ranker.score(ranker.params(new), features), features @ new.w)
 
 
 @pytest.mark.parametrize("make, message", [
-    (lambda: oltr.dbgd(learning_rate=-0.1), "learning_rate"),
-    (lambda: oltr.dbgd(delta=0.0), "delta"),
-    (lambda: oltr.dbgd(interleaving="balanced"), "interleaving"),
-    (lambda: oltr.mgd(num_candidates=0), "num_candidates"),
-    (lambda: oltr.mgd(learning_rate_decay=1.5), "learning_rate_decay"),
-    (lambda: oltr.pdgd(list_size=0), "list_size"),
-    (lambda: oltr.pdgd(learning_rate=float("nan")), "learning_rate"),
+    (lambda: oltr.dbgd.init(None, D, learning_rate=-0.1), "learning_rate must be in \\(0, inf\\); got -0.1"),
+    (lambda: oltr.pdgd.init(None, D, learning_rate=float("inf")), "learning_rate must be in \\(0, inf\\); got inf"),
+    (lambda: oltr.pdgd.init(None, D, learning_rate=float("nan")), "learning_rate must be .*got nan"),
+    (lambda: oltr.dbgd.init(None, D, delta=0.0), "delta must be .*got 0.0"),
+    (lambda: oltr.mgd.init(None, D, learning_rate_decay=1.5), "learning_rate_decay must be .*got 1.5"),
+    (lambda: oltr.mgd.init(None, D, num_candidates=3), "num_candidates=3 is a static option"),
+    (lambda: oltr.pdgd.init(None, D, delta=1.0), "pdgd has no hyperparameter 'delta'"),
+    (lambda: oltr.RANKERS.build("dbgd", interleaving="balanced"), "interleaving must be one of .*'balanced'"),
+    (lambda: oltr.RANKERS.build("mgd", num_candidates=0), "num_candidates must be an int >= 1; got 0"),
+    (lambda: oltr.RANKERS.build("pdgd", list_size=0), "list_size must be an int >= 1; got 0"),
+    (lambda: oltr.RANKERS.build("pdgd", learning_rate=0.1), "learning_rate=0.1 is a hyperparameter"),
+    (lambda: oltr.RANKERS.split("pdgd", {"learning_rate": float("inf")}), "learning_rate=inf must be finite"),
+    (lambda: oltr.RANKERS.build("sgd"), "unknown ranker 'sgd'"),
     (lambda: cascade_model("clicky", 3), "clicky"),
     (lambda: oltr.log_checkpoints(0), "num_impressions"),
 ])
@@ -221,18 +242,105 @@ def test_bad_input_raises_one_line(make, message):
     assert "\n" not in str(info.value)
 
 
-def test_hyperparameter_grid_is_one_trace_and_matches_single_runs():
-    """Learning rates as traced data: one compiled program vmaps a grid, and each lane equals its
-    own run (hyperparameters never change shapes)."""
-    data = oltr.click_queries(_queries())
-    model = cascade_model("perfect", 3)
+def _folds():
+    """``{fold: (train, test)}`` ragged queries of the synthetic generator (tiny)."""
+    return {k: tuple(as_ragged(synthetic_queries(jax.random.key(10 * k + p), num_queries=5, list_size=12,
+                                                 num_features=D)) for p in (0, 1)) for k in (1, 2)}
 
-    @jax.jit
-    @chex.assert_max_traces(n=1)
-    def run(rate):
-        return oltr.simulate(oltr.pdgd(rate), jax.random.key(1), data, data, model, checkpoints=(0, 30)).weights
 
-    grid = jax.jit(jax.vmap(lambda r: oltr.simulate(oltr.pdgd(r), jax.random.key(1), data, data, model,
-                                                    checkpoints=(0, 30)).weights))(jnp.asarray([0.05, 0.2]))
-    for i, rate in enumerate((0.05, 0.2)):
-        np.testing.assert_allclose(np.asarray(run(jnp.float32(rate))), np.asarray(grid[i]), atol=1e-6)
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), -float("inf")])
+def test_non_finite_features_are_refused_before_any_work(value):
+    """NaN or inf features would make PDGD's weights NaN without a word: the simulation's input
+    refuses them on host, naming the query, document and feature."""
+    batch = _queries()
+    features = np.array(batch.features)
+    features[1, 2, 3] = value
+    with pytest.raises(ValueError, match=f"feature 3 of document 2 of query 1 is {value}") as info:
+        oltr.click_queries(batch._replace(features=features))
+    assert "\n" not in str(info.value)
+    folds = _folds()
+    train, test = folds[2]
+    bad = train._replace(features=np.where(np.arange(train.num_documents)[:, None] == 0, value, train.features)
+                         .astype(np.float32))
+    with pytest.raises(ValueError, match=f"of query 0 is {value}"):
+        oltr.stack_folds({**folds, 2: (bad, test)}, (1, 2))
+
+
+def test_padding_may_hold_anything():
+    """Only real documents are checked: padded rows are masked out of every computation."""
+    batch = _queries()
+    features = np.array(batch.features)
+    features[3, 5:] = np.nan  # query 3 has 3 documents; rows 5.. are padding
+    np.testing.assert_array_equal(oltr.click_queries(batch._replace(features=features)).labels,
+                                  oltr.click_queries(batch).labels)
+
+
+def test_empty_or_repeated_folds_are_refused_before_any_work():
+    """A part with 0 queries would fail inside training (no query to draw) or give a NaN offline
+    NDCG; a fold named twice would run identical lanes and report a CI of 0."""
+    folds = _folds()
+    train, test = folds[2]
+    empty = test._replace(features=test.features[:0], labels=test.labels[:0], offsets=test.offsets[:1],
+                          qid=test.qid[:0])
+    with pytest.raises(ValueError, match="fold 2's test part has 0 queries"):
+        oltr.stack_folds({**folds, 2: (train, empty)}, (1, 2))
+    with pytest.raises(ValueError, match=r"got \(1, 1\)"):
+        oltr.stack_folds(folds, (1, 1))
+    with pytest.raises(ValueError, match="click_queries got 0 queries"):
+        oltr.click_queries(jax.tree.map(lambda x: x[:0], _queries()))
+
+
+def _grid_inputs():
+    folds = _folds()
+    train, test, _ = oltr.stack_folds(folds, (1, 2))
+    models = jax.tree.map(lambda *x: jnp.stack(x), *[cascade_model(m, 3) for m in ("perfect", "informational")])
+    return train, test, models, oltr.lane_keys(3, (1, 2), 2, 2)
+
+
+def test_grid_lanes_equal_single_runs_and_hyperparameters_reach_their_lanes():
+    """``simulate_grid`` (the lane runner) gives each (fold, click model, run) exactly what ``simulate``
+    gives that run alone on its fold; a per-lane hyperparameter changes only its lanes."""
+    train, test, models, keys = _grid_inputs()
+    ranker = oltr.RANKERS.build("pdgd")
+    rates = np.asarray([0.1, 0.3], np.float32)[None, :, None]  # one learning rate per click model
+    grid = oltr.simulate_grid(ranker, keys, train, test, models, checkpoints=(0, 3, 10),
+                              hparams={"learning_rate": rates})
+    assert grid.offline.shape == (2, 2, 2, 3) and grid.params.shape == (2, 2, 2, D)
+    single = jax.jit(lambda k, tr, te, m, rate: oltr.simulate(k, ranker, tr, te, m, checkpoints=(0, 3, 10),
+                                                              hparams={"learning_rate": rate}))
+    for f, m, r in itertools.product(range(2), range(2), range(2)):
+        fold = lambda x: x[f]  # noqa: E731
+        one = single(keys[f, m, r], jax.tree.map(fold, train), jax.tree.map(fold, test),
+                     jax.tree.map(lambda x: x[m], models), rates[0, m, 0])
+        for got, want in zip(jax.tree.leaves(grid), jax.tree.leaves(one)):
+            np.testing.assert_allclose(got[f, m, r], want, rtol=1e-6, atol=1e-7)
+    assert not np.allclose(grid.params[:, 0], grid.params[:, 1])
+
+
+def test_an_interrupted_grid_resumes_bit_identical(tmp_path, monkeypatch):
+    """Killed after its second stretch, the grid continues from its checkpoint with the same bytes
+    as an uninterrupted run."""
+    train, test, models, keys = _grid_inputs()
+    ranker = oltr.RANKERS.build("dbgd", interleaving="team_draft")
+
+    def run(**kwargs):
+        return oltr.simulate_grid(ranker, keys, train, test, models, checkpoints=(0, 2, 5, 9), **kwargs)
+
+    full = run()
+    saved = lanes.Checkpoint(tmp_path, "dbgd", {"ranker": "dbgd"})
+    calls, real_save = [], lanes.save_checkpoint
+
+    def save_then_die(path, leaves, header):
+        real_save(path, leaves, header)
+        calls.append(header["next_call"])
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(lanes, "save_checkpoint", save_then_die)
+    with pytest.raises(KeyboardInterrupt):
+        run(checkpoint=saved)
+    monkeypatch.setattr(lanes, "save_checkpoint", real_save)
+    resumed = run(checkpoint=saved)
+    assert calls == [1, 2]
+    for a, b in zip(jax.tree.leaves(full), jax.tree.leaves(resumed)):
+        np.testing.assert_array_equal(a, b, strict=True)

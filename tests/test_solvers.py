@@ -105,19 +105,19 @@ def test_penalty_weights_are_derivatives_of_values():
 
 
 @pytest.mark.parametrize(
-    "make",
+    "make, message",
     [
-        lambda: S.log(0.0),
-        lambda: S.log(-1.0),
-        lambda: S.lp(1.0),
-        lambda: S.lp(0.0),
-        lambda: S.lp(0.5, eps=0.0),
-        lambda: S.mcp(1.0),
-        lambda: S.scad(2.0),
+        (lambda: S.log(0.0), r"eps must be > 0; got 0\.0; ε smooths log"),
+        (lambda: S.log(-1.0), r"eps must be > 0; got -1\.0"),
+        (lambda: S.lp(1.0), r"p must be in \(0, 1\); got 1\.0; .*p=1 is l1\(\)"),
+        (lambda: S.lp(0.0), r"p must be in \(0, 1\); got 0\.0"),
+        (lambda: S.lp(0.5, eps=0.0), r"eps must be > 0; got 0\.0; ε_p smooths the ℓp weight"),
+        (lambda: S.mcp(1.0), r"gamma must be > 1; got 1\.0"),
+        (lambda: S.scad(2.0), r"a must be > 2; got 2\.0; Fan & Li's default is a=3\.7"),
     ],
 )
-def test_bad_hyperparameters_raise(make):
-    with pytest.raises(ValueError):
+def test_bad_hyperparameters_raise(make, message):
+    with pytest.raises(ValueError, match=message):
         make()
 
 

@@ -1,5 +1,5 @@
-"""Tables and figures for ``large_scale``: cumulative regret at the horizon (mean ± 95% CI), wall
-time, dropped winners, and regret curves on log-log axes (as the MergeDTS paper's large-scale plots)
+"""Tables and figures for ``large_scale``: cumulative regret at the horizon (mean ± 95% CI),
+dropped winners, and regret curves on log-log axes (as the MergeDTS paper's large-scale plots)
 for the 136-ranker matrices and for the Copeland subsets."""
 
 from pathlib import Path
@@ -25,19 +25,19 @@ def table(results: dict) -> str:
              f"those in {results['slow']} {results['slow_num_steps']:,}.", "",
              "Accuracy: the report at the horizon is the Condorcet winner. MergeDTS and MergeRUCB drop arms: "
              "'winner dropped' counts the runs whose final state no longer holds the Condorcet winner.", "",
-             "| matrix | K | algorithm | steps | regret | accuracy | winner dropped (runs) | wall s |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| matrix | K | algorithm | steps | regret | accuracy | winner dropped (runs) |",
+             "|---|---|---|---|---|---|---|"]
     for name, m in results["matrices"].items():
         for algo, s in m["algorithms"].items():
             dropped = s.get("winner_dropped_runs", "")
             accuracy = "" if s["final"]["accuracy"] is None else f"{s['final']['accuracy']:.2f}"
             lines.append(f"| {name} | {m['num_arms']} | {_label(algo)} | {s['num_steps']:,} | {_cell(s)} | "
-                         f"{accuracy} | {dropped} | {s['wall_s']:.1f} |")
+                         f"{accuracy} | {dropped} |")
         algos = m["algorithms"]
         pair = [algos.get("merge_dts"), algos.get("merge_rucb")]
         if all(pair) and pair[0]["num_steps"] == pair[1]["num_steps"]:
             ratio = pair[0]["final"]["regret_mean"] / max(pair[1]["final"]["regret_mean"], 1e-9)
-            lines.append(f"| {name} | | MergeDTS / MergeRUCB | | {ratio:.3f} | | | |")
+            lines.append(f"| {name} | | MergeDTS / MergeRUCB | | {ratio:.3f} | | |")
     if results.get("copeland"):
         lines += ["", "Copeland regret on subsets without a Condorcet winner (mean ± 95% CI; 'late/early' = "
                   "regret per step in the second half of the horizon over that in the first: ~1 linear, "

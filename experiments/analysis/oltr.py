@@ -18,12 +18,19 @@ PAPER = {
 }
 
 
+def _comparisons(results: dict) -> str:
+    """``"DBGD team-draft, MGD team-draft comparisons. "`` from the learners' options."""
+    used = [f"{LABELS.get(l, l)} {v['options'][key].replace('_', '-')}" for l, v in results.get("settings", {}).items()
+            for key in ("interleaving", "multileaving") if key in v["options"]]
+    return f"{', '.join(used)} comparisons. " if used else ""
+
+
 def table(results: dict) -> str:
     models = results["click_models"]
     learners = list(results["learners"])
     head = (f"{results['dataset']}: {len(results['folds'])} folds x {results['num_runs']} runs, "
             f"{results['num_impressions']:,} impressions, {results['num_grades']}-grade cascade users, "
-            f"DBGD/MGD with {results['comparison'].replace('_', '-')} comparisons. Mean ± 95% CI over runs x folds.")
+            f"{_comparisons(results)}Mean ± 95% CI over runs x folds.")
     lines = [head, "", "| learner | " + " | ".join(f"offline {m}" for m in models) + " | "
              + " | ".join(f"online {m}" for m in models) + " |", "|---|" + "---|" * (2 * len(models))]
     for learner in learners:
@@ -35,11 +42,6 @@ def table(results: dict) -> str:
         lines += ["", "PDGD above every other learner: " + ", ".join(
             f"{m}: offline {'yes' if v['offline'] else 'NO'}, online {'yes' if v['online'] else 'NO'}"
             for m, v in results["pdgd_best"].items())]
-    timing = results.get("timing", {})
-    if timing:
-        lines += ["", "Time per learner (all lanes in one program): " + ", ".join(
-            f"{LABELS.get(l, l)} {t['run_s']:.1f} s + {t['compile_s']:.1f} s compile ({t['impressions_per_s']:,} "
-            f"impressions/s)" for l, t in timing.items()) + f"; whole study {results['total_s']:.1f} s."]
     lines += ["", f"Paper: {results['paper']['claim']} ({results['paper']['numbers']})"]
     return "\n".join(lines) + "\n"
 

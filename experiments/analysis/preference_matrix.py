@@ -11,8 +11,8 @@ def table(results: dict) -> str:
     ids = results["feature_ids"]
     winner = results["condorcet_winner"]
     lines = [f"Estimated P ({results['method']} interleave, {results['click_model']} clicks, "
-             f"{results['num_comparisons']:,} comparisons per pair, {results['num_queries']} queries of {results['source']}; "
-             f"{results['comparisons_per_second']:,} comparisons/s). Condorcet winner: "
+             f"{results['num_comparisons']:,} comparisons per pair, {results['num_queries']} queries of {results['source']}). "
+             f"Condorcet winner: "
              f"{'none' if winner is None else 'feature ' + str(winner['feature_id'])}. "
              f"Ties (settled by a coin): {results['tie_fraction']:.1%}.", "",
              "| feature | " + " | ".join(map(str, ids)) + " |", "|---|" + "---|" * len(ids)]

@@ -83,7 +83,7 @@ def table(results: dict) -> str:
                          f"{t['ndcg10_letor']:.4f} | {lams} |")
         lines.append("")
     uncert = {s: lanes[s]["uncertified_solutions"] for s in lanes if lanes[s]["uncertified_solutions"]}
-    lines.append(f"Solve: {results['solve_seconds']} s including compile, {_steps(results)} "
+    lines.append(f"Solve: {_steps(results)} "
                  f"over all lanes; informative features per fold {results['informative_features_folds']} of "
                  f"{results['num_features']}; solutions not KKT-certified (excluded from λ selection): "
                  f"{uncert or 'none'}; MM paths that used all outer rounds without meeting the 1e-4 stop rule "

@@ -30,81 +30,32 @@ for ``N = 512`` the two per-comparison sorts cost more than the interleaving its
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
+from jaxrank.clicks.lists import (
+    DocumentRankings,
+    QueryRankings,
+    alternating_pickers,
+    check_list_options,
+    check_tau_range,
+    click_difference_outcome,
+    probabilistic_list,
+    ranking,
+    score_ranks,
+    softmax_weights,
+    team_credit,
+    team_draft_list,
+)
 from jaxrank.types import Array, PRNGKey
-
-
-# f32 softmax weights r^-τ: every weight is floored at exp(-_LOG_WEIGHT_FLOOR) so real documents
-# stay drawable, and a concrete τ must keep ln(best remaining weight) >= -_MAX_LOG_WEIGHT_RANGE,
-# so the floor is at most exp(-40) of the top remaining weight (a relative change <= N e^-40).
-_LOG_WEIGHT_FLOOR = 80.0
-_MAX_LOG_WEIGHT_RANGE = 40.0
-
-
-def _check_list_options(list_size, tau=None) -> None:
-    """``list_size`` a static int >= 1 and a concrete ``tau`` a positive scalar (Python-level)."""
-    if isinstance(list_size, bool) or not isinstance(list_size, (int, np.integer)) or list_size < 1:
-        raise ValueError(f"list_size must be an int >= 1 (static); got {list_size!r}.")
-    if tau is not None and not isinstance(tau, jax.core.Tracer):
-        tau_value = np.asarray(tau, dtype=np.float64)
-        if tau_value.ndim != 0 or not tau_value > 0.0:
-            raise ValueError(f"tau must be a positive scalar; got {tau!r}.")
 
 
 def _check_args(scores_first, scores_second, where, list_size, tau=None) -> None:
     """Python-level validation, before anything is traced."""
-    _check_list_options(list_size, tau)
+    check_list_options(list_size, tau)
     shapes = (jnp.shape(scores_first), jnp.shape(scores_second), jnp.shape(where))
     if len(shapes[0]) != 1 or len(set(shapes)) != 1:
         raise ValueError(
             "scores_first, scores_second and where must all be [N] (one query; vmap for a batch); "
             f"got shapes {shapes}."
-        )
-
-
-def _ranking(scores: Array, where: Array) -> tuple[Array, Array]:
-    """``(order [N], ranks [N])``: real documents by descending score (ties by index), masked last.
-
-    ``order[r]`` is the document at 0-based rank ``r``; ``ranks[d]`` is document ``d``'s 1-based
-    rank. Masked documents get the ranks after all real ones, so a ``-inf`` score cannot push a
-    real document behind padding.
-    """
-    order = jnp.lexsort((-scores, ~where)).astype(jnp.int32)  # last key is the primary one
-    num_docs = scores.shape[-1]
-    ranks = jnp.zeros(num_docs, jnp.int32).at[order].set(jnp.arange(1, num_docs + 1, dtype=jnp.int32))
-    return order, ranks
-
-
-def score_ranks(scores: Array, where: Array) -> Array:
-    """``[N]`` i32 1-based ranks of ``scores [N]`` as every interleaver ranks them.
-
-    Real documents by descending score, ties by index; masked documents after all real ones.
-    Precompute these once per (query, ranker) and call ``probabilistic_interleave_from_ranks``
-    to skip the per-comparison sort.
-    """
-    return _ranking(jnp.asarray(scores), jnp.asarray(where, bool))[1]
-
-
-def _sample(u: Array, weights: Array) -> Array:
-    """Inverse-CDF draw ∝ ``weights [N]`` (>= 0) with one uniform ``u``; only ``weights > 0`` can be drawn."""
-    cumulative = jnp.cumsum(weights)
-    possible = weights > 0.0
-    hit = (cumulative > u * cumulative[-1]) & possible
-    # Rounding can leave u * total at the very top; fall back to the last possible document.
-    last = weights.shape[-1] - 1 - jnp.argmax(possible[::-1])
-    return jnp.where(jnp.any(hit), jnp.argmax(hit), last).astype(jnp.int32)
-
-
-def _check_tau_range(tau, list_size: int) -> None:
-    """The best remaining rank is always <= L; its f32 weight ``L^-τ`` must stay far above the floor."""
-    if isinstance(tau, jax.core.Tracer):
-        return
-    limit = _MAX_LOG_WEIGHT_RANGE / np.log(max(list_size, 2))
-    if float(tau) > limit:
-        raise ValueError(
-            f"tau = {float(tau)} is too large for float32 weights with list_size={list_size}: "
-            f"need tau * ln(list_size) <= {_MAX_LOG_WEIGHT_RANGE:g}, i.e. tau <= {limit:.1f}."
         )
 
 
@@ -135,8 +86,8 @@ def probabilistic_interleave(
     """
     _check_args(scores_first, scores_second, where, list_size, tau)
     where = jnp.asarray(where, bool)
-    return _interleave_ranks(key, score_ranks(scores_first, where), score_ranks(scores_second, where), where,
-                             list_size, tau)
+    ranks = jnp.stack([score_ranks(scores_first, where), score_ranks(scores_second, where)])
+    return _probabilistic_from_ranks(key, ranks, where, list_size, tau)
 
 
 def probabilistic_interleave_from_ranks(
@@ -148,46 +99,35 @@ def probabilistic_interleave_from_ranks(
     expensive part of a comparison, so duel environments rank each (query, ranker) once.
     """
     _check_args(ranks_first, ranks_second, where, list_size, tau)
-    return _interleave_ranks(key, ranks_first, ranks_second, jnp.asarray(where, bool), list_size, tau)
+    ranks = jnp.stack([jnp.asarray(ranks_first, jnp.int32), jnp.asarray(ranks_second, jnp.int32)])
+    return _probabilistic_from_ranks(key, ranks, jnp.asarray(where, bool), list_size, tau)
 
 
-def _interleave_ranks(key, ranks_first, ranks_second, where, list_size, tau):
-    _check_tau_range(tau, list_size)
-    tau = jnp.asarray(tau, jnp.float32)
+def _probabilistic_from_ranks(key, ranks, where, list_size, tau):
+    check_tau_range(tau, list_size)
+    rankings = DocumentRankings(ranks, where, softmax_weights(ranks, where, tau))
+    return probabilistic_interleave_rankings(key, rankings, list_size=list_size)
 
-    # Unnormalised softmax weights r^-τ, computed once (no exp inside the scan); normalising over
-    # the remaining documents happens per position through two sums.
-    def weights(ranks):
-        log_w = -tau * jnp.log(jnp.asarray(ranks, jnp.float32))
-        return jnp.where(where, jnp.exp(jnp.maximum(log_w, -_LOG_WEIGHT_FLOOR)), 0.0)
 
-    w_first, w_second = weights(ranks_first), weights(ranks_second)
+def probabilistic_interleave_rankings(key: PRNGKey, rankings: QueryRankings, *,
+                                      list_size: int) -> tuple[Array, Array, Array]:
+    """``probabilistic_interleave`` of two rankers given as ``QueryRankings`` (e.g. precomputed tables).
+
+    Draws ``uniform(key, (L, 2))``: per position a coin (ranker 2 when ``< 0.5``) and the
+    uniform of the document draw. Returns ``(docs, shown, prob_second)`` as ``probabilistic_interleave``.
+    """
     uniforms = jax.random.uniform(key, (list_size, 2))  # (coin, pick) per position
-
-    def position(taken, u):
-        remaining_first = jnp.where(taken, 0.0, w_first)
-        remaining_second = jnp.where(taken, 0.0, w_second)
-        from_second = u[0] < 0.5
-        doc = _sample(u[1], jnp.where(from_second, remaining_second, remaining_first))
-        shown = jnp.any(where & ~taken)
-        # P_k(doc | remaining) = w_k(doc) / Z_k; the posterior of ranker 2 without dividing twice.
-        a = w_first[doc] * jnp.sum(remaining_second)
-        b = w_second[doc] * jnp.sum(remaining_first)
-        posterior = jnp.where(shown & (a + b > 0.0), b / jnp.where(a + b > 0.0, a + b, 1.0), 0.5)
-        taken = taken.at[doc].set(taken[doc] | shown)
-        return taken, (jnp.where(shown, doc, -1), shown, posterior)
-
-    _, (docs, shown, prob_second) = jax.lax.scan(position, ~where, uniforms)
-    return docs, shown, prob_second
+    pickers = (uniforms[:, 0] < 0.5).astype(jnp.int32)
+    docs, shown, posterior = probabilistic_list(pickers, uniforms[:, 1], rankings, list_size)
+    return docs, shown, posterior[:, 1]
 
 
 def probabilistic_outcome(prob_second: Array, clicks: Array, shown: Array) -> Array:
     """Marginalised probabilistic-interleave outcome ``O = P(o > 0) − P(o < 0)`` (Hofmann et al. 2011).
 
     ``o`` = (#clicked positions credited to ranker 2) − (#credited to ranker 1), where position
-    ``n`` is credited to ranker 2 independently with probability ``prob_second[n]``. The DP keeps
-    the distribution of the running difference ``o ∈ [-L, L]`` and updates it at clicked shown
-    positions only: ``O(L²)`` instead of the ``2^L`` assignments.
+    ``n`` is credited to ranker 2 independently with probability ``prob_second[n]``: the DP of
+    ``jaxrank.clicks.lists.click_difference_outcome``, ``O(L²)`` instead of the ``2^L`` assignments.
 
     Args:
       prob_second: ``[L]`` f32 from ``probabilistic_interleave``.
@@ -198,20 +138,9 @@ def probabilistic_outcome(prob_second: Array, clicks: Array, shown: Array) -> Ar
       ``[]`` f32 in ``[-1, 1]``: > 0 means ranker 2 (second) wins, < 0 ranker 1, 0 a tie (e.g.
       no clicks).
     """
-    num_positions = jnp.shape(prob_second)[-1]
     clicked = jnp.asarray(clicks, bool) & jnp.asarray(shown, bool)
     prob_second = jnp.clip(jnp.asarray(prob_second, jnp.float32), 0.0, 1.0)
-    # Index i holds P(o = i - L); L shifts from the centre never reach the ends, so roll cannot wrap.
-    start = jnp.zeros(2 * num_positions + 1, jnp.float32).at[num_positions].set(1.0)
-
-    def position(dist, x):
-        p, click = x
-        moved = p * jnp.roll(dist, 1) + (1.0 - p) * jnp.roll(dist, -1)
-        return jnp.where(click, moved, dist), None
-
-    dist, _ = jax.lax.scan(position, start, (prob_second, clicked))
-    diff = jnp.arange(-num_positions, num_positions + 1)
-    return jnp.sum(jnp.where(diff > 0, dist, 0.0)) - jnp.sum(jnp.where(diff < 0, dist, 0.0))
+    return click_difference_outcome(prob_second, 1.0 - prob_second, clicked)
 
 
 def team_draft_interleave(
@@ -235,34 +164,26 @@ def team_draft_interleave(
     """
     _check_args(scores_first, scores_second, where, list_size)
     where = jnp.asarray(where, bool)
-    _, ranks_first = _ranking(jnp.asarray(scores_first), where)
-    _, ranks_second = _ranking(jnp.asarray(scores_second), where)
-    unranked = where.shape[-1] + 1
-    coins = jax.random.uniform(key, (list_size,))
+    ranks = jnp.stack([score_ranks(scores_first, where), score_ranks(scores_second, where)])
+    return team_draft_interleave_rankings(key, DocumentRankings(ranks, where), list_size=list_size)
 
-    def position(carry, u):
-        taken, size_first, size_second = carry
-        remaining = where & ~taken
-        shown = jnp.any(remaining)
-        second_picks = jnp.where(size_first == size_second, u < 0.5, size_second < size_first)
-        ranks = jnp.where(second_picks, ranks_second, ranks_first)
-        doc = jnp.argmin(jnp.where(remaining, ranks, unranked)).astype(jnp.int32)
-        team = jnp.where(shown, jnp.where(second_picks, 2, 1), 0).astype(jnp.int32)
-        taken = taken.at[doc].set(taken[doc] | shown)
-        carry = (taken, size_first + (team == 1), size_second + (team == 2))
-        return carry, (jnp.where(shown, doc, -1), shown, team)
 
-    zero = jnp.zeros((), jnp.int32)
-    _, (docs, shown, team) = jax.lax.scan(position, (jnp.zeros(where.shape, bool), zero, zero), coins)
-    return docs, shown, team
+def team_draft_interleave_rankings(key: PRNGKey, rankings: QueryRankings, *,
+                                   list_size: int) -> tuple[Array, Array, Array]:
+    """``team_draft_interleave`` of two rankers given as ``QueryRankings`` (e.g. precomputed tables).
+
+    Draws ``uniform(key, (L,))``, one coin per position (``alternating_pickers``). Returns
+    ``(docs, shown, team)`` as ``team_draft_interleave`` (teams 1, 2; 0 where not shown).
+    """
+    pickers = alternating_pickers(jax.random.uniform(key, (list_size,)))
+    docs, shown, team = team_draft_list(pickers, rankings, list_size)
+    return docs, shown, team + 1
 
 
 def team_draft_outcome(team: Array, clicks: Array, shown: Array) -> Array:
     """``[]`` f32 in {-1, 0, +1}: +1 if team 2 (second) got more clicks, -1 if team 1 did, 0 a tie."""
-    clicked = jnp.asarray(clicks, bool) & jnp.asarray(shown, bool)
-    wins_second = jnp.sum(clicked & (team == 2))
-    wins_first = jnp.sum(clicked & (team == 1))
-    return jnp.sign(wins_second - wins_first).astype(jnp.float32)
+    credit = team_credit(jnp.asarray(team) - 1, clicks, shown, 2)
+    return jnp.sign(credit[1] - credit[0])
 
 
 def balanced_interleave(
@@ -291,8 +212,8 @@ def balanced_interleave(
     """
     _check_args(scores_first, scores_second, where, list_size)
     where = jnp.asarray(where, bool)
-    order_first, ranks_first = _ranking(jnp.asarray(scores_first), where)
-    order_second, ranks_second = _ranking(jnp.asarray(scores_second), where)
+    order_first, ranks_first = ranking(jnp.asarray(scores_first), where)
+    order_second, ranks_second = ranking(jnp.asarray(scores_second), where)
     num_real = jnp.sum(where)
     second_leads = jax.random.uniform(key) < 0.5
     order_lead = jnp.where(second_leads, order_second, order_first)

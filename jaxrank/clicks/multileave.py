@@ -39,13 +39,24 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxrank.clicks.interleave import _LOG_WEIGHT_FLOOR, _check_list_options, _check_tau_range, _sample, score_ranks
+from jaxrank.clicks.lists import (
+    DocumentRankings,
+    check_list_options,
+    check_tau_range,
+    click_difference_outcome,
+    probabilistic_list,
+    round_pickers,
+    score_ranks,
+    softmax_weights,
+    team_credit,
+    team_draft_list,
+)
 from jaxrank.types import Array, PRNGKey
 
 
 def _check_args(scores, where, list_size, tau=None) -> None:
     """Python-level validation, before anything is traced."""
-    _check_list_options(list_size, tau)
+    check_list_options(list_size, tau)
     shape, where_shape = jnp.shape(scores), jnp.shape(where)
     if len(shape) != 2 or len(where_shape) != 1 or shape[1] != where_shape[0]:
         raise ValueError(
@@ -60,11 +71,6 @@ def _uniforms(key: PRNGKey, num_rankers: int, list_size: int) -> tuple[Array, Ar
     key_order, key_pick = jax.random.split(key)
     num_rounds = -(-list_size // num_rankers)
     return jax.random.uniform(key_order, (num_rounds, num_rankers)), jax.random.uniform(key_pick, (list_size,))
-
-
-def _pickers(order_u: Array, list_size: int) -> Array:
-    """``[L]`` i32 ranker picking at each position: round ``r`` in ascending ``order_u[r]`` order."""
-    return jnp.argsort(order_u, axis=-1, stable=True).reshape(-1)[:list_size].astype(jnp.int32)
 
 
 def _all_ranks(scores: Array, where: Array) -> Array:
@@ -93,8 +99,7 @@ def team_draft_multileave(
     """
     _check_args(scores, where, list_size)
     where = jnp.asarray(where, bool)
-    return _team_draft_ranks(_uniforms(key, jnp.shape(scores)[0], list_size)[0], _all_ranks(scores, where), where,
-                             list_size)
+    return _team_draft_ranks(key, _all_ranks(scores, where), where, list_size)
 
 
 def team_draft_multileave_from_ranks(
@@ -102,31 +107,19 @@ def team_draft_multileave_from_ranks(
 ) -> tuple[Array, Array, Array]:
     """``team_draft_multileave`` with precomputed ``score_ranks`` ``[n, N]`` i32 (1-based) of each ranker."""
     _check_args(ranks, where, list_size)
-    return _team_draft_ranks(_uniforms(key, jnp.shape(ranks)[0], list_size)[0], jnp.asarray(ranks, jnp.int32),
-                             jnp.asarray(where, bool), list_size)
+    return _team_draft_ranks(key, jnp.asarray(ranks, jnp.int32), jnp.asarray(where, bool), list_size)
 
 
-def _team_draft_ranks(order_u, ranks, where, list_size):
-    unranked = where.shape[-1] + 1
-
-    def position(taken, picker):
-        remaining = where & ~taken
-        shown = jnp.any(remaining)
-        doc = jnp.argmin(jnp.where(remaining, ranks[picker], unranked)).astype(jnp.int32)
-        taken = taken.at[doc].set(taken[doc] | shown)
-        return taken, (jnp.where(shown, doc, -1), shown, jnp.where(shown, picker, -1))
-
-    _, (docs, shown, team) = jax.lax.scan(position, jnp.zeros(where.shape, bool), _pickers(order_u, list_size))
-    return docs, shown, team.astype(jnp.int32)
+def _team_draft_ranks(key, ranks, where, list_size):
+    order_u, _ = _uniforms(key, ranks.shape[0], list_size)
+    return team_draft_list(round_pickers(order_u, list_size), DocumentRankings(ranks, where), list_size)
 
 
 def team_draft_multileave_credit(team: Array, clicks: Array, shown: Array, num_rankers: int) -> Array:
     """``[n]`` f32 clicks on each ranker's team (``num_rankers = n``, static); sums to #shown clicks."""
     if isinstance(num_rankers, bool) or not isinstance(num_rankers, (int, np.integer)) or num_rankers < 2:
         raise ValueError(f"num_rankers must be an int >= 2 (static); got {num_rankers!r}.")
-    clicked = jnp.asarray(clicks, bool) & jnp.asarray(shown, bool)
-    on_team = jnp.asarray(team)[:, None] == jnp.arange(num_rankers)[None, :]  # [L, n]
-    return jnp.sum(on_team & clicked[:, None], axis=0).astype(jnp.float32)
+    return team_credit(team, clicks, shown, num_rankers)
 
 
 # ------------------------------------------------------------------------------------------
@@ -154,8 +147,7 @@ def probabilistic_multileave(
     """
     _check_args(scores, where, list_size, tau)
     where = jnp.asarray(where, bool)
-    return _probabilistic_ranks(_uniforms(key, jnp.shape(scores)[0], list_size), _all_ranks(scores, where), where,
-                                list_size, tau)
+    return _probabilistic_ranks(key, _all_ranks(scores, where), where, list_size, tau)
 
 
 def probabilistic_multileave_from_ranks(
@@ -163,35 +155,14 @@ def probabilistic_multileave_from_ranks(
 ) -> tuple[Array, Array, Array]:
     """``probabilistic_multileave`` with precomputed ``score_ranks`` ``[n, N]`` i32 (1-based) of each ranker."""
     _check_args(ranks, where, list_size, tau)
-    return _probabilistic_ranks(_uniforms(key, jnp.shape(ranks)[0], list_size), ranks, jnp.asarray(where, bool),
-                                list_size, tau)
+    return _probabilistic_ranks(key, ranks, jnp.asarray(where, bool), list_size, tau)
 
 
-def _probabilistic_ranks(uniforms, ranks, where, list_size, tau):
-    _check_tau_range(tau, list_size)
-    tau = jnp.asarray(tau, jnp.float32)
-    order_u, pick_u = uniforms
-    num_rankers = ranks.shape[0]
-    # Unnormalised weights r^-τ [n, N], floored so every real document stays drawable (as interleave.py).
-    log_w = -tau * jnp.log(jnp.asarray(ranks, jnp.float32))
-    weights = jnp.where(where, jnp.exp(jnp.maximum(log_w, -_LOG_WEIGHT_FLOOR)), 0.0)
-
-    def position(taken, x):
-        picker, u = x
-        remaining = jnp.where(taken, 0.0, weights)  # [n, N]
-        doc = _sample(u, remaining[picker])
-        shown = jnp.any(where & ~taken)
-        # P_j(doc | remaining) = w_j(doc) / Z_j; every Z_j > 0 while a real document remains.
-        total = jnp.sum(remaining, axis=-1)
-        prob = weights[:, doc] / jnp.where(total > 0.0, total, 1.0)
-        norm = jnp.sum(prob)
-        posterior = jnp.where(shown & (norm > 0.0), prob / jnp.where(norm > 0.0, norm, 1.0), 1.0 / num_rankers)
-        taken = taken.at[doc].set(taken[doc] | shown)
-        return taken, (jnp.where(shown, doc, -1), shown, posterior)
-
-    xs = (_pickers(order_u, list_size), pick_u)
-    _, (docs, shown, assignment) = jax.lax.scan(position, ~where, xs)
-    return docs, shown, assignment
+def _probabilistic_ranks(key, ranks, where, list_size, tau):
+    check_tau_range(tau, list_size)
+    order_u, pick_u = _uniforms(key, ranks.shape[0], list_size)
+    rankings = DocumentRankings(ranks, where, softmax_weights(ranks, where, tau))
+    return probabilistic_list(round_pickers(order_u, list_size), pick_u, rankings, list_size)
 
 
 def probabilistic_multileave_credit(assignment: Array, clicks: Array, shown: Array) -> Array:
@@ -209,26 +180,14 @@ def probabilistic_multileave_preferences(assignment: Array, clicks: Array, shown
 
     ``c_j`` counts the clicked shown positions assigned to ranker ``j`` when each position draws
     its ranker independently from ``assignment[l]`` (Schuth et al. 2015, Algorithm 2, which
-    estimates this by sampling). Per pair, a DP keeps the distribution of ``c_i − c_j`` in
-    ``[-L, L]``: a click moves it +1 w.p. ``a_i``, −1 w.p. ``a_j``. Antisymmetric, in ``[-1, 1]``;
-    for ``n = 2`` entry ``[1, 0]`` equals ``probabilistic_outcome(assignment[:, 1], ...)``.
+    estimates this by sampling). Per pair, ``click_difference_outcome``'s DP over ``c_i − c_j``:
+    a click moves it +1 w.p. ``a_i``, −1 w.p. ``a_j``. Antisymmetric, in ``[-1, 1]``; for
+    ``n = 2`` entry ``[1, 0]`` equals ``probabilistic_outcome(assignment[:, 1], ...)``.
     """
     assignment = jnp.clip(jnp.asarray(assignment, jnp.float32), 0.0, 1.0)
-    num_positions, num_rankers = assignment.shape
     clicked = jnp.asarray(clicks, bool) & jnp.asarray(shown, bool)
-    # Index m holds P(c_i - c_j = m - L); L shifts from the centre never reach the ends, so roll cannot wrap.
-    start = jnp.zeros((num_rankers, num_rankers, 2 * num_positions + 1), jnp.float32)
-    start = start.at[:, :, num_positions].set(1.0)
-
-    def position(dist, x):
-        a, click = x
-        up, down = a[:, None, None], a[None, :, None]
-        moved = up * jnp.roll(dist, 1, axis=-1) + down * jnp.roll(dist, -1, axis=-1) + (1.0 - up - down) * dist
-        return jnp.where(click, moved, dist), None
-
-    dist, _ = jax.lax.scan(position, start, (assignment, clicked))
-    diff = jnp.arange(-num_positions, num_positions + 1)
-    prefs = jnp.sum(jnp.where(diff > 0, dist, 0.0), -1) - jnp.sum(jnp.where(diff < 0, dist, 0.0), -1)
+    pairs = jax.vmap(jax.vmap(click_difference_outcome, in_axes=(None, 1, None)), in_axes=(1, None, None))
+    prefs = pairs(assignment, assignment, clicked)
     # Averaging with the transpose makes the matrix exactly antisymmetric (and zeroes the diagonal,
     # whose DP is meaningless) instead of antisymmetric up to f32 rounding.
     return 0.5 * (prefs - prefs.T)

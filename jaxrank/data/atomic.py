@@ -1,20 +1,94 @@
-"""Atomic file writes: write a temporary file beside the target, then rename over it.
+"""Atomic file writes: write a private temporary beside the target, then rename over it.
 
-A reader never sees a partly written file, and a crash leaves at most a stray ``.tmp`` file.
+A reader never sees a partly written file, and a crash leaves at most a stray temporary. Every
+temporary is named ``.<target>.pid<PID>@<HOST>.<random>.tmp``, so a cleaner can tell a live
+writer's file (possibly another process's, on a shared cache) from a dead one's:
+``remove_dead_temporaries`` deletes only temporaries whose writer no longer runs on this host, or
+that nobody has touched for ``STALE_SECONDS`` (writers on other hosts, untagged leftovers).
 """
 
 import json
 import os
+import re
+import shutil
+import socket
 import tempfile
+import time
 from pathlib import Path
 from typing import Callable
 
+STALE_SECONDS = 6 * 3600  # a temporary untouched this long is dead whoever wrote it (other hosts)
+HOST = re.sub(r"[^A-Za-z0-9_-]", "_", socket.gethostname()) or "host"
+_TAGGED = re.compile(r"\.pid(\d+)@([A-Za-z0-9_-]+)\.[^.]*\.tmp$")
+
+
+def temporary_prefix(target_name: str) -> str:
+    """The ``tempfile`` prefix of this process's temporaries for ``target_name``."""
+    return f".{target_name}.pid{os.getpid()}@{HOST}."
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # exists, owned by someone else (or not a pid: leave it to the age rule)
+    return True
+
+
+def _last_touched(path: Path) -> float:
+    """Latest mtime of ``path`` and, for a folder, of the files in it (a writer adds files)."""
+    times = [path.lstat().st_mtime]
+    if path.is_dir():
+        times += [p.lstat().st_mtime for p in path.iterdir()]
+    return max(times)
+
+
+def is_dead_temporary(path, *, now: float | None = None, max_age: float = STALE_SECONDS) -> bool:
+    """Whether the temporary ``path`` belongs to no live writer: its tagged writer is a process of
+    this host that has exited, or it has not been touched for ``max_age`` seconds."""
+    path = Path(path)
+    tag = _TAGGED.search(path.name)
+    if tag and tag.group(2) == HOST and not _pid_alive(int(tag.group(1))):
+        return True
+    try:
+        return (time.time() if now is None else now) - _last_touched(path) > max_age
+    except FileNotFoundError:
+        return False  # gone already (renamed into place, or removed by another cleaner)
+
+
+def remove_dead_temporaries(folder, *, max_age: float = STALE_SECONDS) -> list[Path]:
+    """Deletes the ``.*.tmp`` files and folders in ``folder`` whose writer is dead (see
+    ``is_dead_temporary``); returns them. Never raises for a file another cleaner removed first
+    or a folder this process may not write."""
+    folder = Path(folder)
+    try:
+        candidates = sorted(folder.glob(".*.tmp")) if folder.is_dir() else []
+    except OSError:
+        return []
+    removed = []
+    for path in candidates:
+        if not is_dead_temporary(path, max_age=max_age):
+            continue
+        try:
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+        except FileNotFoundError:
+            pass
+        except OSError:
+            continue  # read-only folder: nothing to clean
+        removed.append(path)
+    return removed
+
 
 def write_atomic(path, write_fn: Callable, *, mode: str = "wb") -> Path:
-    """Calls ``write_fn(file_object)`` on a temporary file, then renames it to ``path``."""
+    """Calls ``write_fn(file_object)`` on a private temporary file, then renames it to ``path``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temporary_prefix(path.name), suffix=".tmp")
     try:
         with os.fdopen(fd, mode) as f:
             write_fn(f)

@@ -2,12 +2,24 @@
 SHA-256 and the parse options.
 
 A second load of an unchanged file skips text parsing: it reads the float32 arrays back at disk
-speed (``.npy`` files, no zip layer: MSLR-WEB30K's 2 GB of features in seconds). The source's hash
-is remembered with its size and modification time (``hashes.json``), so an untouched file is not
-hashed again; a touched or rewritten one is. Entries are written to a temporary folder renamed
-into place, and only after a successful parse, so a malformed file never leaves anything behind.
-An entry that cannot be read back (truncated, corrupt, from an older format) is parsed again, with
-a warning, and replaced; temporaries left by an interrupted write are removed on the next load.
+speed (``.npy`` files, no zip layer: MSLR-WEB30K's 2 GB of features in seconds).
+
+When a source is hashed again. Each source's SHA-256 is remembered in ``hashes.json`` with the
+file's size, modification time, status-change time (``st_ctime_ns``) and inode. The recorded hash
+is reused only while all four are unchanged *and* the file had not changed for a second when it
+was hashed; anything else (a rewrite, ``touch``, ``touch -r`` restoring an old mtime, a copy or
+``mv`` over it) hashes the file again. The status-change time and the inode cannot be set back by
+a user, so an edited file is never served from an older entry.
+
+Many processes may share the folder (a sweep's jobs, a cluster file system). An entry is written
+to a private temporary folder and renamed into place after a successful parse; when two processes
+write the same entry, the first rename wins and the other keeps its own arrays. Temporaries are
+removed only when their writer is dead (``atomic.remove_dead_temporaries``).
+
+The cache never breaks a load: a folder that cannot be written (read-only, a cache image) means
+parsing without caching, with one warning naming the folder; a damaged ``hashes.json`` or entry
+(wrong types, a folder where a file belongs or the reverse, truncated arrays, an older format) is
+rebuilt with a warning.
 """
 
 import hashlib
@@ -16,6 +28,7 @@ import os
 import shutil
 import tempfile
 import time
+import uuid
 import warnings
 from pathlib import Path
 from typing import Optional
@@ -28,6 +41,9 @@ from jaxrank.data.svmlight import SVMLightData, _default_query_file, parse_svmli
 _FORMAT = "svmlight-v3"  # bump when the parser's output changes (v3: float32, labels < 128, .npy folders)
 _FIELDS = ("features", "labels", "qids")
 _HASHES = "hashes.json"
+_STAMP = ("size", "mtime_ns", "ctime_ns", "inode")  # what a recorded hash is valid for
+_QUIET_AFTER = 1e9  # ns: a file unchanged this long before it was hashed cannot change unseen at that tick
+_unwritable_warned: set = set()  # folders already named in a warning by this process
 
 
 def _sha256(path: Path) -> str:
@@ -38,37 +54,46 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _read_hashes(folder: Path) -> dict:
+def _valid_record(record) -> bool:
+    return (isinstance(record, dict) and all(isinstance(record.get(k), int) and not isinstance(record.get(k), bool)
+                                             for k in _STAMP + ("hashed_ns",))
+            and isinstance(record.get("sha256"), str) and len(record["sha256"]) == 64)
+
+
+def _read_hashes(folder: Path) -> tuple[dict, Optional[str]]:
+    """``(index, problem)``: the valid records of ``hashes.json`` and why the file is damaged (None
+    when it is absent or sound). Records of the wrong shape are dropped (hashed again)."""
+    path = folder / _HASHES
+    if not path.exists() and not path.is_symlink():
+        return {}, None
     try:
-        index = json.loads((folder / _HASHES).read_text())
-    except (OSError, ValueError):
-        return {}
-    return index if isinstance(index, dict) else {}
+        index = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        return {}, f"{type(e).__name__}: {e}"
+    if not isinstance(index, dict):
+        return {}, f"a JSON {type(index).__name__} instead of an object"
+    valid = {k: v for k, v in index.items() if _valid_record(v)}
+    return valid, None if len(valid) == len(index) else f"{len(index) - len(valid)} malformed records"
+
+
+def _stamp(path: Path) -> dict:
+    stat = path.stat()
+    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "ctime_ns": stat.st_ctime_ns, "inode": stat.st_ino}
 
 
 def _source_digest(path: Path, index: dict) -> str:
-    """The source's SHA-256, taken from ``index`` while its size and mtime are those recorded and the
-    file had not changed for a second when it was hashed (a write in the same clock tick as the
-    hashing could otherwise go unseen); else computed, and recorded in ``index``."""
-    stat = path.stat()
-    stamp = [stat.st_size, stat.st_mtime_ns]
+    """The source's SHA-256: from ``index`` while its stamp (size, mtime, ctime, inode) is the one
+    recorded and it was hashed over a second after its last change; else computed and recorded."""
+    stamp = _stamp(path)
     name = str(path.resolve())
     known = index.get(name)
-    if isinstance(known, list) and len(known) == 4 and known[:2] == stamp and known[3] - stat.st_mtime_ns > 1e9:
-        return known[2]
-    hashed_at = time.time_ns()
+    if (known is not None and all(known[k] == stamp[k] for k in _STAMP)
+            and known["hashed_ns"] - max(stamp["mtime_ns"], stamp["ctime_ns"]) > _QUIET_AFTER):
+        return known["sha256"]
+    hashed_ns = time.time_ns()
     digest = _sha256(path)
-    index[name] = stamp + [digest, hashed_at]
+    index[name] = {**stamp, "sha256": digest, "hashed_ns": hashed_ns}
     return digest
-
-
-def _remove_stale(folder: Path) -> None:
-    """Deletes the temporaries (``.*.tmp`` files or folders) of interrupted writes."""
-    for stale in folder.glob(".*.tmp") if folder.is_dir() else []:
-        if stale.is_dir():
-            shutil.rmtree(stale, ignore_errors=True)
-        else:
-            stale.unlink(missing_ok=True)
 
 
 def _read_entry(entry: Path, keep_docids: bool) -> SVMLightData:
@@ -82,20 +107,62 @@ def _read_entry(entry: Path, keep_docids: bool) -> SVMLightData:
     return data
 
 
-def _write_entry(entry: Path, data: SVMLightData) -> None:
-    entry.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=entry.parent, prefix=f".{entry.name}.", suffix=".tmp"))
+def _discard(path: Path) -> None:
+    """Removes a file or folder: first renamed to a private temporary name, so that no reader or
+    writer ever sees it half deleted."""
+    aside = path.parent / f"{atomic.temporary_prefix(path.name)}{uuid.uuid4().hex[:12]}.tmp"
+    try:
+        os.rename(path, aside)
+    except FileNotFoundError:
+        return  # another process moved it first
+    if aside.is_dir() and not aside.is_symlink():
+        shutil.rmtree(aside, ignore_errors=True)
+    else:
+        aside.unlink(missing_ok=True)
+
+
+def _write_entry(entry: Path, data: SVMLightData, *, damaged: bool) -> None:
+    """Places ``data`` at ``entry`` through a private temporary folder and one rename. ``damaged``:
+    the entry present was unreadable and is replaced; otherwise an entry that appeared meanwhile
+    (another process's write of the same arrays) is kept and ours dropped."""
+    tmp = Path(tempfile.mkdtemp(dir=entry.parent, prefix=atomic.temporary_prefix(entry.name), suffix=".tmp"))
     try:
         for name in _FIELDS + (("docids",) if data.docids is not None else ()):
             with open(tmp / f"{name}.npy", "wb") as f:
                 np.save(f, getattr(data, name), allow_pickle=False)
                 f.flush()
                 os.fsync(f.fileno())
-        shutil.rmtree(entry, ignore_errors=True)  # a damaged entry being replaced
-        os.replace(tmp, entry)
+        if damaged and (entry.exists() or entry.is_symlink()):
+            _discard(entry)
+        try:
+            os.rename(tmp, entry)  # fails when a non-empty folder or a file is there
+        except OSError:
+            if not entry.is_dir() or entry.is_symlink():  # a file in the entry's place: replace it
+                _discard(entry)
+                os.rename(tmp, entry)
+            else:  # another process wrote the entry first
+                shutil.rmtree(tmp, ignore_errors=True)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def _warn_unwritable(folder: Path, path: Path, error: OSError) -> None:
+    if folder in _unwritable_warned:
+        return
+    _unwritable_warned.add(folder)
+    warnings.warn(f"parsed-file cache {folder} cannot be written ({type(error).__name__}: {error.strerror or error}); "
+                  f"loading {path.name} and later files without caching there: set JAXRANK_CACHE to a writable "
+                  "folder to cache them.", stacklevel=3)
+
+
+def _write_hashes(folder: Path, hashes: dict, problem: Optional[str]) -> None:
+    target = folder / _HASHES
+    if problem is not None:
+        warnings.warn(f"cache index {target} is damaged ({problem}); rebuilding it.", stacklevel=3)
+        if target.is_dir() and not target.is_symlink():
+            _discard(target)
+    atomic.write_json(target, hashes)
 
 
 def load_svmlight(
@@ -106,32 +173,44 @@ def load_svmlight(
     query_file=None,
     cache: bool = True,
 ) -> SVMLightData:
-    """``parse_svmlight`` with an on-disk cache in ``locations.cache_dir()``.
+    """``parse_svmlight`` with an on-disk cache in ``locations.cache_dir()`` (see the module docstring).
 
     Arguments as ``parse_svmlight``; ``cache=False`` always parses and writes nothing.
+
+    Returns:
+      ``SVMLightData`` with ``features [N, D]`` f32, ``labels [N]`` f32, ``qids [N]`` i64.
     """
     path = Path(path)
+    parse = lambda: parse_svmlight(path, num_features=num_features, keep_docids=keep_docids,  # noqa: E731
+                                   query_file=query_file)
     if not cache:
-        return parse_svmlight(path, num_features=num_features, keep_docids=keep_docids, query_file=query_file)
+        return parse()
     group_file = Path(query_file) if query_file is not None else _default_query_file(path)
     folder = locations.cache_dir()
-    _remove_stale(folder)
-    hashes = _read_hashes(folder)
+    hashes, problem = _read_hashes(folder)
     before = json.dumps(hashes, sort_keys=True)
     key = hashlib.sha256(f"{_FORMAT}|{num_features}|{keep_docids}".encode())
     for source in [path] + ([group_file] if group_file.exists() else []):
         key.update(_source_digest(source, hashes).encode())
     entry = folder / f"{path.name}.{key.hexdigest()[:20]}"
-    data = None
-    if entry.exists():
+    data, damaged = None, False
+    if entry.exists() or entry.is_symlink():
         try:
             data = _read_entry(entry, keep_docids)
         except (OSError, ValueError, EOFError) as e:
-            warnings.warn(f"cache entry {entry} for {path} cannot be read ({e}); parsing the file again.",
-                          stacklevel=2)
-    if data is None:
-        data = parse_svmlight(path, num_features=num_features, keep_docids=keep_docids, query_file=query_file)
-        _write_entry(entry, data)
-    if json.dumps(hashes, sort_keys=True) != before:  # only after a parse succeeded or an entry was read
-        atomic.write_json(folder / _HASHES, hashes)
+            damaged = True
+            warnings.warn(f"cache entry {entry} for {path} cannot be read ({type(e).__name__}: {e}); "
+                          "parsing the file again and replacing it.", stacklevel=2)
+    parsed = data is None
+    if parsed:
+        data = parse()  # raises before anything is written: a malformed file leaves nothing behind
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        atomic.remove_dead_temporaries(folder)
+        if parsed:
+            _write_entry(entry, data, damaged=damaged)
+        if problem is not None or json.dumps(hashes, sort_keys=True) != before:
+            _write_hashes(folder, hashes, problem)
+    except OSError as e:
+        _warn_unwritable(folder, path, e)
     return data

@@ -2,7 +2,8 @@
 
 The file is written with ``write_npz`` (temporary file, fsync, rename), so a reader sees either
 the previous checkpoint or the new one, never a mix; a process killed while writing leaves at
-most a stray ``.<name>.*.tmp`` beside it, which ``remove_stale_temporaries`` deletes.
+most a stray ``.<name>.*.tmp`` beside it, which ``remove_stale_temporaries`` deletes once its
+writer is dead.
 Arrays are stored as ``leaf_000``, ``leaf_001``, ... in the caller's order; PRNG keys must be
 stored as their key data (``jax.random.key_data``): this module never imports jax.
 """
@@ -13,7 +14,7 @@ from typing import Sequence
 
 import numpy as np
 
-from jaxrank.data.atomic import write_npz
+from jaxrank.data.atomic import remove_dead_temporaries, write_npz
 
 _HEADER = "__header__"
 
@@ -43,8 +44,7 @@ def load_checkpoint(path) -> tuple[list[np.ndarray], dict]:
 
 
 def remove_stale_temporaries(folder) -> list[Path]:
-    """Deletes the ``.*.tmp`` files an interrupted atomic write left in ``folder``; returns them."""
-    stale = sorted(Path(folder).glob(".*.tmp")) if Path(folder).is_dir() else []
-    for path in stale:
-        path.unlink(missing_ok=True)
-    return stale
+    """Deletes the ``.*.tmp`` files that interrupted atomic writes left in ``folder`` (their writer
+    has exited, or nobody touched them for ``atomic.STALE_SECONDS``); returns them. A live writer's
+    temporary is kept."""
+    return remove_dead_temporaries(folder)

@@ -5,7 +5,7 @@ from typing import Optional
 
 import numpy as np
 
-from jaxrank.data import locations
+from jaxrank.data import locations, svmlight
 from jaxrank.data.cache import load_svmlight
 from jaxrank.data.ragged import bucket_size, pad_queries, query_lengths, ragged_queries
 from jaxrank.data.svmlight import SVMLightData
@@ -37,6 +37,24 @@ def _widen(data: SVMLightData, width: int) -> SVMLightData:
     features = np.zeros((data.features.shape[0], width), np.float32)
     features[:, : data.features.shape[1]] = data.features
     return data._replace(features=features)
+
+
+def _check_fold_width(files: list[Path], parsed: list[SVMLightData]) -> None:
+    """Raises when widening every split to the widest one adds more than ``svmlight.WIDTH_LIMIT_BYTES``
+    of zeros (a stray index in a small split must not widen the others), naming the wide file's line."""
+    widths = [p.features.shape[1] for p in parsed]
+    wide = int(np.argmax(widths))
+    zeros = 4 * sum(p.features.shape[0] * (widths[wide] - w) for p, w in zip(parsed, widths))
+    if zeros <= svmlight.WIDTH_LIMIT_BYTES:
+        return
+    rest = max(w for i, w in enumerate(widths) if i != wide)
+    document = int(np.flatnonzero(parsed[wide].features[:, rest:].any(axis=1))[0])
+    raise ValueError(
+        f"{files[wide]}, line {svmlight.document_line(files[wide], document)}: feature index {widths[wide]} is above "
+        f"every index of the fold's other splits (largest {rest}); widening them adds {zeros / 2**20:,.0f} MiB of zeros "
+        f"(more than jaxrank.data.svmlight.WIDTH_LIMIT_BYTES = {svmlight.WIDTH_LIMIT_BYTES / 2**20:,.0f} MiB). Fix the "
+        f"line, or pass num_features={widths[wide]} if the index is real."
+    )
 
 
 def load_queries(
@@ -72,6 +90,7 @@ def load_fold(
     layout: str = "ragged",
     normalize: bool = False,
     list_size: Optional[int] = None,
+    num_features: Optional[int] = None,
     cache: bool = True,
 ) -> tuple[RaggedQueries, RaggedQueries, RaggedQueries] | tuple[QueryBatch, QueryBatch, QueryBatch]:
     """Loads ``(train, vali, test)`` of one LETOR fold with one feature count ``D``.
@@ -83,12 +102,20 @@ def load_fold(
       normalize: per-query min-max normalisation (the QueryLevelNorm sets already are).
       list_size: ``L`` of the dense layout, shared by the three splits; default the bucket of the
         longest query in any of them, so one compiled program serves all three.
+      num_features: ``D`` of every split (default the largest feature index of the three; an index
+        that would widen the others by more than ``svmlight.WIDTH_LIMIT_BYTES`` of zeros is refused).
+
+    Returns:
+      ``(train, vali, test)``: ``RaggedQueries`` (features ``[N, D]``) or ``QueryBatch`` (``[Q, L, D]``).
     """
     _check_layout(layout)
     folder = locations.resolve(root) / f"Fold{fold}"
     if not folder.is_dir():
         raise FileNotFoundError(f"{folder} does not exist: expected the LETOR layout <root>/Fold{fold}/train.txt.")
-    parsed = [load_svmlight(split_file(folder, s), cache=cache) for s in SPLITS]
+    files = [split_file(folder, s) for s in SPLITS]
+    parsed = [load_svmlight(f, num_features=num_features, cache=cache) for f in files]
+    if num_features is None:
+        _check_fold_width(files, parsed)
     width = max(p.features.shape[1] for p in parsed)
     splits = [ragged_queries(_widen(p, width), normalize=normalize, in_place=True) for p in parsed]
     if layout == "ragged":

@@ -23,11 +23,19 @@ DENSE_LIMIT_BYTES = 1 << 30  # a padded batch larger than this, and over half pa
 BLOCK_BYTES = 1 << 26  # the features of one bucket block: 64 MiB
 
 
+def bucket_sizes(lengths, *, minimum: int = 8) -> np.ndarray:
+    """``[Q]`` i64: each length (``[Q]`` ints, 0 counted as 1) padded up to a power of two, at least
+    ``minimum``: the list sizes of buckets, so few block shapes ever compile."""
+    lengths = np.maximum(np.asarray(lengths, np.int64), 1)
+    _, exponent = np.frexp((lengths - 1).astype(np.float64))  # bit length of n - 1, exact below 2^53
+    return np.maximum(minimum, np.left_shift(1, exponent.astype(np.int64)))
+
+
 def bucket_size(num_docs: int, *, minimum: int = 8) -> int:
-    """Pads a list length up to a power of two (at least ``minimum``) so few shapes compile."""
+    """One list length padded up to a power of two (at least ``minimum``); see ``bucket_sizes``."""
     if num_docs < 1:
         raise ValueError(f"num_docs must be >= 1; got {num_docs}.")
-    return max(minimum, 1 << (int(num_docs) - 1).bit_length())
+    return int(bucket_sizes(np.asarray([num_docs]), minimum=minimum)[0])
 
 
 def query_lengths(qids: np.ndarray) -> np.ndarray:
@@ -204,12 +212,11 @@ def buckets(queries: Queries, *, features: bool = True, max_cells: Optional[int]
     queries = as_ragged(queries)
     if max_cells is None:
         max_cells = default_cells(queries.num_features if features else 0)
-    lengths = queries.lengths
-    sizes = np.maximum(minimum, 1 << np.ceil(np.log2(np.maximum(lengths, 1))).astype(np.int64))
+    sizes = bucket_sizes(queries.lengths, minimum=minimum)
     for size in np.unique(sizes):
         members = np.flatnonzero(sizes == size)
-        cap = 1 << max(0, int(np.log2(max(1, max_cells // int(size)))))
-        rows = min(cap, 1 << int(np.ceil(np.log2(members.size))))
+        cap = 1 << (max(1, max_cells // int(size)).bit_length() - 1)  # largest power of two that fits
+        rows = min(cap, bucket_size(members.size, minimum=1))
         for start in range(0, members.size, rows):
             chunk = members[start:start + rows]
             chunk = np.concatenate([chunk, np.full(rows - chunk.size, -1)])
@@ -260,15 +267,12 @@ def linear_query_values(fn: Callable, queries: Queries, weights) -> np.ndarray:
     weights = jnp.asarray(weights)
     lead = weights.shape[:-1]
     flat = weights.reshape((-1, weights.shape[-1]))
-    program = _linear_program(fn)
-    out = map_queries(lambda b: program(b.batch, flat, jnp.asarray(b.queries, jnp.int32)), queries, axis=1)
+    out = map_queries(lambda b: _linear_values(fn, b.batch, flat, jnp.asarray(b.queries, jnp.int32)), queries, axis=1)
     return out.reshape(lead + out.shape[1:])
 
 
-@functools.lru_cache(maxsize=None)
-def _linear_program(fn):
-    def values(batch, weights, rows):
-        scores = jnp.einsum("bld,kd->kbl", batch.features.astype(weights.dtype), weights)
-        return fn(scores, jnp.broadcast_to(batch.labels, scores.shape), jnp.broadcast_to(batch.mask, scores.shape), rows)
-
-    return jax.jit(values)
+@functools.partial(jax.jit, static_argnums=0)  # jit's own cache: one program per (fn, block shape)
+def _linear_values(fn, batch, weights, rows):
+    """``fn`` on the scores ``[K, B, L]`` of ``weights [K, D]`` over one bucket's ``batch``."""
+    scores = jnp.einsum("bld,kd->kbl", batch.features.astype(weights.dtype), weights)
+    return fn(scores, jnp.broadcast_to(batch.labels, scores.shape), jnp.broadcast_to(batch.mask, scores.shape), rows)

@@ -17,10 +17,15 @@ Labels are relevance grades, small non-negative integers; a label ``>= 128`` is 
 line: its gain ``2^l - 1`` overflows float32 in every metric, and such values are scores to be
 rescaled to grades, not grades.
 
-Width ``D``. Without ``num_features``, ``D`` is the largest feature index, except that an index far
-above all others (more than twice the next one plus 64) that few documents use (< 1%) is taken for
-a typo and rejected, naming its line: a stray ``1000000000:1`` must not make every document (and
-every split of a fold) a billion features wide. Pass ``num_features`` to keep such an index.
+Width ``D``. Without ``num_features``, ``D`` is the largest feature index, within two bounds that
+hold whatever the file's size, each a ``ValueError`` naming the file, the line and the
+``num_features=`` way out:
+  * an index far above all others (more than twice the next one plus 64) that few documents use
+    (under 1% of them, or a single one) is taken for a typo: a stray ``1000000000:1`` must not make
+    every document (and every split of a fold) a billion features wide;
+  * an index whose new columns would add more than ``WIDTH_LIMIT_BYTES`` of zeros to the dense
+    layout (one line of 100,000 features in a file of 46-feature documents) is refused.
+Indices from ``2^31`` on are refused in any case. Pass ``num_features`` to keep such an index.
 """
 
 import gzip
@@ -36,6 +41,8 @@ import numpy as np
 CHUNK_BYTES = 1 << 24  # text per chunk: bounds the parser's scratch memory
 _STRAY_SHARE = 0.01  # an index far above the rest is a typo when fewer documents than this share use it
 _LABEL_LIMIT = 128  # labels from here on are rejected: their gain 2^l - 1 is inf in float32
+_INDEX_LIMIT = 2**31  # no dense row can be this wide (8 GiB a document)
+WIDTH_LIMIT_BYTES = 1 << 28  # zeros one widening may add to the dense layout without num_features
 
 _DOCID = re.compile(r"docid\s*=\s*(\S+)")
 _INTEGER = re.compile(r"[+-]?\d+")
@@ -180,7 +187,8 @@ def _fast_rows(chunk: bytes, line0: int, has_qid: bool, keep_docids: bool) -> Op
     pairs = numbers[keep].reshape(-1, 2)
     index, value = pairs[:, 0].astype(np.int64), pairs[:, 1]
     rows = np.repeat(np.arange(data_lines.size), nfeat)
-    if not (np.all(np.isfinite(labels)) and np.all(labels >= 0) and np.all(np.isfinite(value)) and np.all(index >= 1)):
+    if not (np.all(np.isfinite(labels)) and np.all(labels >= 0) and np.all(np.isfinite(value)) and np.all(index >= 1)
+            and np.all(index < _INDEX_LIMIT)):
         return None
     same_row = rows[1:] == rows[:-1]
     if np.any(same_row & (index[1:] <= index[:-1])):  # out of order: check for duplicates
@@ -228,6 +236,9 @@ def _check_features_slowly(path, lineno: int, rest: str, num_features: Optional[
         i = int(index)
         if i <= 0:
             raise _error(path, lineno, f"feature index {i} must be >= 1 (indices are 1-based)")
+        if i >= _INDEX_LIMIT:
+            raise _error(path, lineno, f"feature index {i} is too large for a dense row of features (the limit is "
+                                       f"{_INDEX_LIMIT - 1}); fix the line, or map the indices to 1..D")
         if num_features is not None and i > num_features:
             raise _error(path, lineno, f"feature index {i} exceeds num_features={num_features}")
         if i in seen:
@@ -439,6 +450,7 @@ def parse_svmlight(
         else:  # the slow path checks each label as it reads it (_parse_label)
             _check_label_range(path, rows.labels, rows.linenos)
         width = buffer.width
+        count = rows.labels.size
         if num_features is None and rows.index.size and rows.index.max() > width:
             width = _reachable_width(width, rows.index[rows.index > width])
             beyond = rows.index > width
@@ -446,7 +458,11 @@ def parse_svmlight(
                 far.append((buffer.rows + rows.rows[beyond], rows.index[beyond], rows.value[beyond],
                             rows.linenos[rows.rows[beyond]]))
                 rows = rows._replace(rows=rows.rows[~beyond], index=rows.index[~beyond], value=rows.value[~beyond])
-        count = rows.labels.size
+            if width > buffer.width:
+                new = rows.index > buffer.width
+                widest = int(np.argmax(rows.index))
+                _check_widening(path, int(rows.linenos[rows.rows[widest]]), buffer.width, width,
+                                buffer.rows + count, int(new.sum()))
         buffer.reserve(count, width, int(1.1 * (buffer.rows + count) / max(share, 1e-6)) + 1)
         buffer.fill(buffer.rows, rows.rows, rows.index, rows.value)
         buffer.rows += count
@@ -478,15 +494,42 @@ def parse_svmlight(
     )
 
 
+def _check_widening(path, lineno: int, old: int, new: int, num_docs: int, nonzeros: int) -> None:
+    """Raises when widening the layout of ``num_docs`` documents from ``old`` to ``new`` columns adds
+    more than ``WIDTH_LIMIT_BYTES`` of zeros (``nonzeros``: the values read in the new columns)."""
+    zeros = 4 * (num_docs * (new - old) - nonzeros)
+    if zeros > WIDTH_LIMIT_BYTES:
+        raise _error(
+            path, lineno,
+            f"feature index {new} would make every document {new} features wide, adding "
+            f"{zeros / 2**20:,.0f} MiB of zeros to the dense layout (more than jaxrank.data.svmlight."
+            f"WIDTH_LIMIT_BYTES = {WIDTH_LIMIT_BYTES / 2**20:,.0f} MiB); fix the line, or pass "
+            f"num_features={new} if the index is real")
+
+
+def document_line(path, document: int) -> int:
+    """The 1-based line of the ``document``-th data line (0-based) of ``path``, for error messages."""
+    seen = 0
+    for line0, chunk, _ in _chunks(Path(path)):
+        for offset, line in enumerate(chunk.split(b"\n")):
+            if line.partition(b"#")[0].strip():
+                if seen == document:
+                    return line0 + offset
+                seen += 1
+    raise ValueError(f"{path} has {seen} documents; no document {document}.")
+
+
 def _place_far_indices(path, buffer: _DenseBuffer, far) -> None:
-    """Keeps the set-aside high indices when at least 1% of documents use them, else names a line."""
+    """Keeps the set-aside high indices when at least 1% of documents, and more than one, use them
+    and the columns they add stay within ``WIDTH_LIMIT_BYTES`` of zeros; else names a line."""
     rows, index, value, lines = (np.concatenate(parts) for parts in zip(*far))
     users = np.unique(rows).size
-    if users >= _STRAY_SHARE * buffer.rows:
+    worst = int(np.argmax(index))
+    if users >= _STRAY_SHARE * buffer.rows and (users > 1 or buffer.rows == 1):
+        _check_widening(path, int(lines[worst]), buffer.width, int(index.max()), buffer.rows, index.size)
         buffer.reserve(0, int(index.max()), buffer.array.shape[0])
         buffer.fill(0, rows, index, value)
         return
-    worst = int(np.argmax(index))
     raise _error(
         path, int(lines[worst]),
         f"feature index {int(index[worst])} is far above the file's other feature indices (largest "

@@ -11,33 +11,33 @@ Speed. The rankers are fixed, so each ranker's ranking of each query is computed
 host, ties by document index as in ``jaxrank.clicks``) and stored flat like ``RaggedQueries``:
 ``ranks [K, N]`` and ``order [K, N]`` (int16 while the longest query has fewer than 32,768
 documents), so memory grows with the ``N`` documents, never with ``Q x L_max``. A comparison then
-works in rank space, reading single entries through its query's offset, and never sorts or scans
-a list: ranker ``a`` samples a rank among its ranks not yet shown with weights ``r^-τ`` by
-inverting the cumulative table ``C[r] = Σ_{s<=r} s^-τ`` after skipping the at most ``L - 1`` shown
-ranks (an ``O(L^2)`` correction), which is the same distribution as
-``jaxrank.clicks.probabilistic_interleave`` (Hofmann et al., CIKM 2011). Team-draft's
-(Radlinski et al., CIKM 2008) "highest-ranked document not yet shown" is the first rank not in that
-small set. Cost per comparison is ``O(L^2)`` whatever the query's length.
-Memory: the ``2 K N`` table entries (the 136 MSLR feature rankers on MSLR-WEB30K's 3.77M
-documents: 2 GB) plus bounded host scratch while they are built (see ``rankings``).
+builds its list with ``jaxrank.clicks``' interleavers over ``TableRankings``, which work in rank
+space, reading single entries through the query's offset: a ranker samples a rank among its
+ranks not yet shown with weights ``r^-τ`` by inverting the cumulative table ``C[r] = Σ_{s<=r} s^-τ``
+after skipping the at most ``L - 1`` shown ranks (``sample_rank``, an ``O(L^2)`` correction), and
+team draft's "highest-ranked document not yet shown" is the first rank not in that small set.
+Cost per comparison is ``O(L^2)`` whatever the query's length. Memory: the ``2 K N`` table
+entries (the 136 MSLR feature rankers on MSLR-WEB30K's 3.77M documents: 2 GB) plus bounded host
+scratch while they are built (see ``rankings``).
 
-Determinism: comparison ``c`` of pair ``(i, j)`` uses ``fold_in(fold_in(fold_in(key, i), j), c)``,
-so results do not depend on the chunk size or on the other arms. All pairs x comparisons form one
-flat index that is cut into chunks of ``chunk_size`` lanes: one compiled, vmapped chunk function,
-progress printed between chunks.
+Determinism: comparison ``c`` of pair ``(i, j)`` draws from ``fold_in(fold_in(fold_in(key, i), j), c)``
+alone. The pairs are the lanes of ``jaxrank.lanes.run_lanes`` (sharded over every device, in
+chunks of comparisons, resumable from a checkpoint), and the counts do not depend on the chunking,
+the other pairs or the number of devices.
 """
 
 import functools
 import time
-from typing import Iterator, NamedTuple, Union
+from typing import Iterator, NamedTuple, Optional, Union
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxrank.clicks import CascadeModel, cascade_clicks, probabilistic_outcome, team_draft_outcome
+from jaxrank import lanes
+from jaxrank.clicks import CascadeModel
 from jaxrank.data.ragged import as_ragged
-from jaxrank.envs.ranker_duel import check_duel_inputs, first_wins
+from jaxrank.envs.ranker_duel import check_duel_inputs, interleaved_duel
 from jaxrank.types import Array, QueryBatch, RaggedQueries
 
 Queries = Union[RaggedQueries, QueryBatch]
@@ -58,26 +58,10 @@ class Rankings(NamedTuple):
     num_docs: Array  # [Q] i32, documents per query
     labels: Array  # [N] f32
 
-    def query(self, ranker: Array, q: Array) -> "QueryRanking":
-        """Ranker ``ranker``'s ranking of query ``q``, read lazily (no ``[L]`` copy)."""
-        return QueryRanking(self.ranks, self.order, ranker, self.offsets[q])
-
-
-class QueryRanking(NamedTuple):
-    """One ranker's ranking of one query: scalar reads through the query's offset into ``Rankings``."""
-
-    ranks: Array  # [K, N] Rankings.ranks
-    order: Array  # [K, N] Rankings.order
-    ranker: Array  # [] i32 k
-    offset: Array  # [] i32 the query's first row
-
-    def rank_of(self, doc: Array) -> Array:
-        """``[]`` i32 1-based rank of within-query document ``doc``."""
-        return self.ranks[self.ranker, self.offset + doc].astype(jnp.int32)
-
-    def doc_at(self, rank: Array) -> Array:
-        """``[]`` i32 within-query document at 1-based ``rank``."""
-        return self.order[self.ranker, self.offset + rank - 1].astype(jnp.int32)
+    def query(self, rankers: Array, q: Array, weights: Optional["RankWeights"] = None) -> "TableRankings":
+        """Rankers ``rankers [n]``' rankings of query ``q``, read lazily (no ``[L]`` copy)."""
+        return TableRankings(self.ranks, self.order, jnp.asarray(rankers, jnp.int32), self.offsets[q],
+                             self.num_docs[q], weights)
 
 
 class Estimate(NamedTuple):
@@ -87,8 +71,7 @@ class Estimate(NamedTuple):
     counts: np.ndarray  # [K, K] i64, comparisons of each pair (0 on the diagonal)
     wins: np.ndarray  # [K, K] i64, wins[i, j] = comparisons of (i, j) won by i
     ties: np.ndarray  # [K, K] i64, comparisons whose outcome was 0 (settled by the coin), symmetric
-    seconds: float  # wall time after compile
-    compile_seconds: float
+    seconds: float  # wall time of the comparisons (compile included; the rankings excluded)
 
 
 def rank_dtype(list_size: int):
@@ -267,129 +250,123 @@ def sample_rank(u: Array, shown_ranks: Array, valid: Array, table: RankWeights, 
     return rank, total
 
 
-def probabilistic_list(key, first: QueryRanking, second: QueryRanking, num_docs, table: RankWeights,
-                       list_size: int):
-    """Rank-space probabilistic interleave (Hofmann et al., CIKM 2011) of one query.
+class TableRankings(NamedTuple):
+    """``jaxrank.clicks.lists.QueryRankings`` of ``n`` rankers on one query of ``Rankings``, in rank space.
 
-    The same distribution as ``jaxrank.clicks.probabilistic_interleave``.
-
-    Args:
-      key: PRNG key.
-      first, second: the two rankers' ``QueryRanking`` of the query.
-      num_docs: ``[]`` i32 documents ``n`` of the query.
-      table: ``RankWeights`` covering ranks up to ``n`` (``rank_weights_table(longest query, τ)``).
-      list_size: ``L`` (static).
-
-    Returns:
-      ``(docs [L] i32 (-1 unshown), shown [L] bool, prob_second [L] f32)``.
+    The state is the ranks ``[n, L]`` (under each ranker) of the documents shown so far and their
+    count: the highest-ranked free document is the first rank not among them (``_skip_shown``) and
+    a softmax draw is ``sample_rank``, so a list costs ``O(L^2)`` whatever the query's length.
+    Documents are drawn by inverse CDF in rank order (``jaxrank.clicks`` draws in document order
+    on a padded query: the same distribution).
     """
-    uniforms = jax.random.uniform(key, (list_size, 2))  # (coin, pick) per position
-    slots = jnp.arange(list_size)
 
-    def position(carry, x):
-        shown_first, shown_second = carry  # [L] ranks of the shown docs under ranker 1 / 2
-        slot, u = x
-        valid = slots < slot
-        shown = slot < num_docs
-        from_second = u[0] < 0.5
-        # Only the ranker that won the coin samples; the other one's remaining weight is still needed.
-        chosen = jnp.where(from_second, shown_second, shown_first)
-        rank, total_chosen = sample_rank(u[1], chosen, valid, table, num_docs)
-        doc = jnp.where(from_second, second.doc_at(rank), first.doc_at(rank))
-        other = jnp.where(from_second, shown_first, shown_second)
-        total_other = table.cumulative[num_docs] - jnp.sum(jnp.where(valid, table.weight[other], 0.0))
-        total_1 = jnp.where(from_second, total_other, total_chosen)
-        total_2 = jnp.where(from_second, total_chosen, total_other)
-        r1, r2 = first.rank_of(doc), second.rank_of(doc)
-        p1 = table.weight[r1] / jnp.maximum(total_1, jnp.finfo(jnp.float32).tiny)
-        p2 = table.weight[r2] / jnp.maximum(total_2, jnp.finfo(jnp.float32).tiny)
-        carry = (shown_first.at[slot].set(r1), shown_second.at[slot].set(r2))
-        return carry, (jnp.where(shown, doc, -1), shown, jnp.where(shown, p2 / (p1 + p2), 0.5))
+    ranks: Array  # [K, N] Rankings.ranks
+    order: Array  # [K, N] Rankings.order
+    rankers: Array  # [n] i32 rows of the tables
+    offset: Array  # [] i32 the query's first row
+    num_docs: Array  # [] i32 documents n of the query
+    weights: Optional[RankWeights] = None  # covering ranks up to n (probabilistic lists only)
 
-    start = (jnp.zeros(list_size, jnp.int32), jnp.zeros(list_size, jnp.int32))
-    _, (docs, shown, prob_second) = jax.lax.scan(position, start, (slots, uniforms))
-    return docs, shown, prob_second
+    def rank_of(self, doc: Array) -> Array:
+        """``[n]`` i32 1-based rank of within-query document ``doc`` under each ranker."""
+        return self.ranks[self.rankers, self.offset + doc].astype(jnp.int32)
 
+    def doc_at(self, ranker: Array, rank: Array) -> Array:
+        """``[]`` i32 within-query document at 1-based ``rank`` of ranker ``ranker`` (``0..n-1``)."""
+        return self.order[self.rankers[ranker], self.offset + rank - 1].astype(jnp.int32)
 
-def team_draft_list(key, first: QueryRanking, second: QueryRanking, num_docs, list_size: int):
-    """Rank-space team-draft interleave (Radlinski et al., CIKM 2008) of one query.
+    def start(self, list_size: int):
+        return jnp.zeros((self.rankers.shape[0], list_size), jnp.int32), jnp.zeros((), jnp.int32)
 
-    The same lists as ``jaxrank.clicks.team_draft_interleave`` for the same key. Arguments as
-    ``probabilistic_list``.
+    def best(self, state, ranker: Array) -> Array:
+        shown_ranks, count = state
+        valid = jnp.arange(shown_ranks.shape[-1]) < count
+        return self.doc_at(ranker, _skip_shown(jnp.ones((), jnp.int32), shown_ranks[ranker], valid, 1))
 
-    Returns:
-      ``(docs [L] i32 (-1 unshown), shown [L] bool, team [L] i32 in {0, 1, 2})``.
-    """
-    coins = jax.random.uniform(key, (list_size,))
-    slots = jnp.arange(list_size)
+    def draw(self, state, ranker: Array, u: Array) -> Array:
+        shown_ranks, count = state
+        valid = jnp.arange(shown_ranks.shape[-1]) < count
+        return self.doc_at(ranker, sample_rank(u, shown_ranks[ranker], valid, self.weights, self.num_docs)[0])
 
-    def position(carry, x):
-        shown_first, shown_second, size_first, size_second = carry
-        slot, u = x
-        valid = slots < slot
-        shown = slot < num_docs
-        second_picks = jnp.where(size_first == size_second, u < 0.5, size_second < size_first)
-        top_1 = _skip_shown(jnp.ones((), jnp.int32), shown_first, valid, 1)
-        top_2 = _skip_shown(jnp.ones((), jnp.int32), shown_second, valid, 1)
-        doc = jnp.where(second_picks, second.doc_at(top_2), first.doc_at(top_1))
-        team = jnp.where(shown, jnp.where(second_picks, 2, 1), 0).astype(jnp.int32)
-        carry = (shown_first.at[slot].set(first.rank_of(doc)), shown_second.at[slot].set(second.rank_of(doc)),
-                 size_first + (team == 1), size_second + (team == 2))
-        return carry, (jnp.where(shown, doc, -1), shown, team)
+    def chances(self, state, doc: Array) -> tuple[Array, Array]:
+        shown_ranks, count = state
+        valid = jnp.arange(shown_ranks.shape[-1]) < count
+        total = jnp.stack([self.weights.cumulative[self.num_docs]
+                           - jnp.sum(jnp.where(valid, self.weights.weight[shown_ranks[k]], 0.0))
+                           for k in range(shown_ranks.shape[0])])
+        return self.weights.weight[self.rank_of(doc)], total
 
-    zero = jnp.zeros((), jnp.int32)
-    start = (jnp.zeros(list_size, jnp.int32), jnp.zeros(list_size, jnp.int32), zero, zero)
-    _, (docs, shown, team) = jax.lax.scan(position, start, (slots, coins))
-    return docs, shown, team
+    def take(self, state, doc: Array, shown: Array):
+        del shown  # positions after the last shown one are never read (valid counts the slots before)
+        shown_ranks, count = state
+        return shown_ranks.at[:, count].set(self.rank_of(doc)), count + 1
 
 
 def compare(key, i, j, tables: Rankings, click_model: CascadeModel, weights: RankWeights, *, method: str,
             list_size: int):
     """One interleaved comparison of rankers ``i`` and ``j``: ``(first_won, tie)`` bools.
 
-    The same steps as ``InterleavedDuelEnv.duel`` (uniform query, interleave, cascade clicks,
-    outcome, coin on ties), on precomputed rankings.
+    ``InterleavedDuelEnv.duel`` (uniform query, interleave, cascade clicks, outcome, coin on
+    ties) on the precomputed rankings.
     """
-    key_query, key_list, key_clicks, key_tie = jax.random.split(key, 4)
-    q = jax.random.randint(key_query, (), 0, tables.num_docs.shape[0])
-    args = (tables.query(i, q), tables.query(j, q), tables.num_docs[q])
-    if method == "probabilistic":
-        docs, shown, prob_second = probabilistic_list(key_list, *args, weights, list_size)
-    else:
-        docs, shown, team = team_draft_list(key_list, *args, list_size)
-    labels = jnp.where(shown, tables.labels[tables.offsets[q] + jnp.maximum(docs, 0)], 0.0)
-    clicks = cascade_clicks(key_clicks, labels, shown, click_model)
-    if method == "probabilistic":
-        outcome = probabilistic_outcome(prob_second, clicks, shown)
-    else:
-        outcome = team_draft_outcome(team, clicks, shown)
-    return first_wins(outcome, jax.random.uniform(key_tie)), outcome == 0.0
+    def query(q):
+        return tables.query(jnp.stack([i, j]), q, weights), tables.labels, tables.offsets[q]
+
+    won, outcome = interleaved_duel(key, tables.num_docs.shape[0], query, click_model, method=method,
+                                    list_size=list_size)
+    return won, outcome == 0.0
 
 
-@functools.partial(jax.jit, static_argnames=("chunk_size", "method", "list_size"))
-def _chunk(key, start, num_comparisons, pairs, tables, click_model, weights, *, chunk_size, method, list_size):
-    """Wins and ties per pair ``[P]`` i32 for flat comparisons ``start .. start + chunk_size - 1``."""
-    num_pairs = pairs.shape[0]
-    flat = start + jnp.arange(chunk_size, dtype=jnp.int32)
-    valid = flat < num_pairs * num_comparisons
-    pair = jnp.minimum(flat // num_comparisons, num_pairs - 1)
-    c = flat % num_comparisons
+def comparison_study(method: str, list_size: int, block: int) -> lanes.Study:
+    """The estimate as a ``jaxrank.lanes.Study``: one lane per pair ``(i, j)``, chunks of ``block`` comparisons.
 
-    def one(p, c):
-        i, j = pairs[p, 0], pairs[p, 1]
-        key_c = jax.random.fold_in(jax.random.fold_in(jax.random.fold_in(key, i), j), c)
-        return compare(key_c, i, j, tables, click_model, weights, method=method, list_size=list_size)
+    The lane's key is ``fold_in(fold_in(key, i), j)`` and comparison ``c`` draws from
+    ``fold_in(lane key, c)`` alone, so the counts do not depend on the block, the chunks per call,
+    the other pairs or the devices. ``data = (tables, click_model, weights, num_comparisons)``,
+    ``lane_data = [2] i32`` the pair, a chunk is the first comparison ``[] i32`` of its block
+    (comparisons ``>= num_comparisons`` are padding and not counted). The carry and the result
+    hold the pair's ``(wins of i, ties)`` ``[] i32``.
+    """
 
-    won, tie = jax.vmap(one)(pair, c)
-    wins = jax.ops.segment_sum((won & valid).astype(jnp.int32), pair, num_segments=num_pairs)
-    ties = jax.ops.segment_sum((tie & valid).astype(jnp.int32), pair, num_segments=num_pairs)
-    return wins, ties
+    def init(key, hparams, data, pair):
+        del hparams, data, pair
+        zero = jnp.zeros((), jnp.int32)
+        return key, zero, zero
+
+    def advance(carry, start, data, pair):
+        key, wins, ties = carry
+        tables, click_model, weights, num_comparisons = data
+        c = start + jnp.arange(block, dtype=jnp.int32)
+        won, tie = jax.vmap(lambda c: compare(jax.random.fold_in(key, c), pair[0], pair[1], tables, click_model,
+                                              weights, method=method, list_size=list_size))(c)
+        valid = c < num_comparisons
+        return key, wins + jnp.sum(won & valid, dtype=jnp.int32), ties + jnp.sum(tie & valid, dtype=jnp.int32)
+
+    def result(carry, data, pair):
+        del data, pair
+        return carry[1], carry[2]
+
+    return lanes.Study(init, advance, result)
 
 
-def estimate_wins(queries: Queries, rankers, click_model: CascadeModel, method: str, num_comparisons: int,
-                  key, *, list_size: int = 10, tau: float = 3.0, chunk_size: int = 1 << 16,
-                  verbose: bool = True, progress_seconds: float = 10.0) -> Estimate:
-    """``estimate_preference_matrix`` with the raw counts (wins, ties) and timings."""
+def _check_count(name: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise ValueError(f"{name} must be an int >= 1; got {value!r}.")
+    return int(value)
+
+
+def estimate_wins(key, queries: Queries, rankers, click_model: CascadeModel, method: str, num_comparisons: int, *,
+                  list_size: int = 10, tau: float = 3.0, chunk_size: int = 1 << 16,
+                  comparisons_per_call: int = 1 << 22, mesh=None, checkpoint: Optional[lanes.Checkpoint] = None,
+                  verbose: bool = True) -> Estimate:
+    """``estimate_preference_matrix`` with the raw counts (wins, ties) and the wall time.
+
+    Runs on ``jaxrank.lanes.run_lanes``: one lane per pair, sharded over ``mesh`` (default every
+    device), in chunks of ``chunk_size`` comparisons over all pairs (``chunk_size // #pairs`` per
+    pair, at least 1: bounds memory), ``comparisons_per_call`` per compiled call (progress and
+    checkpoints come between calls). With ``checkpoint`` (``lanes.Checkpoint``) a killed run
+    resumes from its last call. None of these settings changes the counts.
+    """
     weights = check_duel_inputs(queries, rankers, click_model, method=method, list_size=list_size, tau=tau)
     queries = as_ragged(queries)
     if queries.num_queries == 0:
@@ -397,48 +374,38 @@ def estimate_wins(queries: Queries, rankers, click_model: CascadeModel, method: 
     num_arms = weights.shape[0]
     if num_arms < 2:
         raise ValueError(f"need at least 2 rankers; got {num_arms}.")
-    if isinstance(num_comparisons, bool) or not isinstance(num_comparisons, (int, np.integer)) or num_comparisons < 1:
-        raise ValueError(f"num_comparisons must be an int >= 1; got {num_comparisons!r}.")
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
-        raise ValueError(f"chunk_size must be an int >= 1; got {chunk_size!r}.")
+    num_comparisons = _check_count("num_comparisons", num_comparisons)
+    chunk_size = _check_count("chunk_size", chunk_size)
+    comparisons_per_call = _check_count("comparisons_per_call", comparisons_per_call)
+    if num_comparisons >= 2**31 - chunk_size:
+        raise ValueError(f"num_comparisons = {num_comparisons} is too many for int32 comparison indices.")
     pairs = np.stack(np.triu_indices(num_arms, 1), axis=-1).astype(np.int32)  # (0, 1), (0, 2), ..., row-major
-    total = len(pairs) * int(num_comparisons)
-    if total + chunk_size >= 2**31:
-        raise ValueError(f"{len(pairs)} pairs x {num_comparisons} comparisons is too many for int32 indices.")
-    chunk_size = int(min(chunk_size, total))
+    num_pairs = len(pairs)
+    block = min(max(chunk_size // num_pairs, 1), num_comparisons)  # comparisons per pair per chunk
+    num_chunks = -(-num_comparisons // block)
+    num_calls = -(-num_chunks // max(comparisons_per_call // (block * num_pairs), 1))
+    chunks_per_call = -(-num_chunks // num_calls)  # pads at most one chunk per call
+    starts = np.arange(num_calls * chunks_per_call, dtype=np.int32) * block
+
     start = time.perf_counter()
     tables = jax.block_until_ready(rankings(queries, weights))
     if verbose:
         print(f"[estimate] rankings of {num_arms} rankers x {queries.num_documents:,} documents "
               f"({queries.num_queries:,} queries, longest {queries.list_size}) in {time.perf_counter() - start:.1f} s",
               flush=True)
-    args = (key, jnp.zeros((), jnp.int32), jnp.asarray(num_comparisons, jnp.int32), jnp.asarray(pairs), tables,
-            CascadeModel(jnp.asarray(click_model.click_prob, jnp.float32), jnp.asarray(click_model.stop_prob, jnp.float32)),
-            rank_weights_table(queries.list_size, tau))
-    static = dict(chunk_size=chunk_size, method=method, list_size=int(list_size))
-
-    wins = np.zeros(len(pairs), np.int64)
-    ties = np.zeros(len(pairs), np.int64)
-    offsets = range(0, total, chunk_size)
+    data = (tables, CascadeModel(jnp.asarray(click_model.click_prob, jnp.float32),
+                                 jnp.asarray(click_model.stop_prob, jnp.float32)),
+            rank_weights_table(queries.list_size, tau), jnp.asarray(num_comparisons, jnp.int32))
+    lane_keys = jax.vmap(lambda ij: jax.random.fold_in(jax.random.fold_in(key, ij[0]), ij[1]))(jnp.asarray(pairs))
+    if checkpoint is not None:
+        checkpoint = checkpoint._replace(inputs={**checkpoint.inputs, "study": "estimate_wins", "method": method,
+                                                 "list_size": int(list_size), "block": block})
     start = time.perf_counter()
-    first = jax.block_until_ready(_chunk(*args, **static))  # offset 0: compile (cached per shape) + one chunk
-    first_seconds = time.perf_counter() - start
-    start = last = time.perf_counter()
-    for n, offset in enumerate(offsets):
-        chunk_wins, chunk_ties = first if n == 0 else _chunk(key, jnp.asarray(offset, jnp.int32), *args[2:], **static)
-        wins += np.asarray(chunk_wins)
-        ties += np.asarray(chunk_ties)
-        done = min(offset + chunk_size, total)
-        now = time.perf_counter()
-        if verbose and n > 0 and (now - last >= progress_seconds or done == total):
-            last = now
-            print(f"[estimate] {done:,}/{total:,} comparisons, {(done - chunk_size) / (now - start):,.0f}/s "
-                  f"after compile (first chunk incl. compile {first_seconds:.1f} s)", flush=True)
-    later = time.perf_counter() - start
-    # Time after compile: the later chunks, plus the first chunk at their average speed.
-    per_chunk = later / (len(offsets) - 1) if len(offsets) > 1 else first_seconds
-    seconds = later + per_chunk
-    compile_seconds = max(first_seconds - per_chunk, 0.0)
+    wins, ties = lanes.run_lanes(comparison_study(method, int(list_size), block), lane_keys, data=data, lane_data=pairs,
+                                 chunks=starts, chunks_per_call=chunks_per_call, mesh=mesh, checkpoint=checkpoint,
+                                 label="estimate" if verbose else None,
+                                 progress=np.minimum(starts + block, num_comparisons))
+    seconds = time.perf_counter() - start
 
     w = np.zeros((num_arms, num_arms), np.int64)
     t = np.zeros((num_arms, num_arms), np.int64)
@@ -450,32 +417,30 @@ def estimate_wins(queries: Queries, rankers, click_model: CascadeModel, method: 
     pref = np.full((num_arms, num_arms), 0.5)
     pref[i, j] = wins / num_comparisons
     pref[j, i] = 1.0 - pref[i, j]
-    return Estimate(pref, counts, w, t, seconds, compile_seconds)
+    return Estimate(pref, counts, w, t, seconds)
 
 
-def estimate_preference_matrix(queries: Queries, rankers, click_model: CascadeModel, method: str,
-                               num_comparisons: int, key, *, list_size: int = 10, tau: float = 3.0,
-                               chunk_size: int = 1 << 16, verbose: bool = True) -> tuple[np.ndarray, np.ndarray]:
+def estimate_preference_matrix(key, queries: Queries, rankers, click_model: CascadeModel, method: str,
+                               num_comparisons: int, **options) -> tuple[np.ndarray, np.ndarray]:
     """Estimates ``P`` for the rankers by ``num_comparisons`` interleaved comparisons per pair.
 
     Args:
+      key: PRNG key; comparison ``c`` of pair ``(i, j)`` draws from
+        ``fold_in(fold_in(fold_in(key, i), j), c)`` alone.
       queries: ``RaggedQueries`` (or a ``QueryBatch``, converted with ``as_ragged``: its empty
         queries are dropped); each comparison samples one of the ``Q`` queries uniformly.
       rankers: ``[K, D]`` linear rankers (e.g. ``single_feature_rankers``).
       click_model: ``CascadeModel`` (``cascade_model("perfect", 5)`` for MSLR, as the paper).
       method: ``"probabilistic"`` or ``"team_draft"``.
       num_comparisons: ``n`` per pair (80,000 in the paper).
-      key: PRNG key; comparison ``c`` of pair ``(i, j)`` uses ``fold_in`` keys of ``(i, j, c)``.
-      list_size: ``L`` shown documents (10).
-      tau: probabilistic interleave's exponent (3).
-      chunk_size: comparisons per compiled chunk (bounds memory; does not change the result).
-      verbose: print progress (comparisons/s) between chunks.
+      **options: ``estimate_wins``' keyword arguments: ``list_size`` (10), ``tau`` (3), and how it
+        runs (``chunk_size``, ``comparisons_per_call``, ``mesh``, ``checkpoint``, ``verbose``),
+        which does not change the result.
 
     Returns:
       ``(P [K, K] f64, counts [K, K] i64)``: ``P[i, j]`` = fraction of the pair's comparisons won
       by ``i`` (a tie is a fair coin), ``P[j, i] = 1 - P[i, j]``, diagonal 1/2; ``counts[i, j]`` =
       ``n`` off the diagonal, 0 on it.
     """
-    est = estimate_wins(queries, rankers, click_model, method, num_comparisons, key, list_size=list_size, tau=tau,
-                        chunk_size=chunk_size, verbose=verbose)
+    est = estimate_wins(key, queries, rankers, click_model, method, num_comparisons, **options)
     return est.pref, est.counts

@@ -15,21 +15,15 @@ bandit's ``step(state, key, env)`` through the ``DuelEnv`` contract (``env.duel(
 Build it with ``ranker_duel_env``, which validates the inputs before anything is traced.
 """
 
-from typing import NamedTuple, Optional, Sequence, Union
+from typing import Callable, NamedTuple, Optional, Sequence, Union
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxrank.clicks import (
-    CascadeModel,
-    cascade_clicks,
-    check_click_model,
-    probabilistic_interleave,
-    probabilistic_outcome,
-    team_draft_interleave,
-    team_draft_outcome,
-)
+from jaxrank.clicks import CascadeModel, cascade_clicks, check_click_model, probabilistic_outcome, team_draft_outcome
+from jaxrank.clicks.interleave import probabilistic_interleave_rankings, team_draft_interleave_rankings
+from jaxrank.clicks.lists import DocumentRankings, QueryRankings, check_tau_range, score_ranks, softmax_weights
 from jaxrank.data.ragged import pad_queries
 from jaxrank.types import Array, PRNGKey, QueryBatch, RaggedQueries
 
@@ -65,11 +59,6 @@ def single_feature_rankers(feature_ids: Sequence[int], num_features: int) -> Arr
     return jnp.asarray(np.eye(num_features, dtype=np.float32)[np.asarray(ids) - 1])
 
 
-def shown_labels(labels: Array, docs: Array, shown: Array) -> Array:
-    """``[L]`` grades of the shown list, 0 where nothing is shown (``docs = -1`` is never gathered)."""
-    return jnp.where(shown, labels[jnp.maximum(docs, 0)], 0.0)
-
-
 TIE_TOLERANCE = 1e-6
 
 
@@ -81,6 +70,37 @@ def first_wins(outcome: Array, u_tie: Array) -> Array:
     can leave at ±1e-8, and such a comparison must not depend on how the batch was vectorised.
     """
     return jnp.where(outcome < -TIE_TOLERANCE, True, jnp.where(outcome > TIE_TOLERANCE, False, u_tie < 0.5))
+
+
+def interleaved_duel(key: PRNGKey, num_queries, query: Callable, click_model: CascadeModel, *, method: str,
+                     list_size: int) -> tuple[Array, Array]:
+    """One interleaved comparison of two rankers: ``(first_won [] bool, outcome [] f32)``.
+
+    Samples a query uniformly, interleaves the two rankers' lists (``method``), simulates cascade
+    clicks on the shown list and credits them; a tie is a fair coin (``first_wins``).
+
+    Args:
+      key: PRNG key, split into ``(query, list, clicks, tie)``.
+      num_queries: ``Q``, the queries to sample from.
+      query: ``query(q) -> (rankings, labels, offset)``: the two rankers' ``QueryRankings`` of
+        query ``q`` and the grades of its documents, document ``d`` at ``labels[offset + d]``.
+      click_model: ``CascadeModel``.
+      method: ``"probabilistic"`` or ``"team_draft"`` (static).
+      list_size: ``L`` (static).
+    """
+    key_query, key_list, key_clicks, key_tie = jax.random.split(key, 4)
+    rankings, labels, offset = query(jax.random.randint(key_query, (), 0, num_queries))
+    if method == "probabilistic":
+        docs, shown, prob_second = probabilistic_interleave_rankings(key_list, rankings, list_size=list_size)
+    else:
+        docs, shown, team = team_draft_interleave_rankings(key_list, rankings, list_size=list_size)
+    shown_labels = jnp.where(shown, labels[offset + jnp.maximum(docs, 0)], 0.0)  # docs = -1 is never read
+    clicks = cascade_clicks(key_clicks, shown_labels, shown, click_model)
+    if method == "probabilistic":
+        outcome = probabilistic_outcome(prob_second, clicks, shown)
+    else:
+        outcome = team_draft_outcome(team, clicks, shown)
+    return first_wins(outcome, jax.random.uniform(key_tie)), outcome
 
 
 class InterleavedDuelEnv(NamedTuple):
@@ -110,16 +130,15 @@ class InterleavedDuelEnv(NamedTuple):
         Every draw comes from ``key``; the bandit's uniform ``u`` is not needed.
         """
         del u
-        key_query, key_list, key_clicks, key_tie = jax.random.split(key, 4)
-        q = jax.random.randint(key_query, (), 0, self.queries.features.shape[-3])
-        features = self.queries.features[q]  # [N, D]
-        where = self.queries.mask[q]
-        outcome = self.outcome(key_list, key_clicks, features @ self.rankers[i], features @ self.rankers[j],
-                               self.queries.labels[q], where)
-        return first_wins(outcome, jax.random.uniform(key_tie))
 
-    # Subclasses define outcome(key_list, key_clicks, scores_first, scores_second, labels, where)
-    # -> [] f32 interleaving outcome on one query: > 0 second wins, < 0 first wins, 0 a tie.
+        def query(q):
+            features, where = self.queries.features[q], self.queries.mask[q]  # [N, D], [N]
+            ranks = jnp.stack([score_ranks(features @ self.rankers[i], where),
+                               score_ranks(features @ self.rankers[j], where)])
+            return self.rankings(ranks, where), self.queries.labels[q], 0
+
+        return interleaved_duel(key, self.queries.features.shape[-3], query, self.click_model, method=self.method,
+                                list_size=self.list_size)[0]
 
 
 class ProbabilisticDuelEnv(InterleavedDuelEnv):
@@ -128,11 +147,9 @@ class ProbabilisticDuelEnv(InterleavedDuelEnv):
     __slots__ = ()
     method = "probabilistic"
 
-    def outcome(self, key_list, key_clicks, scores_first, scores_second, labels, where) -> Array:
-        docs, shown, prob_second = probabilistic_interleave(
-            key_list, scores_first, scores_second, where, list_size=self.list_size, tau=self.tau)
-        clicks = cascade_clicks(key_clicks, shown_labels(labels, docs, shown), shown, self.click_model)
-        return probabilistic_outcome(prob_second, clicks, shown)
+    def rankings(self, ranks: Array, where: Array) -> QueryRankings:
+        check_tau_range(self.tau, self.list_size)
+        return DocumentRankings(ranks, where, softmax_weights(ranks, where, self.tau))
 
 
 class TeamDraftDuelEnv(InterleavedDuelEnv):
@@ -141,11 +158,8 @@ class TeamDraftDuelEnv(InterleavedDuelEnv):
     __slots__ = ()
     method = "team_draft"
 
-    def outcome(self, key_list, key_clicks, scores_first, scores_second, labels, where) -> Array:
-        docs, shown, team = team_draft_interleave(key_list, scores_first, scores_second, where,
-                                                  list_size=self.list_size)
-        clicks = cascade_clicks(key_clicks, shown_labels(labels, docs, shown), shown, self.click_model)
-        return team_draft_outcome(team, clicks, shown)
+    def rankings(self, ranks: Array, where: Array) -> QueryRankings:
+        return DocumentRankings(ranks, where)
 
 
 _ENV_TYPES = {"probabilistic": ProbabilisticDuelEnv, "team_draft": TeamDraftDuelEnv}

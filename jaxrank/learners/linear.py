@@ -1,18 +1,14 @@
-"""Linear scoring shared by the online learners: the readout ``w [D]`` and ``score = features @ w``
-(the ``readout`` / ``score`` of ``jaxrank.types.OnlineLearner``)."""
+"""Linear scoring shared by the learners: ``params(state)`` is the weight leaf ``w [D]`` and
+``score(params, features) = features @ w`` (``jaxrank.types.Learner``)."""
 
-from typing import Any, NamedTuple
-
-
-class LinearReadout(NamedTuple):
-    w: Any  # [D] f32, the scoring vector
+import jax
 
 
-def linear_readout(state) -> LinearReadout:
-    """``readout`` of any learner whose state scores with a ``w [D]`` leaf."""
-    return LinearReadout(w=state.w)
+def params(state) -> jax.Array:
+    """``w [D]``: what a linear learner scores with (its state's weight leaf)."""
+    return state.w
 
 
-def linear_score(readout, features):
-    """``[..., L]`` scores ``features [..., L, D] @ w``."""
-    return features @ readout.w
+def score(w: jax.Array, features: jax.Array) -> jax.Array:
+    """``[...]`` scores ``features [..., D] @ w``."""
+    return features @ w

@@ -122,8 +122,25 @@ def _prepare(scores, labels, where, topn):
 
 def _dcg_per_list(scores, labels, where, topn, key, letor_compat):
     ranked_labels, ranked_where = _ranked(scores, labels, where, key, topn)
+    return _dcg_in_order(ranked_labels, ranked_where, letor_compat)
+
+
+def _dcg_in_order(ranked_labels, ranked_where, letor_compat):
     gain = jnp.where(ranked_where, _gain(ranked_labels, letor_compat), 0.0)
     return jnp.sum(gain * _discount(_positions(gain.shape[-1]), letor_compat), axis=-1)
+
+
+def ranked_dcg(ranked_labels: Array, *, where: Optional[Array] = None, letor_compat: bool = False) -> Array:
+    """``[...]`` DCG of lists already in rank order (a displayed list), without sorting.
+
+    Args:
+      ranked_labels: ``[..., k]`` graded relevance of ranks ``1..k``.
+      where: ``[..., k]`` bool, True for ranks that hold a document (default all).
+      letor_compat: as :func:`dcg`.
+    """
+    ranked_labels = jnp.asarray(ranked_labels, jnp.float32)
+    where = jnp.ones(ranked_labels.shape, bool) if where is None else jnp.asarray(where, bool)
+    return _dcg_in_order(ranked_labels, where, letor_compat)
 
 
 def dcg(

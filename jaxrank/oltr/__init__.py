@@ -1,40 +1,55 @@
 """Online learning to rank from simulated clicks: DBGD, MGD and PDGD for linear rankers, and the
-user simulation of the PDGD paper (query sampling, cascade clicks, offline/online NDCG)."""
+user simulation of the PDGD paper (query sampling, cascade clicks, offline/online NDCG).
 
-from jaxrank.oltr.base import CandidateState, OnlineRanker, linear_scores, top_ranks, unit_vectors
-from jaxrank.oltr.dbgd import dbgd
-from jaxrank.oltr.mgd import mgd
-from jaxrank.oltr.pdgd import PDGDState, inferred_pairs, pdgd, pdgd_gradient, plackett_luce_top
+Each ranker is a module with ``HPARAMS``, ``OPTIONS`` and ``make(**options) -> jaxrank.types.Ranker``;
+``RANKERS`` registers them (a new ranker is one module plus one line there)::
+
+    ranker = oltr.RANKERS.build("pdgd", list_size=10)
+    result = oltr.simulate(key, ranker, train, test, click_model, checkpoints=(0, 100, 1000),
+                           hparams={"learning_rate": 0.1})
+"""
+
+from jaxrank.oltr import dbgd, mgd, pdgd
+from jaxrank.oltr.base import CandidateState, top_ranks, unit_vectors
+from jaxrank.oltr.pdgd import PDGDState, inferred_pairs, pdgd_gradient, plackett_luce_top
 from jaxrank.oltr.simulation import (
     ONLINE_DISCOUNT,
     ClickQueries,
+    Lane,
     SimulationResult,
     click_queries,
     displayed_ndcg,
+    grid_lanes,
     impression,
+    lane_keys,
     log_checkpoints,
     offline_ndcg,
     simulate,
     simulate_grid,
+    stack_folds,
     stack_queries,
+    stretches,
+    study,
 )
+from jaxrank.registry import Registry
 
-RANKERS = {"dbgd": dbgd, "mgd": mgd, "pdgd": pdgd}
+RANKERS = Registry("ranker", {"dbgd": dbgd, "mgd": mgd, "pdgd": pdgd})
 
 __all__ = [
     "ONLINE_DISCOUNT",
     "RANKERS",
     "CandidateState",
     "ClickQueries",
-    "OnlineRanker",
+    "Lane",
     "PDGDState",
     "SimulationResult",
     "click_queries",
     "dbgd",
     "displayed_ndcg",
+    "grid_lanes",
     "impression",
     "inferred_pairs",
-    "linear_scores",
+    "lane_keys",
     "log_checkpoints",
     "mgd",
     "offline_ndcg",
@@ -43,7 +58,10 @@ __all__ = [
     "plackett_luce_top",
     "simulate",
     "simulate_grid",
+    "stack_folds",
     "stack_queries",
+    "stretches",
+    "study",
     "top_ranks",
     "unit_vectors",
 ]

@@ -1,21 +1,24 @@
-"""Pieces shared by DBGD, MGD and PDGD (the contract itself is ``jaxrank.types.OnlineRanker``).
+"""Pieces shared by DBGD, MGD and PDGD (the contract itself is ``jaxrank.types.Ranker``).
 
-Every learner here is linear, ``f(x) = w·x``, with ``w`` starting at zero (as in the authors'
-``LinearModel``, github.com/HarrieO/OnlineLearningToRank ``models/linearmodel.py``). After every
-effective update the learning rate is multiplied by ``learning_rate_decay`` (same file; 1 keeps
-it constant).
+Every ranker here is linear, ``f(x) = w·x``, with ``w`` starting at zero (as in the authors'
+``LinearModel``, github.com/HarrieO/OnlineLearningToRank ``models/linearmodel.py``): ``params(state)``
+is the weight vector ``w [D]`` and ``score(w, features [..., D])`` the scores. After every effective
+update the learning rate is multiplied by ``learning_rate_decay`` (same file; 1 keeps it constant).
+
+Shapes: one query's candidate documents are ``features [L, D]`` with ``where [L]`` marking the real
+ones (padded, as ``jaxrank.types.QueryBatch``); the displayed list holds ``k = list_size`` positions.
 """
 
-from typing import NamedTuple
+from typing import Mapping, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
-from jaxrank.types import Array, OnlineRanker, PRNGKey
+from jaxrank.types import Array, PRNGKey
 from jaxrank.utils.checks import check_int, check_number
 
-__all__ = ["TIE_TOLERANCE", "CandidateState", "OnlineRanker", "check_candidates", "check_common", "check_features",
-           "init_candidates", "linear_scores", "step_towards", "top_ranks", "unit_vectors"]
+__all__ = ["TIE_TOLERANCE", "CandidateState", "check_features", "check_list_size", "check_rates",
+           "hparams_with_defaults", "init_candidates", "params", "score", "step_towards", "top_ranks", "unit_vectors"]
 
 
 # A probabilistic outcome computed in f32 can leave a tie (posteriors of exactly 1/2) at ±1e-8: still a tie.
@@ -23,9 +26,9 @@ TIE_TOLERANCE = 1e-6
 
 
 class CandidateState(NamedTuple):
-    """State of the learners that compare the current ranker with perturbed candidates (DBGD, MGD)."""
+    """State of the rankers that compare the current ranker with perturbed candidates (DBGD, MGD)."""
 
-    weights: jax.Array  # [D] f32, current ranker w
+    w: jax.Array  # [D] f32, current ranker
     learning_rate: jax.Array  # [] f32, η (decayed after every update)
     learning_rate_decay: jax.Array  # [] f32
     delta: jax.Array  # [] f32, exploration step δ: candidates are w + δu
@@ -33,9 +36,50 @@ class CandidateState(NamedTuple):
     t: jax.Array  # [] i32, impressions seen
 
 
-def linear_scores(state, features: Array) -> Array:
-    """``features [..., D] @ state.weights [D]``."""
-    return jnp.asarray(features, jnp.float32) @ state.weights
+def params(state) -> Array:
+    """``w [D]``: all a linear ranker's scores need."""
+    return state.w
+
+
+def score(w: Array, features: Array) -> Array:
+    """``features [..., D] @ w [D] -> [...]``."""
+    return jnp.asarray(features, jnp.float32) @ w
+
+
+def hparams_with_defaults(name: str, defaults: Mapping[str, float], options: Mapping[str, object],
+                          given: Mapping[str, object]) -> dict:
+    """``defaults`` updated with ``given``; one-line ``ValueError`` for a static option or an unknown name."""
+    for key, value in given.items():
+        if key in options:
+            raise ValueError(f"{name}: {key}={value!r} is a static option, not a hyperparameter; pass it to "
+                             f"make({key}=...) instead.")
+        if key not in defaults:
+            raise ValueError(f"{name} has no hyperparameter {key!r} (got {key}={value!r}); hyperparameters: "
+                             f"{', '.join(defaults)}.")
+    return {**defaults, **given}
+
+
+def check_rates(learning_rate, learning_rate_decay) -> None:
+    """One-line ``ValueError`` for an impossible step size or decay (traced values pass unchecked)."""
+    check_number("learning_rate", learning_rate, low=0.0, high=float("inf"),
+                 fix="use a finite positive step size such as 0.01")
+    check_number("learning_rate_decay", learning_rate_decay, low=0.0, high=1.0, high_inclusive=True,
+                 fix="use a factor in (0, 1], 1 for a constant rate")
+
+
+def check_list_size(list_size) -> None:
+    check_int("list_size", list_size, minimum=1, fix="show at least one document (10 in the papers)")
+
+
+def init_candidates(num_features: int, *, learning_rate, delta, learning_rate_decay, tau) -> CandidateState:
+    """``w = 0`` and the hyperparameters as f32 leaves, checked when concrete."""
+    check_int("num_features", num_features, minimum=1)
+    check_rates(learning_rate, learning_rate_decay)
+    check_number("delta", delta, low=0.0, high=float("inf"), fix="use a finite positive exploration step such as 1")
+    check_number("tau", tau, low=0.0, high=float("inf"), fix="use a finite positive softmax exponent such as 3")
+    f32 = lambda x: jnp.asarray(x, jnp.float32)  # noqa: E731
+    return CandidateState(jnp.zeros(num_features, jnp.float32), f32(learning_rate), f32(learning_rate_decay),
+                          f32(delta), f32(tau), jnp.zeros((), jnp.int32))
 
 
 def unit_vectors(key: PRNGKey, num_vectors: int, num_features: int) -> Array:
@@ -45,32 +89,10 @@ def unit_vectors(key: PRNGKey, num_vectors: int, num_features: int) -> Array:
     return vectors / jnp.linalg.norm(vectors, axis=-1, keepdims=True)
 
 
-def check_common(learning_rate, learning_rate_decay, list_size) -> None:
-    """One-line ``ValueError`` for an impossible step size, decay or list length."""
-    check_number("learning_rate", learning_rate, low=0.0, fix="use a positive step size such as 0.01")
-    check_number("learning_rate_decay", learning_rate_decay, low=0.0, high=1.0, high_inclusive=True,
-                 fix="use a factor in (0, 1], 1 for a constant rate")
-    check_int("list_size", list_size, minimum=1, fix="show at least one document (10 in the papers)")
-
-
-def check_candidates(learning_rate, delta, learning_rate_decay, tau, list_size) -> None:
-    """``check_common`` plus the candidates' step ``δ`` and the softmax exponent ``τ``."""
-    check_common(learning_rate, learning_rate_decay, list_size)
-    check_number("delta", delta, low=0.0, fix="use a positive exploration step such as 1")
-    check_number("tau", tau, low=0.0, fix="use a positive softmax exponent such as 3")
-
-
-def init_candidates(num_features: int, learning_rate, delta, learning_rate_decay, tau) -> CandidateState:
-    """``w = 0`` and the hyperparameters as f32 arrays."""
-    f32 = lambda x: jnp.asarray(x, jnp.float32)  # noqa: E731
-    return CandidateState(jnp.zeros(num_features, jnp.float32), f32(learning_rate), f32(learning_rate_decay),
-                          f32(delta), f32(tau), jnp.zeros((), jnp.int32))
-
-
 def step_towards(state: CandidateState, step: Array, won: Array) -> CandidateState:
     """``w ← w + η step`` and ``η ← η · decay`` when ``won``; counts the impression either way."""
     return state._replace(
-        weights=state.weights + jnp.where(won, state.learning_rate, 0.0) * step,
+        w=state.w + jnp.where(won, state.learning_rate, 0.0) * step,
         learning_rate=jnp.where(won, state.learning_rate * state.learning_rate_decay, state.learning_rate),
         t=state.t + 1,
     )
@@ -79,22 +101,22 @@ def step_towards(state: CandidateState, step: Array, won: Array) -> CandidateSta
 def check_features(features, where) -> None:
     shape, where_shape = jnp.shape(features), jnp.shape(where)
     if len(shape) != 2 or where_shape != shape[:1]:
-        raise ValueError(f"features must be [N, D] and where [N] (one query; vmap for a batch); got {shape} "
+        raise ValueError(f"features must be [L, D] and where [L] (one query; vmap for a batch); got {shape} "
                          f"and {where_shape}.")
 
 
 def top_ranks(scores: Array, where: Array, depth: int) -> Array:
-    """``[n, N]`` i32 ranks equal to ``score_ranks`` on each ranker's top ``depth`` real documents,
-    ``depth + 1`` on the other real documents and ``N + 1`` on padding.
+    """``[n, L]`` i32 ranks equal to ``score_ranks`` on each ranker's top ``depth`` real documents,
+    ``depth + 1`` on the other real documents and ``L + 1`` on padding.
 
     Team-draft multileaving only ever takes a ranker's best document not yet shown, and at most
-    ``L - 1`` are shown before a ranker's last pick, so ``depth = L`` gives the same lists as the
+    ``k - 1`` are shown before a ranker's last pick, so ``depth = k`` gives the same lists as the
     full ranks, from ``lax.top_k`` (ties by index, as ``score_ranks``) instead of a sort, and a
     one-hot comparison instead of a scatter (both slow per impression on CPU).
     """
     num_docs = scores.shape[-1]
     depth = min(depth, num_docs)
     _, top = jax.lax.top_k(jnp.where(where[None, :], scores, -jnp.inf), depth)  # [n, depth]
-    hits = top[:, :, None] == jnp.arange(num_docs)[None, None, :]  # [n, depth, N]
+    hits = top[:, :, None] == jnp.arange(num_docs)[None, None, :]  # [n, depth, L]
     ranks = jnp.where(jnp.any(hits, axis=1), jnp.argmax(hits, axis=1) + 1, depth + 1)
     return jnp.where(where[None, :], ranks, num_docs + 1).astype(jnp.int32)

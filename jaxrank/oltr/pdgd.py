@@ -2,9 +2,9 @@
 
 Per impression (paper §4):
 
-1. Display: sample the top ``L`` of a Plackett–Luce ranking, ``P(d | D) = e^{f(d)} / Σ_{d'∈D} e^{f(d')}``
+1. Display: sample the top ``k`` of a Plackett–Luce ranking, ``P(d | D) = e^{f(d)} / Σ_{d'∈D} e^{f(d')}``
    position by position without replacement (eq. 1–2). We draw it with the Gumbel-top-k trick,
-   ``top_L(f(d) + g_d)`` with i.i.d. standard Gumbel ``g``, which has exactly this law.
+   ``top_k(f(d) + g_d)`` with i.i.d. standard Gumbel ``g``, which has exactly this law.
 2. Infer pair preferences from clicks under the click-skip-above assumption (eq. 3, §4.1): a
    clicked document is preferred over every unclicked document above the last click and over the
    first unclicked document after it (the authors' ``_update_to_clicks``).
@@ -18,34 +18,36 @@ Per impression (paper §4):
 numerators of eq. 2 are the same documents and at ``r ≤ i`` or ``r > j`` the remaining sets agree,
 so ``log P(R*) − log P(R) = Σ_{i<r≤j} [LSE(D_r) − LSE(D_r \\ {R_j} ∪ {R_i})]`` with ``D_r`` the
 documents not shown above ``r`` (undisplayed documents included) and ``LSE`` the log-sum-exp of
-``f``. Computed for every position pair at once, ``O(L³ + N)`` per impression, from sums of
+``f``. Computed for every position pair at once, ``O(k³ + L)`` per impression, from sums of
 positive terms only (no cancellation). The default ``η = 0.1`` is the authors'
 (github.com/HarrieO/OnlineLearningToRank ``algorithms/PDGD/pdgd.py``; their ``scripts/CIKM2018.py``
 also decays it by 0.9999977 per update, ``learning_rate_decay``). The pairs, ``ρ`` and the pair
 weights follow that file's ``_update_to_clicks``. The paper's neural variant is not implemented.
 
-Random draws of one impression: ``jax.random.gumbel(key, (N,))``.
+Random draws of one impression: ``jax.random.gumbel(key, (L,))``.
 """
 
+import functools
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxrank.oltr.base import OnlineRanker, check_common, check_features, linear_scores
-from jaxrank.types import Array
+from jaxrank.oltr.base import check_features, check_list_size, check_rates, hparams_with_defaults, params, score
+from jaxrank.types import Array, Ranker, RankerInfo
+from jaxrank.utils.checks import check_int
 
 
 class PDGDState(NamedTuple):
-    weights: jax.Array  # [D] f32, linear scoring function w
+    w: jax.Array  # [D] f32, linear scoring function
     learning_rate: jax.Array  # [] f32, η (decayed after every update with a pair)
     learning_rate_decay: jax.Array  # [] f32
     t: jax.Array  # [] i32, impressions seen
 
 
 def plackett_luce_top(key, scores: Array, where: Array, list_size: int) -> tuple[Array, Array]:
-    """``(docs [L] i32, shown [L] bool)``: the top ``L`` of one Plackett–Luce ranking of the real
+    """``(docs [k] i32, shown [k] bool)``: the top ``k`` of one Plackett–Luce ranking of the real
     documents (eq. 1–2) by Gumbel-top-k; ``docs = -1`` past the ``#real`` documents."""
     noisy = jnp.where(where, scores + jax.random.gumbel(key, scores.shape, jnp.float32), -jnp.inf)
     k = min(list_size, scores.shape[-1])
@@ -57,7 +59,7 @@ def plackett_luce_top(key, scores: Array, where: Array, list_size: int) -> tuple
 
 
 def inferred_pairs(clicks: Array, shown: Array) -> Array:
-    """``[L, L]`` bool, ``[a, b]`` True when position ``a`` is preferred over position ``b``
+    """``[k, k]`` bool, ``[a, b]`` True when position ``a`` is preferred over position ``b``
     (click-skip-above plus the first unclicked position after the last click, §4.1)."""
     clicked = jnp.asarray(clicks, bool) & jnp.asarray(shown, bool)
     positions = jnp.arange(clicked.shape[-1])
@@ -67,9 +69,9 @@ def inferred_pairs(clicks: Array, shown: Array) -> Array:
 
 
 def _log_swap_ratio(displayed: Array, shown: Array, rest_lse: Array) -> Array:
-    """``[L, L]``: ``log P(R*_{ij}) − log P(R)`` for positions ``i, j`` (symmetric, 0 on the diagonal).
+    """``[k, k]``: ``log P(R*_{ij}) − log P(R)`` for positions ``i, j`` (symmetric, 0 on the diagonal).
 
-    ``displayed [L]`` scores in display order, ``rest_lse`` the log-sum-exp of the undisplayed
+    ``displayed [k]`` scores in display order, ``rest_lse`` the log-sum-exp of the undisplayed
     documents' scores (``-inf`` if none). Row ``r`` of the sums is scaled by ``m_r``, the largest
     score still remaining at ``r``, so ``Z_r >= 1``; sums only add positive terms (no cancellation).
     """
@@ -86,7 +88,7 @@ def _log_swap_ratio(displayed: Array, shown: Array, rest_lse: Array) -> Array:
     # Y_{r,j} = Z_r without R_j, summed directly; swapped set D_r \ {R_j} ∪ {R_i} adds e^{f_i - m_r}.
     y = (e @ (1.0 - jnp.eye(num, dtype=e.dtype))) + rest[:, None]  # [r, j]
     e_upper = jnp.exp(f[None, :] - m[:, None])  # [r, i]
-    # Only the triples i < r <= j enter (a static list, ~L³/6): gather, log, and sum over r.
+    # Only the triples i < r <= j enter (a static list, ~k³/6): gather, log, and sum over r.
     i, r, j = (np.asarray(v, np.int32) for v in zip(*[(i, r, j) for j in range(num) for r in range(1, j + 1)
                                                        for i in range(r)])) if num > 1 else ([], [], [])
     if num > 1:
@@ -102,12 +104,12 @@ def pdgd_gradient(scores: Array, features: Array, where: Array, docs: Array, sho
     """``[D]`` f32 PDGD's estimated gradient of one impression (eq. 10) for a linear model.
 
     Args:
-      scores: ``[N]`` the model's scores ``f(d)`` of the query's documents.
-      features: ``[N, D]`` their features (``∇_w f(d) = x_d``).
-      where: ``[N]`` bool, real documents.
-      docs: ``[L]`` i32 displayed documents (-1 where not shown).
-      shown: ``[L]`` bool.
-      clicks: ``[L]`` bool clicks on the displayed positions.
+      scores: ``[L]`` the model's scores ``f(d)`` of the query's documents.
+      features: ``[L, D]`` their features (``∇_w f(d) = x_d``).
+      where: ``[L]`` bool, real documents.
+      docs: ``[k]`` i32 displayed documents (-1 where not shown).
+      shown: ``[k]`` bool.
+      clicks: ``[k]`` bool clicks on the displayed positions.
     """
     safe = jnp.maximum(docs, 0)
     displayed = jnp.where(shown, scores[safe], 0.0)
@@ -119,38 +121,62 @@ def pdgd_gradient(scores: Array, features: Array, where: Array, docs: Array, sho
     gap = displayed[:, None] - displayed[None, :]
     # ∇P(d_a ≻ d_b) = σ(gap) σ(−gap) (x_a − x_b) (eq. 5).
     weight = jnp.where(pairs, rho * jax.nn.sigmoid(gap) * jax.nn.sigmoid(-gap), 0.0)
-    per_position = jnp.sum(weight, axis=1) - jnp.sum(weight, axis=0)  # [L]
+    per_position = jnp.sum(weight, axis=1) - jnp.sum(weight, axis=0)  # [k]
     return jnp.where(shown, per_position, 0.0) @ features[safe]
 
 
-def pdgd(learning_rate=0.1, *, learning_rate_decay=1.0, list_size: int = 10) -> OnlineRanker:
-    """PDGD as an ``OnlineRanker`` (see ``jaxrank.oltr.base``).
+HPARAMS = {
+    # η: the authors' PDGD default (github.com/HarrieO/OnlineLearningToRank algorithms/PDGD/pdgd.py).
+    "learning_rate": 0.1,
+    # Factor applied to η after each update with a pair; 1 keeps η constant (models/linearmodel.py of the
+    # authors' code; their scripts/CIKM2018.py runs 0.9999977, which the oltr experiment uses).
+    "learning_rate_decay": 1.0,
+}
+
+OPTIONS = {
+    "list_size": 10,  # k, the displayed list length (10 in the PDGD paper, §6)
+}
+
+
+def init(key, num_features: int, **hparams) -> PDGDState:
+    """``w = 0`` with ``HPARAMS`` (overridden by ``hparams``) as f32 leaves.
+
+    Raises:
+      ValueError: for an unknown name, a static option, or a value out of range (when concrete).
+    """
+    del key  # w starts at zero
+    hparams = hparams_with_defaults("pdgd", HPARAMS, OPTIONS, hparams)
+    check_int("num_features", num_features, minimum=1)
+    check_rates(hparams["learning_rate"], hparams["learning_rate_decay"])
+    return PDGDState(jnp.zeros(num_features, jnp.float32), jnp.asarray(hparams["learning_rate"], jnp.float32),
+                     jnp.asarray(hparams["learning_rate_decay"], jnp.float32), jnp.zeros((), jnp.int32))
+
+
+def rank(key, state: PDGDState, features, where, *, list_size: int):
+    """The top ``k`` of a Plackett–Luce ranking by ``f``: ``(docs [k], shown [k], scores [L])``."""
+    check_features(features, where)
+    scores = score(state.w, features)
+    docs, shown = plackett_luce_top(key, scores, jnp.asarray(where, bool), list_size)
+    return docs, shown, scores
+
+
+def update(state: PDGDState, features, where, docs, shown, clicks, aux):
+    """``w ← w + η ∇f`` (eq. 10): ``(state, RankerInfo)``; updated when the clicks give a pair."""
+    gradient = pdgd_gradient(aux, features, jnp.asarray(where, bool), docs, shown, clicks)
+    any_pair = jnp.any(inferred_pairs(clicks, shown))
+    state = state._replace(
+        w=state.w + state.learning_rate * gradient,
+        learning_rate=jnp.where(any_pair, state.learning_rate * state.learning_rate_decay, state.learning_rate),
+        t=state.t + 1,
+    )
+    return state, RankerInfo(updated=any_pair)
+
+
+def make(*, list_size: int = OPTIONS["list_size"]) -> Ranker:
+    """PDGD as a ``jaxrank.types.Ranker`` with the static option bound.
 
     Args:
-      learning_rate: ``η > 0``.
-      learning_rate_decay: factor in ``(0, 1]`` applied to ``η`` after each update with at least one pair.
-      list_size: ``L`` (static), the displayed list length.
+      list_size: ``k``, the displayed list length.
     """
-    check_common(learning_rate, learning_rate_decay, list_size)
-
-    def init(key, num_features: int) -> PDGDState:
-        del key  # w starts at zero
-        return PDGDState(jnp.zeros(num_features, jnp.float32), jnp.asarray(learning_rate, jnp.float32),
-                         jnp.asarray(learning_rate_decay, jnp.float32), jnp.zeros((), jnp.int32))
-
-    def rank(state: PDGDState, key, features, where):
-        check_features(features, where)
-        scores = linear_scores(state, features)
-        docs, shown = plackett_luce_top(key, scores, jnp.asarray(where, bool), list_size)
-        return docs, shown, scores
-
-    def update(state: PDGDState, features, where, docs, shown, clicks, aux) -> PDGDState:
-        gradient = pdgd_gradient(aux, features, jnp.asarray(where, bool), docs, shown, clicks)
-        any_pair = jnp.any(inferred_pairs(clicks, shown))
-        return state._replace(
-            weights=state.weights + state.learning_rate * gradient,
-            learning_rate=jnp.where(any_pair, state.learning_rate * state.learning_rate_decay, state.learning_rate),
-            t=state.t + 1,
-        )
-
-    return OnlineRanker(init, rank, update, linear_scores)
+    check_list_size(list_size)
+    return Ranker(init, functools.partial(rank, list_size=list_size), update, params, score)

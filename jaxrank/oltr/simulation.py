@@ -1,6 +1,6 @@
 """The user simulation and evaluation of online learning to rank (Oosterhuis & de Rijke, CIKM 2018, §6).
 
-One impression: draw a training query uniformly at random, let the ranker show ``L = 10``
+One impression: draw a training query uniformly at random, let the ranker show ``k = 10``
 documents, simulate cascade clicks on them (``jaxrank.clicks.cascade_clicks`` with the perfect /
 navigational / informational models), and let the ranker learn from the clicks. Two measures:
 
@@ -9,24 +9,29 @@ navigational / informational models), and let the ranker learn from the clicks. 
   (the discounted cumulative NDCG of Hofmann et al. 2013 used in the paper; the authors'
   ``utils/singlesimulation.py``), plus the plain mean of each stretch between checkpoints.
 
-A query with no relevant document has NDCG 0 (online and offline, ``jaxrank.metrics.ndcg``).
-Everything runs inside one compiled program: a ``lax.scan`` over the stretches between
-checkpoints, a ``fori_loop`` over the impressions of a stretch, and ``jax.vmap`` over lanes
-(runs × click models × folds) outside. Impression ``t`` of a run uses ``fold_in(key_run, t)``
-split into ``key_query, key_rank, key_click``.
+Both use ``jaxrank.metrics`` (a query with no relevant document has NDCG 0). One run is a lane of
+``jaxrank.lanes``: ``study`` gives its ``init`` / ``advance`` / ``result``, each chunk of work is
+the stretch between two checkpoints (a ``fori_loop`` over its impressions, then the offline
+evaluation). ``simulate`` is one run as a pure function; ``simulate_grid`` runs every (fold, click
+model, run) as lanes of one program with ``jaxrank.lanes.run_lanes`` (sharded, resumable).
+Impression ``t`` of a run uses ``fold_in(key_steps, t)`` split into ``key_query, key_rank, key_click``,
+with ``key_init, key_steps = split(key_run)``.
+
+Shapes: ``Q`` queries, each padded to ``L`` candidate documents of ``D`` features (as
+``jaxrank.types.QueryBatch``), ``F`` folds stacked, ``k`` displayed positions.
 """
 
-import functools
-from typing import NamedTuple, Sequence
+from typing import Any, Mapping, NamedTuple, Optional, Sequence
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxrank import lanes
 from jaxrank.clicks.models import CascadeModel, cascade_clicks
-from jaxrank.metrics.ranking import ndcg
-from jaxrank.oltr.base import OnlineRanker
-from jaxrank.types import Array, QueryBatch
+from jaxrank.data.ragged import bucket_size, pad_queries
+from jaxrank.metrics.ranking import dcg, ndcg, ranked_dcg
+from jaxrank.types import Array, PRNGKey, QueryBatch, Ranker
 from jaxrank.utils.checks import check_int, check_number
 
 ONLINE_DISCOUNT = 0.9995
@@ -35,40 +40,44 @@ ONLINE_DISCOUNT = 0.9995
 class ClickQueries(NamedTuple):
     """Padded queries for the simulation; several can be stacked on a leading axis (folds)."""
 
-    features: Array  # [Q, N, D] f32, zero on padding
-    labels: Array  # [Q, N] f32 relevance grades, zero on padding
-    mask: Array  # [Q, N] bool, True for real documents
+    features: Array  # [Q, L, D] f32, zero on padding
+    labels: Array  # [Q, L] f32 relevance grades, zero on padding
+    mask: Array  # [Q, L] bool, True for real documents
     ideal_dcg: Array  # [Q] f32, DCG@topn of the ideal ordering (0: no relevant document)
     num_queries: Array  # [] i32, queries 0..num_queries-1 are real (the rest pad a stack)
 
 
-def _dcg_gains(labels):
-    return jnp.exp2(labels) - 1.0
-
-
-def _discounts(num: int):
-    return 1.0 / jnp.log2(jnp.arange(2, num + 2, dtype=jnp.float32))
-
-
 def click_queries(queries: QueryBatch, *, topn: int = 10) -> ClickQueries:
-    """``ClickQueries`` from a padded ``QueryBatch`` (``jaxrank.data.pad_queries``)."""
+    """``ClickQueries`` from a padded ``QueryBatch`` (``jaxrank.data.pad_queries``).
+
+    Raises:
+      ValueError: for no query at all, or a NaN or infinite feature (naming query and document).
+    """
     check_int("topn", topn, minimum=1)
-    labels = np.where(np.asarray(queries.mask), np.asarray(queries.labels, np.float32), 0.0)
-    ideal = -np.sort(-labels, axis=-1)[..., :topn]
-    ideal_dcg = np.sum((np.exp2(ideal) - 1.0) / np.log2(np.arange(2, ideal.shape[-1] + 2)), axis=-1)
-    return ClickQueries(jnp.asarray(queries.features, jnp.float32), jnp.asarray(labels, jnp.float32),
-                        jnp.asarray(queries.mask, bool), jnp.asarray(ideal_dcg, jnp.float32),
-                        jnp.asarray(labels.shape[0], jnp.int32))
+    features, mask = np.asarray(queries.features, np.float32), np.asarray(queries.mask, bool)
+    if features.shape[0] == 0:
+        raise ValueError("click_queries got 0 queries; the simulation draws its queries from them (a fold or part "
+                         "with no query cannot be used).")
+    bad = ~np.isfinite(features) & mask[..., None]
+    if bad.any():
+        q, d, j = (int(i[0]) for i in np.nonzero(bad))
+        raise ValueError(f"feature {j} of document {d} of query {q} is {features[q, d, j]}; the rankers need finite "
+                         "features (drop or impute it, as jaxrank.data's loaders require).")
+    labels = jnp.asarray(np.where(mask, np.asarray(queries.labels, np.float32), 0.0))
+    mask = jnp.asarray(mask)
+    ideal_dcg = dcg(labels, labels, where=mask, topn=topn, reduce_fn=None)
+    return ClickQueries(jnp.asarray(features), labels, mask, ideal_dcg, jnp.asarray(labels.shape[0], jnp.int32))
 
 
 def stack_queries(parts: Sequence[ClickQueries]) -> ClickQueries:
-    """Stacks query sets (e.g. the folds) on a new leading axis, padding ``Q`` and ``N`` with
+    """Stacks query sets (e.g. the folds) on a new leading axis, padding ``Q`` and ``L`` with
     masked queries/documents; ``num_queries`` keeps each part's own count."""
     num_q = max(p.features.shape[0] for p in parts)
-    num_n = max(p.features.shape[1] for p in parts)
+    num_docs = max(p.features.shape[1] for p in parts)
 
     def pad(x, value=0):
-        widths = [(0, num_q - x.shape[0])] + ([(0, num_n - x.shape[1])] + [(0, 0)] * (x.ndim - 2) if x.ndim > 1 else [])
+        widths = [(0, num_q - x.shape[0])] + ([(0, num_docs - x.shape[1])] + [(0, 0)] * (x.ndim - 2)
+                                              if x.ndim > 1 else [])
         return jnp.pad(x, widths, constant_values=value)
 
     return ClickQueries(
@@ -77,32 +86,58 @@ def stack_queries(parts: Sequence[ClickQueries]) -> ClickQueries:
         jnp.stack([p.num_queries for p in parts]))
 
 
+def stack_folds(folds: Mapping[int, tuple], fold_ids: Sequence[int], *, topn: int = 10):
+    """``(train, test, L)``: the folds ``fold_ids`` of ``{fold: (train, test)}`` (ragged or padded
+    queries) padded to one list size ``L`` (a power-of-two bucket, ``jaxrank.data.bucket_size``) and
+    stacked ``[F, ...]`` as ``simulate_grid`` reads them.
+
+    Raises:
+      ValueError: for a repeated fold (its lanes would duplicate others) or a part with no query.
+    """
+    fold_ids = list(fold_ids)
+    if not fold_ids or len(set(fold_ids)) != len(fold_ids):
+        raise ValueError(f"folds must name each fold once; got {tuple(fold_ids)} (a repeated fold runs the same "
+                         "lanes twice).")
+    for k in fold_ids:
+        for part, queries in zip(("train", "test"), folds[k]):
+            if queries.num_queries == 0:
+                raise ValueError(f"fold {k}'s {part} part has 0 queries; choose folds whose parts hold queries.")
+    num_docs = bucket_size(int(max(np.asarray(q.lengths if hasattr(q, "lengths") else q.mask.sum(-1)).max()
+                                   for k in fold_ids for q in folds[k])))
+
+    def stack(part):
+        return stack_queries([click_queries(pad_queries(folds[k][part], num_docs), topn=topn) for k in fold_ids])
+
+    return stack(0), stack(1), num_docs
+
+
 def displayed_ndcg(ranked_labels: Array, shown: Array, ideal_dcg: Array) -> Array:
     """``[]`` NDCG of one displayed list: ``DCG(list) / ideal_dcg``, 0 when ``ideal_dcg = 0``."""
-    gains = jnp.where(shown, _dcg_gains(ranked_labels), 0.0)
-    dcg = jnp.sum(gains * _discounts(gains.shape[-1]))
-    return jnp.where(ideal_dcg > 0, dcg / jnp.where(ideal_dcg > 0, ideal_dcg, 1.0), 0.0)
+    value = ranked_dcg(ranked_labels, where=shown)
+    return jnp.where(ideal_dcg > 0, value / jnp.where(ideal_dcg > 0, ideal_dcg, 1.0), 0.0)
 
 
-def impression(ranker: OnlineRanker, state, key, train: ClickQueries, click_model: CascadeModel):
-    """One simulated impression: ``(state, NDCG of the displayed list)``."""
+def impression(key: PRNGKey, ranker: Ranker, state, train: ClickQueries, click_model: CascadeModel, fold=0):
+    """One simulated impression: ``(state, NDCG of the displayed list)``.
+
+    ``train`` is ``ClickQueries`` stacked over folds (``stack_queries``); the query comes from ``fold``.
+    """
     key_query, key_rank, key_click = jax.random.split(key, 3)
-    q = jax.random.randint(key_query, (), 0, train.num_queries)
-    features, labels, where = train.features[q], train.labels[q], train.mask[q]
-    docs, shown, aux = ranker.rank(state, key_rank, features, where)
+    q = jax.random.randint(key_query, (), 0, train.num_queries[fold])
+    features, labels, where = train.features[fold, q], train.labels[fold, q], train.mask[fold, q]
+    docs, shown, aux = ranker.rank(key_rank, state, features, where)
     ranked_labels = jnp.where(shown, labels[jnp.maximum(docs, 0)], 0.0)
     clicks = cascade_clicks(key_click, ranked_labels, shown, click_model)
-    state = ranker.update(state, features, where, docs, shown, clicks, aux)
-    return state, displayed_ndcg(ranked_labels, shown, train.ideal_dcg[q])
+    state, _ = ranker.update(state, features, where, docs, shown, clicks, aux)
+    return state, displayed_ndcg(ranked_labels, shown, train.ideal_dcg[fold, q])
 
 
-def offline_ndcg(ranker: OnlineRanker, state, test: ClickQueries, *, topn: int = 10) -> Array:
-    """``[]`` mean NDCG@topn of the current ranker over the test queries.
+def offline_ndcg(ranker: Ranker, params, test: ClickQueries, *, topn: int = 10) -> Array:
+    """``[]`` mean NDCG@topn of the ranker ``params`` over the test queries.
 
     Ties keep document order (``lax.top_k``); they only occur before the first update (``w = 0``).
     """
-    scores = ranker.scores(state, test.features)
-    return ndcg(scores, test.labels, where=test.mask, topn=topn)
+    return ndcg(ranker.score(params, test.features), test.labels, where=test.mask, topn=topn)
 
 
 def log_checkpoints(num_impressions: int, num_points: int = 16) -> tuple[int, ...]:
@@ -116,71 +151,162 @@ class SimulationResult(NamedTuple):
     offline: Array  # [C] f32, offline NDCG@10 at each checkpoint
     online: Array  # [C] f32, discounted cumulative NDCG of the displayed lists up to each checkpoint
     display: Array  # [C] f32, mean NDCG of the lists displayed since the previous checkpoint (0 at 0)
-    weights: Array  # [D] f32, the final linear ranker
+    params: Any  # ranker.params of the final state (w [D] for the linear rankers)
 
 
-def simulate(ranker: OnlineRanker, key, train: ClickQueries, test: ClickQueries, click_model: CascadeModel, *,
-             checkpoints: Sequence[int], discount=ONLINE_DISCOUNT, topn: int = 10) -> SimulationResult:
-    """One run of the paper's protocol: ``checkpoints[-1]`` impressions from ``train``.
+class Lane(NamedTuple):
+    """What differs between the lanes of a grid, besides the key and hyperparameters."""
+
+    fold: Array  # [] i32, index into the stacked folds of the study's data
+    click_model: CascadeModel  # [G] leaves
+
+
+class Carry(NamedTuple):
+    key: PRNGKey  # key_steps of the run
+    state: Any  # the ranker's state
+    total: Array  # [] f32, discounted cumulative NDCG so far
+    factor: Array  # [] f32, γ^t
+    offline: Array  # [C] f32
+    online: Array  # [C] f32
+    display: Array  # [C] f32
+
+
+def _check_checkpoints(checkpoints) -> tuple[int, ...]:
+    checkpoints = tuple(int(c) for c in checkpoints)
+    if not checkpoints or checkpoints[0] != 0 or any(b <= a for a, b in zip(checkpoints, checkpoints[1:])):
+        raise ValueError(f"checkpoints must increase strictly from 0; got {checkpoints}.")
+    return checkpoints
+
+
+def stretches(checkpoints: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The chunks of a run: ``(start, end, index)`` ``[C - 1]`` i32 each, stretch ``c`` running
+    impressions ``start..end-1`` and ending at checkpoint ``index = c + 1``."""
+    checkpoints = _check_checkpoints(checkpoints)
+    bounds = np.asarray(checkpoints, np.int32)
+    return bounds[:-1], bounds[1:], np.arange(1, len(bounds), dtype=np.int32)
+
+
+def study(ranker: Ranker, *, num_checkpoints: int, discount=ONLINE_DISCOUNT, topn: int = 10) -> lanes.Study:
+    """One run of the paper's protocol as a ``jaxrank.lanes.Study``.
+
+    ``data = (train, test)``, ``ClickQueries`` stacked over ``F`` folds; ``lane_data`` a ``Lane``;
+    ``hparams`` go to ``ranker.init``; the chunks are ``stretches(checkpoints)`` with
+    ``num_checkpoints = len(checkpoints)``. The result is a ``SimulationResult``.
+    """
+    check_int("num_checkpoints", num_checkpoints, minimum=1)
+    check_number("discount", discount, low=0.0, high=1.0, low_inclusive=False, high_inclusive=True)
+
+    def evaluate(state, test, fold):
+        # Scores of every fold's test queries, then this lane's: under vmap, a per-lane copy of the
+        # fold's features would be [lanes, Q, L, D]; the scores are D times smaller.
+        scores = ranker.score(ranker.params(state), test.features)[fold]
+        return ndcg(scores, test.labels[fold], where=test.mask[fold], topn=topn)
+
+    def init(key, hparams, data, lane: Lane) -> Carry:
+        train, test = data
+        key_init, key_steps = jax.random.split(key)
+        state = ranker.init(key_init, train.features.shape[-1], **hparams)
+        zeros = jnp.zeros(num_checkpoints, jnp.float32)
+        return Carry(key_steps, state, jnp.zeros((), jnp.float32), jnp.ones((), jnp.float32),
+                     zeros.at[0].set(evaluate(state, test, lane.fold)), zeros, zeros)
+
+    def advance(carry: Carry, chunk, data, lane: Lane) -> Carry:
+        start, end, index = chunk
+        train, test = data
+        gamma = jnp.asarray(discount, jnp.float32)
+
+        def body(t, inner):
+            state, total, factor, shown_sum = inner
+            state, value = impression(jax.random.fold_in(carry.key, t), ranker, state, train, lane.click_model,
+                                      lane.fold)
+            return state, total + factor * value, factor * gamma, shown_sum + value
+
+        state, total, factor, shown_sum = jax.lax.fori_loop(
+            start, end, body, (carry.state, carry.total, carry.factor, jnp.zeros((), jnp.float32)))
+        mean = shown_sum / jnp.maximum(end - start, 1).astype(jnp.float32)
+        return carry._replace(state=state, total=total, factor=factor,
+                              offline=carry.offline.at[index].set(evaluate(state, test, lane.fold)),
+                              online=carry.online.at[index].set(total), display=carry.display.at[index].set(mean))
+
+    def result(carry: Carry, data, lane: Lane) -> SimulationResult:
+        del data, lane
+        return SimulationResult(carry.offline, carry.online, carry.display, ranker.params(carry.state))
+
+    return lanes.Study(init, advance, result)
+
+
+def simulate(key: PRNGKey, ranker: Ranker, train: ClickQueries, test: ClickQueries, click_model: CascadeModel, *,
+             checkpoints: Sequence[int], hparams: Optional[Mapping[str, Any]] = None, discount=ONLINE_DISCOUNT,
+             topn: int = 10) -> SimulationResult:
+    """One run of the paper's protocol, ``checkpoints[-1]`` impressions from ``train``; pure (jit, vmap).
 
     Args:
-      ranker: an ``OnlineRanker`` (``dbgd``, ``mgd``, ``pdgd``).
       key: the run's PRNG key (``key_init, key_steps = split(key)``).
+      ranker: a ``jaxrank.types.Ranker`` (``jaxrank.oltr.RANKERS.build(name)``).
       train: ``ClickQueries`` the impressions draw from.
       test: ``ClickQueries`` of the offline evaluation.
       click_model: ``CascadeModel`` of the simulated users.
       checkpoints: static increasing impression counts starting at 0 (``log_checkpoints``).
+      hparams: ``ranker.init``'s hyperparameters (default the module's ``HPARAMS``).
       discount: ``γ`` of the online measure.
       topn: cutoff of the offline NDCG.
 
     Returns:
-      ``SimulationResult``; ``vmap`` for many runs, folds and click models.
+      ``SimulationResult`` with ``[C]`` measures, ``C = len(checkpoints)``.
     """
-    checkpoints = tuple(int(c) for c in checkpoints)
-    if not checkpoints or checkpoints[0] != 0 or any(b <= a for a, b in zip(checkpoints, checkpoints[1:])):
-        raise ValueError(f"checkpoints must increase strictly from 0; got {checkpoints}.")
-    check_number("discount", discount, low=0.0, high=1.0, low_inclusive=False, high_inclusive=True)
-    key_init, key_steps = jax.random.split(key)
-    state = ranker.init(key_init, train.features.shape[-1])
-    discount = jnp.asarray(discount, jnp.float32)
-
-    def stretch(carry, bounds):
-        start, end = bounds
-
-        def body(t, inner):
-            state, total, factor, shown_sum = inner
-            state, value = impression(ranker, state, jax.random.fold_in(key_steps, t), train, click_model)
-            return state, total + factor * value, factor * discount, shown_sum + value
-
-        state, total, factor = carry
-        state, total, factor, shown_sum = jax.lax.fori_loop(start, end, body, (state, total, factor, 0.0))
-        offline = offline_ndcg(ranker, state, test, topn=topn)
-        mean = shown_sum / jnp.maximum(end - start, 1).astype(jnp.float32)
-        return (state, total, factor), (offline, total, mean)
-
-    bounds = (jnp.asarray(checkpoints[:-1], jnp.int32), jnp.asarray(checkpoints[1:], jnp.int32))
-    zero = jnp.zeros((), jnp.float32)
-    (state, _, _), (offline, online, display) = jax.lax.scan(stretch, (state, zero, jnp.ones((), jnp.float32)), bounds)
-    first = offline_ndcg(ranker, state if len(checkpoints) == 1 else ranker.init(key_init, train.features.shape[-1]),
-                         test, topn=topn)
-    cat = lambda head, rest: jnp.concatenate([jnp.reshape(head, (1,)), rest])  # noqa: E731
-    return SimulationResult(cat(first, offline), cat(zero, online), cat(zero, display), state.weights)
+    chunks = stretches(checkpoints)
+    one = lambda x: jnp.expand_dims(x, 0)  # noqa: E731  (one fold)
+    data = (jax.tree.map(one, train), jax.tree.map(one, test))
+    run = study(ranker, num_checkpoints=len(chunks[0]) + 1, discount=discount, topn=topn)
+    return lanes.lane(run, key, dict(hparams or {}), data, Lane(jnp.zeros((), jnp.int32), click_model),
+                      jax.tree.map(jnp.asarray, chunks))
 
 
-def simulate_grid(ranker: OnlineRanker, keys, train: ClickQueries, test: ClickQueries, click_models: CascadeModel, *,
-                  checkpoints: Sequence[int], discount=ONLINE_DISCOUNT, topn: int = 10) -> SimulationResult:
-    """``simulate`` for every (fold, click model, run) at once: results with leading axes ``[F, M, R]``.
+def lane_keys(seed: int, fold_ids: Sequence[int], num_models: int, num_runs: int) -> Array:
+    """``[F, M, R]`` keys: lane (fold f, click model m, run r) uses ``fold_in(fold_in(fold_in(key(seed), f), m), r)``
+    with ``f`` the fold's number (so a fold's runs do not depend on the other folds chosen)."""
+    root = jax.random.key(seed)
+    runs, models = jnp.arange(num_runs), jnp.arange(num_models)
+    one = lambda f, m, r: jax.random.fold_in(jax.random.fold_in(jax.random.fold_in(root, f), m), r)  # noqa: E731
+    return jax.vmap(lambda f: jax.vmap(lambda m: jax.vmap(lambda r: one(f, m, r))(runs))(models))(
+        jnp.asarray(fold_ids))
+
+
+def grid_lanes(keys, click_models: CascadeModel) -> tuple[Array, Lane]:
+    """The lanes of a grid in (fold, click model, run) order: ``(keys [N], Lane [N])`` from
+    ``keys [F, M, R]`` and ``click_models`` with ``[M, G]`` leaves, ``N = F·M·R``."""
+    num_folds, num_models, num_runs = keys.shape
+    folds, models = np.meshgrid(np.arange(num_folds), np.arange(num_models), np.arange(num_runs), indexing="ij")[:2]
+    lane = Lane(jnp.asarray(folds.reshape(-1), jnp.int32),
+                jax.tree.map(lambda x: jnp.asarray(x)[models.reshape(-1)], click_models))
+    return keys.reshape(-1), lane
+
+
+def simulate_grid(ranker: Ranker, keys, train: ClickQueries, test: ClickQueries, click_models: CascadeModel, *,
+                  checkpoints: Sequence[int], hparams: Optional[Mapping[str, Any]] = None, discount=ONLINE_DISCOUNT,
+                  topn: int = 10, checkpoint: Optional[lanes.Checkpoint] = None, label: Optional[str] = None,
+                  mesh=None) -> SimulationResult:
+    """``simulate`` for every (fold, click model, run): lanes of one program (``jaxrank.lanes.run_lanes``,
+    sharded over every device, resumable with a ``checkpoint``), results as numpy ``[F, M, R, ...]``.
 
     Args:
-      keys: ``[F, M, R]`` PRNG keys, one per run.
-      train: ``ClickQueries`` stacked over ``F`` folds (``stack_queries``).
+      keys: ``[F, M, R]`` PRNG keys, one per run (``lane_keys``).
+      train: ``ClickQueries`` stacked over ``F`` folds (``stack_folds``).
       test: ``ClickQueries`` stacked over the same ``F`` folds.
       click_models: ``CascadeModel`` with ``[M, G]`` leaves.
-
-    The folds are the outer ``vmap`` so each fold's queries are read in place (the offline
-    evaluation is one batched matrix product per fold), not copied per run; ``jit`` the call.
+      hparams: ``{name: value}``, each a number or an array that broadcasts to ``[F, M, R]``.
+      checkpoint, label, mesh: as ``jaxrank.lanes.run_lanes``; each stretch between two
+        ``checkpoints`` is one call, so a resumed run continues from the last checkpoint reached.
     """
-    run = functools.partial(simulate, ranker, checkpoints=checkpoints, discount=discount, topn=topn)
-    over_runs = jax.vmap(run, in_axes=(0, None, None, None))
-    over_models = jax.vmap(over_runs, in_axes=(0, None, None, 0))
-    return jax.vmap(over_models, in_axes=(0, 0, 0, None))(keys, train, test, click_models)
+    shape = tuple(keys.shape)
+    if train.features.shape[0] != shape[0] or test.features.shape[0] != shape[0]:
+        raise ValueError(f"keys are [F={shape[0]}, M, R] but train and test stack {train.features.shape[0]} and "
+                         f"{test.features.shape[0]} folds.")
+    flat_keys, lane_data = grid_lanes(keys, click_models)
+    grid = {name: np.broadcast_to(np.asarray(value, np.float32), shape).reshape(-1)
+            for name, value in (hparams or {}).items()}
+    chunks = stretches(checkpoints)
+    run = study(ranker, num_checkpoints=len(chunks[0]) + 1, discount=discount, topn=topn)
+    out = lanes.run_lanes(run, flat_keys, grid, data=(train, test), lane_data=lane_data, chunks=chunks,
+                          progress=chunks[1], checkpoint=checkpoint, label=label, mesh=mesh)
+    return jax.tree.map(lambda x: x.reshape(shape + x.shape[1:]), out)

@@ -1,7 +1,7 @@
 """The hyperparameter-grid convention of jaxrank: a dict ``{name: [H, ...] array}`` whose row ``h``
-across every name is setting ``h``, the names being the keyword arguments of the factory or
-``init`` they feed (``simulate(..., hparams=)``, ``batch_protocol(make_learner, hparams, ...)``,
-the LCRA protocol's ``make_grid``). Every setting of a grid runs in one compiled program."""
+across every name is setting ``h``, the names being the hyperparameters of the ``init`` they feed
+(``jaxrank.bandits.run_sweep(..., hparams=)``, ``batch_protocol(key, learner, hparams, ...)``, the
+LCRA protocol's ``make_grid``). Every setting of a grid runs in one compiled program."""
 
 import itertools
 

@@ -23,6 +23,7 @@ import numpy as np
 __all__ = [
     "ranking",
     "softmax_over_remaining",
+    "draw",
     "probabilistic_interleave",
     "posteriors_of_list",
     "outcome_by_enumeration",
@@ -47,9 +48,8 @@ def softmax_over_remaining(ranked_docs, remaining, tau):
     return {d: w / total for d, w in weights.items()}
 
 
-def _draw(rng, probs):
-    """One draw from ``{doc: prob}`` (iterates docs in index order)."""
-    u = rng.random()
+def draw(u, probs):
+    """Inverse-CDF draw from ``{doc: prob}`` with uniform ``u`` (docs in index order)."""
     acc = 0.0
     docs = sorted(probs)
     for d in docs:
@@ -66,7 +66,7 @@ def probabilistic_interleave(rng, scores_first, scores_second, list_size, tau=3.
     shown = []
     while remaining and len(shown) < list_size:
         ranker = 0 if rng.random() < 0.5 else 1
-        doc = _draw(rng, softmax_over_remaining(rankings[ranker], remaining, tau))
+        doc = draw(rng.random(), softmax_over_remaining(rankings[ranker], remaining, tau))
         shown.append(doc)
         remaining.discard(doc)
     return shown

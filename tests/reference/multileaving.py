@@ -26,7 +26,9 @@ import itertools
 
 import numpy as np
 
-from tests.reference.interleaving import ranking, softmax_over_remaining
+from tests.reference.interleaving import draw, ranking, softmax_over_remaining
+
+_draw = draw  # the name tests/reference/oltr.py draws with
 
 __all__ = [
     "ranking",
@@ -66,17 +68,6 @@ def team_draft_credit(teams, clicks, num_rankers):
     return [sum(1 for t, c in zip(teams, clicks) if c and t == j) for j in range(num_rankers)]
 
 
-def _draw(u, probs):
-    """Inverse-CDF draw from ``{doc: prob}`` with uniform ``u`` (docs in index order)."""
-    acc = 0.0
-    docs = sorted(probs)
-    for d in docs:
-        acc += probs[d]
-        if u < acc:
-            return d
-    return docs[-1]
-
-
 def probabilistic_multileave(order_u, pick_u, scores, list_size, tau=3.0):
     """``(shown, pickers)``: the sampled list and the ranker that drew each position."""
     rankings = [ranking(s) for s in scores]
@@ -85,7 +76,7 @@ def probabilistic_multileave(order_u, pick_u, scores, list_size, tau=3.0):
     shown, pickers = [], []
     while remaining and len(shown) < list_size:
         picker = _next_picker(sizes, order_u)
-        doc = _draw(float(pick_u[len(shown)]), softmax_over_remaining(rankings[picker], remaining, tau))
+        doc = draw(float(pick_u[len(shown)]), softmax_over_remaining(rankings[picker], remaining, tau))
         shown.append(doc)
         pickers.append(picker)
         sizes[picker] += 1

@@ -1,56 +1,60 @@
-"""Online pairwise learners of the SOLAR paper (Wang et al., ACL 2015): SOLAR-I/II and its baselines
-Prank (pointwise, pairwise) and the committee perceptron."""
+"""Online pairwise learners of the SOLAR paper (Wang et al., ACL 2015), one module each: SOLAR-I
+(``solar_first_order``), SOLAR-II (``solar_second_order``) and its baselines Prank (``prank_pointwise``,
+``prank_pairwise``) and the committee perceptron (``committee_perceptron``); and the paper's protocols:
+instance streams (``streams``), the in-query shuffle (``swap_or_not``), the online pass and protocol
+(``online_pass``), the batch protocol (``batch_protocol``)."""
 
-from jaxrank.learners.online import committee_perceptron as committee_perceptron_lib
-from jaxrank.learners.online import prank as prank_lib
-from jaxrank.learners.online.committee_perceptron import CommitteeState, committee_perceptron
-from jaxrank.learners.online.pairs import (
-    QueryPairs,
-    as_pairs,
-    num_pair_slots,
-    pair_index,
-    pairwise_update,
-    query_pairs,
-    scan_pairs,
-)
-from jaxrank.learners.online.prank import (
-    PrankPairwiseState,
-    PrankState,
-    predict_rank,
+from jaxrank.learners.online import (
+    batch_protocol,
+    committee_perceptron,
+    online_pass,
+    pair_slots,
     prank_pairwise,
     prank_pointwise,
-)
-from jaxrank.learners.online.solar import (
-    SolarFirstOrderState,
-    SolarSecondOrderState,
-    score,
     solar_first_order,
     solar_second_order,
+    streams,
+    swap_or_not,
 )
-
-committee_score = committee_perceptron_lib.score
-prank_score = prank_lib.score
+from jaxrank.learners.online.batch_protocol import BatchResult
+from jaxrank.learners.online.committee_perceptron import CommitteeState
+from jaxrank.learners.online.online_pass import OnlineResult, Pass, online_protocol, run_pass
+from jaxrank.learners.online.pair_slots import QueryPairs, num_pair_slots, pair_index, query_pairs
+from jaxrank.learners.online.prank_pairwise import PrankPairwiseState
+from jaxrank.learners.online.prank_pointwise import PrankParams, PrankState, predict_rank
+from jaxrank.learners.online.solar_first_order import SolarFirstOrderState
+from jaxrank.learners.online.solar_second_order import SolarSecondOrderState
+from jaxrank.learners.online.streams import Documents, InstanceStream, documents, instance_stream
 
 __all__ = [
+    "BatchResult",
     "CommitteeState",
-    "QueryPairs",
+    "Documents",
+    "InstanceStream",
+    "OnlineResult",
+    "Pass",
     "PrankPairwiseState",
+    "PrankParams",
     "PrankState",
+    "QueryPairs",
     "SolarFirstOrderState",
     "SolarSecondOrderState",
-    "as_pairs",
+    "batch_protocol",
     "committee_perceptron",
-    "committee_score",
+    "documents",
+    "instance_stream",
     "num_pair_slots",
+    "online_pass",
+    "online_protocol",
     "pair_index",
-    "pairwise_update",
-    "predict_rank",
+    "pair_slots",
     "prank_pairwise",
     "prank_pointwise",
-    "prank_score",
+    "predict_rank",
     "query_pairs",
-    "scan_pairs",
-    "score",
+    "run_pass",
     "solar_first_order",
     "solar_second_order",
+    "streams",
+    "swap_or_not",
 ]

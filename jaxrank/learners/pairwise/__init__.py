@@ -1,8 +1,10 @@
-"""Stochastic pairwise learners: SPD (pairwise Pegasos), SPD-MV and LCRA-k-l
-(Tsivtsivadze, Hofmann, Heskes 2012), their pair samplers and the semi-supervised protocol."""
+"""Stochastic pairwise learners of the LCRA paper (Tsivtsivadze, Hofmann, Heskes 2012), one module
+each: SPD (``spd``, pairwise Pegasos) and LCRA (``lcra``, SPD-MV and LCRA-k-l as its variants); their
+pair samplers (``pair_sampling``) and the paper's semi-supervised protocol (``semi_supervised``)."""
 
-from jaxrank.learners.pairwise.lcra import LCRAState, check_sizes, lcra, random_views, score, train
-from jaxrank.learners.pairwise.pairs import (
+from jaxrank.learners.pairwise import lcra, pair_sampling, semi_supervised, spd
+from jaxrank.learners.pairwise.lcra import LCRAState, check_sizes, random_views, train
+from jaxrank.learners.pairwise.pair_sampling import (
     SAMPLERS,
     PairBatch,
     PairDraws,
@@ -15,7 +17,7 @@ from jaxrank.learners.pairwise.pairs import (
     sample_pairs,
     unlabeled_counts,
 )
-from jaxrank.learners.pairwise.spd import SPDState, learning_rate, spd
+from jaxrank.learners.pairwise.spd import SPDState, learning_rate
 
 __all__ = [
     "LCRAState",
@@ -29,12 +31,13 @@ __all__ = [
     "lcra",
     "learning_rate",
     "num_ordered_pairs",
+    "pair_sampling",
     "pair_source",
     "partner_counts",
     "random_views",
     "sample_pair_indices",
     "sample_pairs",
-    "score",
+    "semi_supervised",
     "spd",
     "train",
     "unlabeled_counts",

@@ -19,42 +19,57 @@ the co-regularization costs ``O(M l D)``. The ``k`` labeled and ``l`` unlabeled 
 fresh each step and shared by the views. ``η_t^v = 1/(λ_v t)`` or ``η0/(1 + η0 λ_v t)`` and the
 optional projection ``min(1, 1/(√λ_v ‖w^v‖))`` per view, as in ``spd.py``.
 
-Prediction averages the view scores: ``f(x) = (1/M) Σ_v w^vᵀx^v`` (``score``). Named variants:
-SPD = ``lcra(λ, 0, num_views=1)``, SPD-MV = ``lcra(λ, 0, num_views=2)`` (views then train
-independently on the same pair stream), LCRA-k-l = ``lcra(λ, μ)`` driven with ``k`` labeled and
-``l`` unlabeled pairs per step (``train``).
+Prediction averages the view scores: ``f(x) = (1/M) Σ_v w^vᵀx^v`` (``params`` is the view
+average ``[D]``). Named variants (``semi_supervised.METHODS``): SPD = ``μ = 0, num_views=1``,
+SPD-MV = ``μ = 0, num_views=2`` (views then train independently on the same pair stream),
+LCRA-k-l = ``μ > 0`` driven with ``k`` labeled and ``l`` unlabeled pairs per step (``train``).
 """
 
+import functools
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 
-from jaxrank.types import Learner
-from jaxrank.utils.checks import check_choice, check_int, check_number
-from jaxrank.learners.pairwise.pairs import PairSource, scan_pair_steps
+from jaxrank.learners import linear
+from jaxrank.learners.pairwise.pair_sampling import PairSource, scan_pair_steps
 from jaxrank.learners.pairwise.spd import (
     SOFIA_MIN_SCALING,
+    check_hparams,
     check_schedule,
     learning_rate,
     pair_targets,
     project,
     shrink,
 )
+from jaxrank.pairs import PairBatch
+from jaxrank.types import Learner, UpdateInfo
+from jaxrank.utils.checks import check_choice, check_int, check_number
 
 LOSSES = ("hinge", "squared")
 
-
-class LCRAInfo(NamedTuple):
-    """What one LCRA step reports."""
-
-    updates: jax.Array  # [M] i32 |A_t^{v+}|, labeled pairs that moved view v
-    disagreement: jax.Array  # [] mean squared view disagreement on the unlabeled pairs before the step
+HPARAMS = {
+    "lam": 1e-4,  # λ_v, one value for every view (or [M] to init); the paper's grid 1e-6..1e-1 (§4)
+    "mu": 0.0,  # co-regularization μ (eq. 1); 0 gives SPD / SPD-MV, the paper's grid 1e-4..1 (§4)
+    "eta0": 1.0,  # η0 of schedule="eta0" (§4, "learning rate η0"); unused by "pegasos"
+    "clamp": SOFIA_MIN_SCALING,  # floor of the shrink factor, as SPD (sofia-ml's L2Regularize)
+}
+OPTIONS = {
+    "num_views": 2,  # M: two views in the paper's experiments (§4)
+    "loss": "hinge",  # L of eq. 1: "hinge" or "squared" (graded label)
+    "schedule": "pegasos",  # η_t = 1/(λ_v t), Algorithm 1; "eta0": η0/(1 + η0 λ_v t)
+    "project_ball": False,  # Pegasos projection per view (the paper's Algorithm 1 has none)
+    "graded_label": False,  # hinge label sign(l_a − l_b) (ours); True: the graded difference (§2.1)
+}
 
 
 class LCRAState(NamedTuple):
-    w: jax.Array  # [M, D] f32, view weights, zero outside each view
-    views: jax.Array  # [M, D] f32, 1 where the feature belongs to the view (a partition)
+    w: jax.Array  # [M, D] view weights, zero outside each view
+    views: jax.Array  # [M, D] 1 where the feature belongs to the view (a partition)
+    lam: jax.Array  # [M] f32, λ_v
+    mu: jax.Array  # [] f32, μ
+    eta0: jax.Array  # [] f32, η0
+    clamp: jax.Array  # [] f32, shrink floor
     t: jax.Array  # [] i32, steps taken
 
 
@@ -77,79 +92,77 @@ def check_sizes(num_labeled: int, num_unlabeled: int = 0, *, co_regularized: boo
                          + ("; co-regularization (mu > 0) needs unlabeled pairs." if co_regularized else "."))
 
 
-def lcra(lam=1e-4, mu=0.0, *, num_views: int = 2, loss: str = "hinge", schedule: str = "pegasos",
-         eta0=1.0, project_ball: bool = False, clamp=SOFIA_MIN_SCALING, graded_label: bool = False) -> Learner:
-    """Co-regularized multi-view pairwise SGD (Tsivtsivadze et al. 2012, Algorithm 1 and eq. 3).
+def init(key, num_features: int, dtype=jnp.float32, *, num_views: int = OPTIONS["num_views"], lam=HPARAMS["lam"],
+         mu=HPARAMS["mu"], eta0=HPARAMS["eta0"], clamp=HPARAMS["clamp"]) -> LCRAState:
+    """Zero weights on ``M`` random views drawn from ``key``; ``lam`` a scalar or ``[M]`` (one per
+    view, the paper's λ1, λ2, §4)."""
+    check_hparams(lam, eta0, clamp)
+    check_number("mu", mu, low=0, low_inclusive=True, fix="mu = 0 switches co-regularization off")
+    views = random_views(key, num_features, num_views).astype(dtype)
+    f32 = functools.partial(jnp.asarray, dtype=jnp.float32)
+    return LCRAState(w=jnp.zeros((num_views, num_features), dtype), views=views,
+                     lam=jnp.broadcast_to(f32(lam), (num_views,)), mu=f32(mu), eta0=f32(eta0), clamp=f32(clamp),
+                     t=jnp.zeros((), jnp.int32))
 
-    Args:
-      lam: ``λ_v > 0``, a scalar or ``[M]`` (one per view; the paper's λ1, λ2, §4).
-      mu: co-regularization ``μ ≥ 0``; 0 gives SPD / SPD-MV.
-      num_views: ``M ≥ 1`` (static).
-      loss: ``"hinge"`` (sign label unless ``graded_label``) or ``"squared"`` (graded label), static.
-      schedule, eta0, project_ball, clamp: step size, projection and shrink clamp as in ``spd``.
 
-    Returns:
-      ``Learner(init, update)``: ``init(key, num_features) -> LCRAState`` (``key`` draws the views);
-      ``update(state, pairs: PairBatch) -> (state, LCRAInfo)``.
-    """
+def update(state: LCRAState, pairs: PairBatch, *, loss: str = OPTIONS["loss"], schedule: str = OPTIONS["schedule"],
+           project_ball: bool = OPTIONS["project_ball"], graded_label: bool = OPTIONS["graded_label"]):
+    """One step of Algorithm 1 (all views from the old ``W_t``) on ``k`` labeled and ``l`` unlabeled pairs."""
+    w, views, lam = state.w, state.views, state.lam
+    num_views = w.shape[0]
+    t = state.t + 1
+    eta = learning_rate(schedule, lam, state.eta0, t).astype(w.dtype)  # [M]
+    # labeled term: s[v, i] = w^vᵀ p_i^v (w^v is zero outside its view)
+    s = w @ pairs.p.T  # [M, k]
+    if loss == "hinge":
+        y = pair_targets(pairs, graded_label)  # [k]
+        active = pairs.valid[None, :] & (y[None, :] * s < 1.0)
+        coef = jnp.where(active, y[None, :], 0.0)
+        losses = jnp.maximum(0.0, 1.0 - y[None, :] * s)
+    else:
+        active = jnp.broadcast_to(pairs.valid[None, :], s.shape)
+        coef = jnp.where(active, pairs.y[None, :] - s, 0.0)
+        losses = 0.5 * (pairs.y[None, :] - s) ** 2
+    g = (coef @ pairs.p) * views  # [M, D]
+    # co-regularization: Σ_{u≠v}(s^v − s^u) = M s^v − Σ_u s^u on each unlabeled pair
+    s_hat = w @ pairs.p_hat.T  # [M, l]
+    gap = jnp.where(pairs.valid_hat[None, :], num_views * s_hat - s_hat.sum(0, keepdims=True), 0.0)
+    g_co = (gap @ pairs.p_hat) * views  # [M, D]
+    new_w = shrink(eta, lam, state.clamp)[:, None] * w + eta[:, None] * g - 4.0 * state.mu * eta[:, None] * g_co
+    if project_ball:
+        new_w = project(new_w, lam)
+    new_w = jnp.where(pairs.valid.any(), new_w, w)  # sofia-ml's skipped iteration
+    instances = pairs.valid.sum().astype(jnp.int32)
+    mean_loss = jnp.sum(jnp.where(pairs.valid[None, :], losses, 0.0)) / (num_views * jnp.maximum(instances, 1))
+    info = UpdateInfo(loss=mean_loss, updates=active.any(0).sum().astype(jnp.int32), instances=instances)
+    return state._replace(w=new_w, t=t), info
+
+
+def params(state: LCRAState) -> jax.Array:
+    """``[D]`` the view average ``(1/M) Σ_v w^v`` (``w^v`` is zero outside its view)."""
+    return state.w.mean(-2)
+
+
+def make(*, num_views: int = OPTIONS["num_views"], loss: str = OPTIONS["loss"], schedule: str = OPTIONS["schedule"],
+         project_ball: bool = OPTIONS["project_ball"], graded_label: bool = OPTIONS["graded_label"]) -> Learner:
+    """Co-regularized multi-view pairwise SGD (Tsivtsivadze et al. 2012, Algorithm 1 and eq. 3) as a
+    ``jaxrank.types.Learner``: ``init(key, D, **hparams)`` (``key`` draws the views),
+    ``update(state, pairs: PairBatch) -> (state, UpdateInfo)`` (``loss``: the mean loss over views and
+    valid labeled pairs before the step; ``updates``: labeled pairs that moved some view); the options are static (``OPTIONS``)."""
     check_int("num_views", num_views, minimum=1)
     check_choice("loss", loss, LOSSES)
-    check_number("lam", lam, low=0, fix="the step 1/(lam t) needs a positive regularization per view, e.g. 1e-4")
-    check_number("mu", mu, low=0, low_inclusive=True, fix="mu = 0 switches co-regularization off")
-    check_number("clamp", clamp, low=0, low_inclusive=True)
-    check_schedule(schedule, eta0)
-    lam = jnp.broadcast_to(jnp.asarray(lam, jnp.float32), (num_views,))
-    mu = jnp.asarray(mu, jnp.float32)
-    eta0 = jnp.asarray(eta0, jnp.float32)
-    clamp = jnp.asarray(clamp, jnp.float32)
-
-    def init(key, num_features: int, dtype=jnp.float32) -> LCRAState:
-        views = random_views(key, num_features, num_views).astype(dtype)
-        return LCRAState(w=jnp.zeros((num_views, num_features), dtype), views=views,
-                         t=jnp.zeros((), jnp.int32))
-
-    def update(state: LCRAState, pairs):
-        w, views = state.w, state.views
-        t = state.t + 1
-        eta = learning_rate(schedule, lam, eta0, t).astype(w.dtype)  # [M]
-        # labeled term: s[v, i] = w^vᵀ p_i^v (w^v is zero outside its view)
-        s = w @ pairs.p.T  # [M, k]
-        if loss == "hinge":
-            y = pair_targets(pairs, graded_label)  # [k]
-            active = pairs.valid[None, :] & (y[None, :] * s < 1.0)
-            coef = jnp.where(active, y[None, :], 0.0)
-        else:
-            active = jnp.broadcast_to(pairs.valid[None, :], s.shape)
-            coef = jnp.where(active, pairs.y[None, :] - s, 0.0)
-        g = (coef @ pairs.p) * views  # [M, D]
-        # co-regularization: Σ_{u≠v}(s^v − s^u) = M s^v − Σ_u s^u on each unlabeled pair
-        s_hat = w @ pairs.p_hat.T  # [M, l]
-        gap = jnp.where(pairs.valid_hat[None, :], num_views * s_hat - s_hat.sum(0, keepdims=True), 0.0)
-        g_co = (gap @ pairs.p_hat) * views  # [M, D]
-        new_w = shrink(eta, lam, clamp)[:, None] * w + eta[:, None] * g - 4.0 * mu * eta[:, None] * g_co
-        if project_ball:
-            new_w = project(new_w, lam)
-        new_w = jnp.where(pairs.valid.any(), new_w, w)  # sofia-ml's skipped iteration
-        num_hat = jnp.maximum(pairs.valid_hat.sum(), 1)
-        pair_gap = s_hat[:, None, :] - s_hat[None, :, :]  # [M, M, l]
-        disagreement = jnp.sum(jnp.where(pairs.valid_hat, pair_gap ** 2, 0.0)) / num_hat
-        info = LCRAInfo(updates=active.sum(-1).astype(jnp.int32), disagreement=disagreement)
-        return LCRAState(w=new_w, views=views, t=t), info
-
-    return Learner(init, update)
+    check_schedule(schedule)
+    return Learner(init=functools.partial(init, num_views=int(num_views)),
+                   update=functools.partial(update, loss=loss, schedule=schedule, project_ball=bool(project_ball),
+                                            graded_label=bool(graded_label)),
+                   params=params, score=linear.score, batches="pairs")
 
 
-def score(state, features: jax.Array) -> jax.Array:
-    """``[..., L]`` averaged view scores ``(1/M) Σ_v w^vᵀx^v`` for ``features [..., L, D]``."""
-    w = state.w.mean(0) if state.w.ndim == 2 else state.w
-    return features @ w
-
-
-def train(learner: Learner, state, key, source: PairSource, *, num_steps: int, num_labeled: int = 1,
+def train(key, learner: Learner, state, source: PairSource, *, num_steps: int, num_labeled: int = 1,
           num_unlabeled: int = 0):
     """``num_steps`` SGD steps from ``state``; step ``t`` draws its pairs with ``fold_in(key, t)`` (so
     step ``t``'s pairs do not depend on ``num_steps``; ``scan_pair_steps``). Works for any learner
     whose ``update`` takes a ``PairBatch`` (``spd``, ``lcra``). Returns the final state."""
     check_sizes(num_labeled, num_unlabeled)
-    return scan_pair_steps(lambda state, pairs: learner.update(state, pairs)[0], state, key, source,
+    return scan_pair_steps(key, lambda state, pairs: learner.update(state, pairs)[0], state, source,
                            num_steps=num_steps, num_labeled=num_labeled, num_unlabeled=num_unlabeled)

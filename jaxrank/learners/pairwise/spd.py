@@ -7,7 +7,7 @@ The LCRA paper's baseline (Tsivtsivadze et al. 2012, §4) and sofia-ml's Pegasos
     η_t = 1/(λ t)                      (schedule="pegasos", Algorithm 1 of the LCRA paper)
     η_t = η0 / (1 + η0 λ t)            (schedule="eta0", the "learning rate η0" of its §4) [ours]
     w ← max(1 − η_t λ, clamp) · w + η_t Σ_{A_t⁺} y p
-    w ← min(1, 1/(√λ ‖w‖)) · w         (project=True; Pegasos / sofia-ml projection)
+    w ← min(1, 1/(√λ ‖w‖)) · w         (project_ball=True; Pegasos / sofia-ml projection)
 
 The sum over ``A_t⁺`` is not divided by ``k`` (LCRA paper eq. 3; Pegasos divides by ``k``, which
 only matters for ``k > 1``). ``clamp`` mirrors sofia-ml's ``L2Regularize``, whose shrink factor never
@@ -16,32 +16,53 @@ gives the textbook update. The hinge label is ``sign(l_a − l_b)`` unless ``gra
 (the LCRA paper's label, §2.1; the margin condition ``y wᵀp < 1`` then uses the graded difference).
 The sign label by default is our choice: the paper does not say which label its hinge loss uses.
 
-A step whose labeled draws are all invalid (sofia-ml's skipped iteration, see ``pairs.py``) leaves
+A step whose labeled draws are all invalid (sofia-ml's skipped iteration, see ``pair_sampling.py``) leaves
 ``w`` untouched while ``t`` still advances, as in sofia-ml's ``StochasticRankLoop``.
 """
 
+import functools
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 
+from jaxrank.learners import linear
+from jaxrank.pairs import PairBatch
 from jaxrank.types import Learner, UpdateInfo
 from jaxrank.utils.checks import check_choice, check_number
-from jaxrank.pairs import PairBatch
 
 SCHEDULES = ("pegasos", "eta0")
 SOFIA_MIN_SCALING = 1e-7  # sofia-ml MIN_SCALING_FACTOR
 
+HPARAMS = {
+    "lam": 0.1,  # λ: sofia-ml's default --lambda (Sculley 2009)
+    "eta0": 1.0,  # η0 of schedule="eta0" (LCRA paper §4, "learning rate η0"); unused by "pegasos"
+    "clamp": SOFIA_MIN_SCALING,  # floor of the shrink factor: sofia-ml's L2Regularize MIN_SCALING_FACTOR
+}
+OPTIONS = {
+    "schedule": "pegasos",  # η_t = 1/(λt): Pegasos and LCRA paper Algorithm 1; "eta0": η0/(1 + η0 λ t)
+    "project_ball": True,  # Pegasos projection onto the ball of radius 1/√λ (sofia-ml's default)
+    "graded_label": False,  # hinge label sign(l_a − l_b) (ours); True: the graded difference (LCRA paper §2.1)
+}
+
 
 class SPDState(NamedTuple):
-    w: jax.Array  # [D] f32, weights
+    w: jax.Array  # [D] weights
+    lam: jax.Array  # [] f32, λ
+    eta0: jax.Array  # [] f32, η0
+    clamp: jax.Array  # [] f32, shrink floor
     t: jax.Array  # [] i32, steps taken
 
 
-def check_schedule(schedule: str, eta0) -> None:
+def check_schedule(schedule: str) -> None:
     check_choice("schedule", schedule, SCHEDULES)
-    if schedule == "eta0":
-        check_number("eta0", eta0, low=0, fix="eta0 is the initial step size of eta_t = eta0/(1 + eta0 lam t)")
+
+
+def check_hparams(lam, eta0, clamp) -> None:
+    """Rejects concrete ``λ ≤ 0``, ``η0 ≤ 0`` or ``clamp < 0`` (traced values pass)."""
+    check_number("lam", lam, low=0, fix="the Pegasos step 1/(lam t) needs a positive regularization, e.g. 1e-4")
+    check_number("eta0", eta0, low=0, fix="eta0 is the initial step size of eta_t = eta0/(1 + eta0 lam t)")
+    check_number("clamp", clamp, low=0, low_inclusive=True)
 
 
 def learning_rate(schedule: str, lam: jax.Array, eta0: jax.Array, t: jax.Array) -> jax.Array:
@@ -70,40 +91,42 @@ def pair_targets(pairs: PairBatch, graded_label: bool) -> jax.Array:
     return jnp.where(pairs.valid, y, 0.0)
 
 
-def spd(lam=0.1, *, schedule: str = "pegasos", eta0=1.0, project_ball: bool = True,
-        clamp=SOFIA_MIN_SCALING, graded_label: bool = False) -> Learner:
-    """Pairwise Pegasos on difference vectors (Sculley 2009). ``lam > 0``; the other options are static
-    except ``eta0`` and ``clamp`` (arrays are fine). Defaults are sofia-ml's (λ = 0.1, projection on).
+def init(key, num_features: int, dtype=jnp.float32, *, lam=HPARAMS["lam"], eta0=HPARAMS["eta0"],
+         clamp=HPARAMS["clamp"]) -> SPDState:
+    """``w = 0`` and the hyperparameters as f32 leaves."""
+    del key
+    check_hparams(lam, eta0, clamp)
+    f32 = functools.partial(jnp.asarray, dtype=jnp.float32)
+    return SPDState(w=jnp.zeros(num_features, dtype), lam=f32(lam), eta0=f32(eta0), clamp=f32(clamp),
+                    t=jnp.zeros((), jnp.int32))
 
-    Returns ``Learner(init, update)``: ``init(key, num_features) -> SPDState`` and
-    ``update(state, pairs: PairBatch) -> (state, UpdateInfo)``: ``loss`` the mean hinge over valid
-    pairs before the step, ``updates`` = ``|A_t⁺|``, ``instances`` the valid pairs.
-    """
-    check_number("lam", lam, low=0, fix="the Pegasos step 1/(lam t) needs a positive regularization, e.g. 1e-4")
-    check_number("clamp", clamp, low=0, low_inclusive=True)
-    check_schedule(schedule, eta0)
-    lam = jnp.asarray(lam, jnp.float32)
-    eta0 = jnp.asarray(eta0, jnp.float32)
-    clamp = jnp.asarray(clamp, jnp.float32)
 
-    def init(key, num_features: int, dtype=jnp.float32) -> SPDState:
-        del key
-        return SPDState(w=jnp.zeros(num_features, dtype), t=jnp.zeros((), jnp.int32))
+def update(state: SPDState, pairs: PairBatch, *, schedule: str = OPTIONS["schedule"],
+           project_ball: bool = OPTIONS["project_ball"], graded_label: bool = OPTIONS["graded_label"]):
+    """One step on ``k`` pairs: ``loss`` the mean hinge over valid pairs before the step, ``updates``
+    = ``|A_t⁺|``, ``instances`` the valid pairs."""
+    t = state.t + 1
+    lam = state.lam
+    eta = learning_rate(schedule, lam, state.eta0, t).astype(state.w.dtype)
+    y = pair_targets(pairs, graded_label)  # [k]
+    # products as sums, not dots: under vmap a dot of these tiny shapes costs a transpose and a call
+    margin = y * jnp.sum(pairs.p * state.w, axis=-1)  # [k], with the old w (sofia-ml computes it before shrinking)
+    active = pairs.valid & (margin < 1.0)
+    w = shrink(eta, lam, state.clamp) * state.w + eta * jnp.sum(jnp.where(active, y, 0.0)[:, None] * pairs.p, axis=0)
+    if project_ball:
+        w = project(w, lam)
+    w = jnp.where(pairs.valid.any(), w, state.w)  # sofia-ml's skipped iteration
+    loss = jnp.sum(jnp.where(pairs.valid, jnp.maximum(0.0, 1.0 - margin), 0.0))
+    loss = loss / jnp.maximum(pairs.valid.sum(), 1)
+    return state._replace(w=w, t=t), UpdateInfo(loss=loss, updates=active.sum().astype(jnp.int32),
+                                                instances=pairs.valid.sum().astype(jnp.int32))
 
-    def update(state: SPDState, pairs: PairBatch):
-        t = state.t + 1
-        eta = learning_rate(schedule, lam, eta0, t).astype(state.w.dtype)
-        y = pair_targets(pairs, graded_label)  # [k]
-        # products as sums, not dots: under vmap a dot of these tiny shapes costs a transpose and a call
-        margin = y * jnp.sum(pairs.p * state.w, axis=-1)  # [k], with the old w (sofia-ml computes it before shrinking)
-        active = pairs.valid & (margin < 1.0)
-        w = shrink(eta, lam, clamp) * state.w + eta * jnp.sum(jnp.where(active, y, 0.0)[:, None] * pairs.p, axis=0)
-        if project_ball:
-            w = project(w, lam)
-        w = jnp.where(pairs.valid.any(), w, state.w)  # sofia-ml's skipped iteration
-        loss = jnp.sum(jnp.where(pairs.valid, jnp.maximum(0.0, 1.0 - margin), 0.0))
-        loss = loss / jnp.maximum(pairs.valid.sum(), 1)
-        return SPDState(w=w, t=t), UpdateInfo(loss=loss, updates=active.sum().astype(jnp.int32),
-                                              instances=pairs.valid.sum().astype(jnp.int32))
 
-    return Learner(init, update)
+def make(*, schedule: str = OPTIONS["schedule"], project_ball: bool = OPTIONS["project_ball"],
+         graded_label: bool = OPTIONS["graded_label"]) -> Learner:
+    """Pairwise Pegasos as a ``jaxrank.types.Learner``: ``update(state, pairs: PairBatch)``; the
+    options are static (``OPTIONS``)."""
+    check_schedule(schedule)
+    return Learner(init=init, update=functools.partial(update, schedule=schedule, project_ball=bool(project_ball),
+                                                       graded_label=bool(graded_label)),
+                   params=linear.params, score=linear.score, batches="pairs")

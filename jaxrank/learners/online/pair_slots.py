@@ -3,14 +3,11 @@
 Slots run row-major over ``i < j`` of the padded list: ``(0, 1), (0, 2), …, (0, L−1), (1, 2), …``,
 ``P = L·(L−1)/2`` slots in all. Slot ``(i, j)`` is ``valid`` when both documents are real and their
 grades differ; its instance is ``z = x_i − x_j`` with sign ``s = sign(l_i − l_j)`` (``+1``: ``i``
-must rank above ``j``). Invalid slots hold ``z = 0`` and ``s = 0``. The index arrays are built
-once per list size with NumPy, so nothing loops over pairs.
+must rank above ``j``). Invalid slots hold ``z = 0`` and ``s = 0``. The index arrays come from
+NumPy at trace time, so nothing loops over pairs.
 
-The online protocol (random flips and a random order, our choice) permutes and flips a ``QueryPairs``
-itself; every pairwise learner's ``update`` accepts either a query or a ``QueryPairs``.
+Every pairwise learner's ``update`` accepts either a query or a ready ``QueryPairs``.
 """
-
-import functools
 
 import jax
 import jax.numpy as jnp
@@ -20,7 +17,6 @@ from jaxrank.pairs import QueryPairs
 from jaxrank.types import UpdateInfo
 
 
-@functools.lru_cache(maxsize=None)
 def pair_index(list_size: int) -> tuple[np.ndarray, np.ndarray]:
     """``(i, j)`` of the ``L·(L−1)/2`` slots, row-major over ``i < j``."""
     first, second = np.triu_indices(list_size, k=1)
@@ -47,7 +43,7 @@ def as_pairs(query_or_pairs) -> QueryPairs:
 
 
 def scan_pairs(step, state, pairs: QueryPairs):
-    """Runs ``step(state, z, s) -> (new_state, loss, updated)`` over the slots in order.
+    """Runs ``step(state, z, s) -> (new_state, InstanceInfo)`` over the slots in order.
 
     Invalid slots leave the state untouched. Returns ``(state, UpdateInfo)``: ``loss`` (the mean of
     the per-slot losses before each update over valid slots; 0 when there are none), ``updates``
@@ -57,10 +53,10 @@ def scan_pairs(step, state, pairs: QueryPairs):
     def body(carry, slot):
         state, updates, loss_sum = carry
         z, s, valid = slot
-        new_state, loss, updated = step(state, z, s)
+        new_state, info = step(state, z, s)
         state = jax.tree.map(lambda new, old: jnp.where(valid, new, old), new_state, state)
-        updates = updates + (valid & updated).astype(jnp.int32)
-        loss_sum = loss_sum + jnp.where(valid, loss, 0).astype(loss_sum.dtype)
+        updates = updates + (valid & info.updated).astype(jnp.int32)
+        loss_sum = loss_sum + jnp.where(valid, info.loss, 0).astype(loss_sum.dtype)
         return (state, updates, loss_sum), None
 
     dtype = pairs.z.dtype
@@ -71,11 +67,12 @@ def scan_pairs(step, state, pairs: QueryPairs):
     return state, UpdateInfo(loss=loss, updates=updates, instances=count)
 
 
-def pairwise_update(step):
-    """``update(state, query | QueryPairs)`` from a one-pair ``step``: the slots in order, then ``t += 1``."""
+def pairwise_update(step, state, query):
+    """``update(state, query | QueryPairs)`` of a learner with the one-pair ``step``: the slots in
+    order, then ``t += 1`` (bind ``step`` with ``functools.partial``)."""
+    state, info = scan_pairs(step, state, as_pairs(query))
+    return state._replace(t=state.t + 1), info
 
-    def update(state, query):
-        state, info = scan_pairs(step, state, as_pairs(query))
-        return state._replace(t=state.t + 1), info
 
-    return update
+__all__ = ["QueryPairs", "as_pairs", "num_pair_slots", "pair_index", "pairwise_update", "query_pairs",
+           "scan_pairs"]

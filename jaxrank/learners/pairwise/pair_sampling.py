@@ -24,9 +24,9 @@ is never labeled (a reshape, so ``pair_source`` stays jittable over traced masks
 counts the partners of every document by sorting (``O(N log N)``); a draw is one ``searchsorted``
 over the first-stage cdf (``O(log N)``) and a scan of a window of ``W`` documents (``W`` = the
 longest query, ``L`` for a ``QueryBatch``) starting at ``a``'s query: ``b`` is the ``r``-th valid
-partner of ``a`` in document order. On a ``QueryBatch`` the draws are those of the former padded
-``[Q, L, L]`` implementation for the same key, and a ``RaggedQueries`` draws the same documents as
-its padded view.
+partner of ``a`` in document order. On a ``QueryBatch`` the draws equal those of a sampler over
+padded ``[Q, L, L]`` partner masks for the same key, and a ``RaggedQueries`` draws the same
+documents as its padded view.
 
 Label of a pair: the graded difference ``y = l_a − l_b`` (the paper's); the learners take its sign
 for the hinge loss unless asked for the graded label (our default; the paper does not say).
@@ -322,7 +322,7 @@ def sample_pairs(key, source: PairSource, num_labeled: int = 1, num_unlabeled: i
     return PairBatch(p=p, y=y, valid=valid, p_hat=p_hat, valid_hat=valid_hat)
 
 
-def scan_pair_steps(update: Callable, state, key, source: PairSource, *, num_steps: int, num_labeled: int = 1,
+def scan_pair_steps(key, update: Callable, state, source: PairSource, *, num_steps: int, num_labeled: int = 1,
                     num_unlabeled: int = 0):
     """``num_steps`` calls ``state = update(state, pairs)``, step ``t`` on ``sample_pairs(fold_in(key, t), ...)``.
 
@@ -345,3 +345,17 @@ def scan_pair_steps(update: Callable, state, key, source: PairSource, *, num_ste
     if rest:
         state = steps(state, jnp.arange(full * STEP_BLOCK, num_steps, dtype=jnp.int32))
     return state
+
+
+def pair_steps_block(key, update: Callable, state, source: PairSource, first_step, *, num_steps: int,
+                     num_labeled: int = 1, num_unlabeled: int = 0):
+    """Steps ``first_step .. first_step + STEP_BLOCK − 1`` of ``scan_pair_steps`` (the same draws and
+    updates); steps from ``num_steps`` on change nothing. One chunk of the lane runner."""
+    ts = first_step + jnp.arange(STEP_BLOCK, dtype=jnp.int32)
+    pairs = jax.vmap(lambda t: sample_pairs(jax.random.fold_in(key, t), source, num_labeled, num_unlabeled))(ts)
+
+    def body(state, step):
+        t, batch = step
+        return jax.tree.map(lambda new, old: jnp.where(t < num_steps, new, old), update(state, batch), state), None
+
+    return jax.lax.scan(body, state, (ts, pairs))[0]

@@ -21,18 +21,15 @@ def settings(params: Sequence[str], algorithms: Sequence[str],
     out = params_lib.settings(params, bandits.ALGORITHMS, algorithms, defaults)
     for name, (options, hparams) in out.items():  # values init rejects (e.g. SCB's first_epoch) fail here too
         algo = bandits.ALGORITHMS.build(name, **options)
-        given = {k: v for k, v in hparams.items() if v is not None}
-        if "horizon" in hparams:  # set per run; any valid value checks the rest
-            given.setdefault("horizon", 1.0)
-        jax.eval_shape(lambda: algo.init(jax.random.key(0), 4, **given))  # noqa: B023
+        jax.eval_shape(lambda: algo.init(jax.random.key(0), 4, **hparams))  # noqa: B023
     return out
 
 
 def changed(name: str, hparams: Mapping[str, float]) -> dict[str, list]:
-    """``{key: [value]}`` of the hyperparameters that differ from ``name``'s defaults (and are set): the
-    sweep leaves the others as ``init``'s constants, as the published runs did."""
+    """``{key: [value]}`` of the hyperparameters that differ from ``name``'s defaults: the sweep leaves
+    the others as ``init``'s constants, as the published runs did (and a horizon at num_steps)."""
     defaults = bandits.ALGORITHMS.hparams(name)
-    return {k: [v] for k, v in hparams.items() if v is not None and v != defaults.get(k)}
+    return {k: [v] for k, v in hparams.items() if v != defaults.get(k)}
 
 def run_on_matrices(name: str, matrices: list[Matrix], *, seed: int, num_runs: int, num_steps: int,
                     hparams: dict, options: Optional[dict] = None, checkpoints=None, chunk_size: int = 4096,

@@ -11,6 +11,7 @@ import dataclasses
 import numpy as np
 
 from experiments import duel_runs
+from experiments import params as params_lib
 from experiments.analysis import rcs_accuracy as analysis
 from experiments.matrices import load_matrices
 from experiments.registry import checkpoint_dir, register
@@ -38,7 +39,7 @@ def run(config: Config, run_dir) -> dict:
     if not 1 <= config.min_horizon <= config.max_horizon or config.num_horizons < 1:
         raise ValueError(f"need 1 <= min_horizon <= max_horizon and num_horizons >= 1; got {config}.")
     settings = duel_runs.settings(config.params, ("rcs", "savage"), DEFAULTS)
-    if settings["savage"][1]["horizon"] is not None:
+    if "horizon" in params_lib.parse(config.params).get("savage", {}):
         raise ValueError("rcs_accuracy runs SAVAGE with its horizon set to each run's length; drop savage.horizon "
                          "from params (min_horizon, max_horizon and num_horizons choose the horizons).")
     horizons = np.unique(np.round(np.geomspace(config.min_horizon, config.max_horizon, config.num_horizons)).astype(int))

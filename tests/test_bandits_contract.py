@@ -47,8 +47,8 @@ def test_module_declares_hparams_options_and_make(name):
     module = bandits.ALGORITHMS[name]
     algo = bandits.ALGORITHMS.build(name)
     assert isinstance(algo, Bandit) and algo == module.make()  # equal options, the same (hashable) bandit
-    for key, default in module.HPARAMS.items():  # numbers (None: required, set by the sweep)
-        assert default is None or (isinstance(default, float) and math.isfinite(default)), (key, default)
+    for key, default in module.HPARAMS.items():
+        assert isinstance(default, float) and math.isfinite(default), (key, default)
     assert set(HPARAMS[name]) <= set(module.HPARAMS)
     for option, default in module.OPTIONS.items():
         assert bandits.ALGORITHMS.build(name, **{option: default}) == algo

@@ -166,11 +166,13 @@ def test_deterministic_total_order_ends_self_duelling_the_best_arm(name):
     assert algo.exploit_arm == 0
 
 
-def test_horizon_is_required():
+def test_horizon_must_be_given_and_at_least_one():
     for mod in (ifilter, btm):
-        with pytest.raises(ValueError, match="horizon"):
-            mod.init(jax.random.key(0), K)
-    with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="needs the horizon T: init"):
+            mod.init(jax.random.key(0), K, horizon=None)
+        with pytest.raises(ValueError, match=r"horizon must be >= 1; got 0\.5"):
+            mod.init(jax.random.key(0), K, horizon=0.5)
+    with pytest.raises(ValueError, match=r"alpha must be > 0\.5; got 0\.5"):
         mrucb.init(jax.random.key(0), K, alpha=0.5)
 
 

@@ -38,9 +38,9 @@ from jaxrank.utils.checks import check_int, check_number
 
 
 HPARAMS = {
-    # T, the number of steps of the run (δ = 1/(2TK), the online setting; Yue & Joachims, ICML 2011, §4):
-    # no default, the sweep (jaxrank.bandits.run_sweep) sets num_steps unless given.
-    "horizon": None,
+    # T, the number of steps of the run (δ = 1/(2TK), the online setting; Yue & Joachims, ICML 2011, §4); the paper has no default:
+    # run_sweep sets num_steps unless given, and 10^6 stands in for a direct init(key, K).
+    "horizon": 1e6,
     # Relaxed stochastic transitivity γ of the radius 3γ² sqrt(log(1/δ)/n): 1, the paper's analysis needs γ >= 1.
     "gamma": 1.0,
 }

@@ -33,9 +33,9 @@ from jaxrank.utils.checks import check_int, check_number
 
 
 HPARAMS = {
-    # T, the number of steps of the run (δ = 1/(T K²); Yue et al., JCSS 2012, Algorithms 1-2, line 2): no
-    # default, the sweep (jaxrank.bandits.run_sweep) sets num_steps unless given.
-    "horizon": None,
+    # T, the number of steps of the run (δ = 1/(T K²); Yue et al., JCSS 2012, Algorithms 1-2, line 2); the paper has no default:
+    # run_sweep sets num_steps unless given, and 10^6 stands in for a direct init(key, K).
+    "horizon": 1e6,
 }
 OPTIONS = {
     # True: IF2 (Algorithm 2, prunes on a candidate switch); False: IF1 (Algorithm 1).

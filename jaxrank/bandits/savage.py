@@ -22,9 +22,9 @@ from jaxrank.utils.checks import check_int, check_number
 
 
 HPARAMS = {
-    # T, the number of steps of the run (δ = 1/T; Urvoy et al., ICML 2013): no default, the sweep
-    # (jaxrank.bandits.run_sweep) sets num_steps unless given.
-    "horizon": None,
+    # T, the number of steps of the run (δ = 1/T; Urvoy et al., ICML 2013); the paper has no default:
+    # run_sweep sets num_steps unless given, and 10^6 stands in for a direct init(key, K).
+    "horizon": 1e6,
 }
 OPTIONS = {}
 

@@ -16,6 +16,7 @@ under 5 minutes on one GPU (``--scale`` shrinks the lane counts and lengths for 
 import argparse
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -28,12 +29,16 @@ from report import write_json  # noqa: E402  (benchmarks/report.py: the JSON sha
 
 from jaxrank import bandits, data, learners, oltr  # noqa: E402
 from jaxrank.clicks import cascade_model  # noqa: E402
-from jaxrank.envs import condorcet_matrix, estimate_wins, single_feature_rankers  # noqa: E402
-from jaxrank.learners.online import batch_protocol, online_protocol  # noqa: E402
+from jaxrank.envs import condorcet_matrix, single_feature_rankers  # noqa: E402
+from jaxrank.envs.estimate import estimate_wins  # noqa: E402
+from jaxrank.pairs import pairs_per_query  # noqa: E402
+from jaxrank.learners.online import online_protocol  # noqa: E402
+from jaxrank.learners.online.batch_protocol import batch_protocol  # noqa: E402
 
 
 def _twice(fn):
-    """``(first_s, second_s, result)``: one call with compiling, one without."""
+    """``(first_s, second_s, result)``: one call that compiles, one that loads the program from the
+    persistent compilation cache (``run_lanes`` keeps no program between calls)."""
     start = time.perf_counter()
     jax.block_until_ready(fn())
     first = time.perf_counter() - start
@@ -86,7 +91,7 @@ def oltr_rows(scale: float) -> list[dict]:
 
 def online_rows(scale: float) -> list[dict]:
     queries = data.as_ragged(_synthetic(scale, 2000, 32, 136))
-    pairs = int(data.pairs_per_query(queries.labels, queries.offsets).sum()) if hasattr(data, "pairs_per_query") else None
+    pairs = int(pairs_per_query(queries.labels, queries.offsets).sum())
     permutations = _sized(64, scale, 2)
     rows = []
     for name in ("solar_first_order", "solar_second_order"):
@@ -95,7 +100,7 @@ def online_rows(scale: float) -> list[dict]:
             jax.random.key(3), learner, queries, permutations).cumulative)
         rows.append({"study": f"online protocol: {name}, D = 136", "lanes": permutations, "length": pairs,
                      "first_call_s": first, "second_call_s": second,
-                     "rate": permutations * pairs / second if pairs else None, "unit": "pair steps/s"})
+                     "rate": permutations * pairs / second, "unit": "pair steps/s"})
     return rows
 
 
@@ -112,7 +117,7 @@ def batch_rows(scale: float) -> list[dict]:
 def estimate_rows(scale: float) -> list[dict]:
     queries = data.as_ragged(_synthetic(scale, 2000, 128, 136))
     num_rankers, comparisons = _sized(32, scale, 4), _sized(20_000, scale, 500)
-    rankers = single_feature_rankers(list(range(num_rankers)), 136)
+    rankers = single_feature_rankers(list(range(1, num_rankers + 1)), 136)
     model = cascade_model("perfect", 5)
     first, second, _ = _twice(lambda: estimate_wins(jax.random.key(5), queries, rankers, model, "team_draft",
                                                     comparisons).wins)
@@ -133,6 +138,8 @@ def main(argv=None) -> int:
     parser.add_argument("--studies", default=",".join(STUDIES), help="comma-separated subset of " + ",".join(STUDIES))
     args = parser.parse_args(argv)
     load = os.getloadavg()[0]
+    jax.config.update("jax_compilation_cache_dir", tempfile.mkdtemp(prefix="device-check-xla-"))
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
     rows, failures = [], {}
     print(f"backend {jax.default_backend()}: {jax.devices()}", flush=True)
     for name in args.studies.split(","):

@@ -21,7 +21,7 @@ import pytest
 
 from experiments import registry
 from jaxrank import bandits, lanes
-from jaxrank.data import load_checkpoint
+from jaxrank.data import atomic, load_checkpoint
 from tests.conftest import REPO
 from tests.test_bandits_core import ARXIV
 
@@ -110,8 +110,8 @@ def test_a_run_killed_mid_way_resumes_bit_identical(tmp_path, reference):
     assert len(saved) == 1
     header = load_checkpoint(saved[0])[1]
     assert 0 < header["done"] < 100_000 and header["next_call"] < header["num_calls"], header
-    # As if the kill had also hit a write of the results: resuming must drop the stray temporary.
-    (run_dir / ".arrays.npz.x1y2z3.tmp").write_bytes(b"partial")
+    # As if the kill had also hit a write of the results: resuming must drop the dead writer's temporary.
+    (run_dir / f".arrays.npz.pid{child.pid}@{atomic.HOST}.x1y2z3.tmp").write_bytes(b"partial")
 
     done = subprocess.run([sys.executable, "launch.py", f"--resume={run_dir}"], cwd=REPO, env=_env(tmp_path),
                           capture_output=True, text=True, timeout=300)
@@ -188,6 +188,8 @@ def test_latest_run_dir_orders_same_second_runs_numerically(tmp_path):
     for name in ("20260101-000000", "20260101-000000-9", "20260101-000000-10", "20251231-235959-99"):
         (tmp_path / "rcs_regret" / name).mkdir(parents=True)
         (tmp_path / "rcs_regret" / name / "config.json").write_text("{}")
+        (registry.checkpoint_dir(tmp_path / "rcs_regret" / name)).mkdir()
+        (registry.checkpoint_dir(tmp_path / "rcs_regret" / name) / "rcs-0.npz").write_bytes(b"")
     assert registry.latest_run_dir(tmp_path, "rcs_regret").name == "20260101-000000-10"
     with pytest.raises(registry.ExperimentError, match="no run of rcs_alpha under"):
         registry.latest_run_dir(tmp_path, "rcs_alpha")

@@ -1,5 +1,6 @@
 """Test setup: CPU only, the ``slow`` marker, and where the shared real data lives."""
 
+import contextlib
 import json
 import math
 import os
@@ -100,3 +101,25 @@ def _isolated_cache(tmp_path_factory, monkeypatch):
     """Parsed-file caches go to a per-session temporary folder, never the user's cache."""
     monkeypatch.setenv("JAXRANK_CACHE", str(tmp_path_factory.getbasetemp() / "jaxrank-cache"))
     monkeypatch.setenv("JAXRANK_COMPILATION_CACHE", str(tmp_path_factory.getbasetemp() / "jaxrank-xla"))
+
+
+@contextlib.contextmanager
+def killed_after_checkpoints(monkeypatch, count: int):
+    """The block runs as a run killed right after ``jaxrank.lanes`` wrote its ``count``-th checkpoint
+    (the block must end in that interruption); yields the ``(file name, header)`` of each write."""
+    from jaxrank import lanes
+
+    real_save, written = lanes.save_checkpoint, []
+
+    def save_then_die(path, leaves, header):
+        real_save(path, leaves, header)
+        written.append((Path(path).name, header))
+        if len(written) == count:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(lanes, "save_checkpoint", save_then_die)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            yield written
+    finally:
+        monkeypatch.setattr(lanes, "save_checkpoint", real_save)

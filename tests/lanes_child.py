@@ -96,8 +96,32 @@ def lcra_cross_validation(mesh=None, **kwargs):
                                           num_folds=3, label_fraction=0.4, mesh=mesh, **kwargs)
 
 
-STUDIES = {"toy": toy, "oltr": oltr_grid, "online_passes": online_passes, "batch_folds": batch_folds,
-           "lcra_cross_validation": lcra_cross_validation}
+def bandit_sweep(mesh=None):
+    """RCS and MergeDTS sweeps (``jaxrank.bandits.run_sweep``): 2 matrices x 2 alphas x 3 runs as lanes."""
+    from jaxrank import bandits, envs
+
+    prefs = np.stack([np.asarray(envs.condorcet_matrix(jax.random.key(k), 6)) for k in (0, 1)])
+    return [bandits.run_sweep(name, jax.random.key(5), prefs, num_runs=3, num_steps=300, hparams={"alpha": [0.51, 0.8]},
+                              chunk_size=40, mesh=mesh) for name in ("rcs", "merge_dts")]
+
+
+def preference_estimate(mesh=None):
+    """The interleaved-comparison estimate (``jaxrank.envs.estimate.estimate_wins``): 4 rankers, the 6
+    pairs as lanes, both interleaving methods."""
+    from jaxrank import data, envs
+    from jaxrank.clicks import cascade_model
+    from jaxrank.envs.estimate import estimate_wins
+
+    queries = data.as_ragged(data.synthetic_queries(jax.random.key(6), num_queries=10, list_size=12, num_features=5))
+    rankers = envs.single_feature_rankers([1, 2, 3, 4], 5)
+    return [estimate_wins(jax.random.key(7), queries, rankers, cascade_model("navigational", 3), method, 60,
+                          chunk_size=60, comparisons_per_call=120, mesh=mesh, verbose=False).wins
+            for method in ("team_draft", "probabilistic")]
+
+
+STUDIES = {"toy": toy, "bandit_sweep": bandit_sweep, "oltr": oltr_grid, "online_passes": online_passes,
+           "batch_folds": batch_folds, "lcra_cross_validation": lcra_cross_validation,
+           "preference_estimate": preference_estimate}
 
 
 def run_all(mesh) -> dict:

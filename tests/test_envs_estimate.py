@@ -26,7 +26,7 @@ from jaxrank.envs.estimate import (
 )
 from jaxrank.envs.ranker_duel import interleaved_duel, ranker_duel_env, single_feature_rankers
 from jaxrank.types import QueryBatch, RaggedQueries
-from tests.conftest import REPO, SAMPLE_DATA
+from tests.conftest import REPO, SAMPLE_DATA, killed_after_checkpoints
 from tests.reference import preference_estimate as ref
 
 TAU = 3.0
@@ -343,19 +343,9 @@ def test_estimate_validation(queries):
 def test_a_killed_estimate_resumes_with_the_same_counts(queries, tmp_path, monkeypatch):
     full = _estimate(queries, chunk_size=30, comparisons_per_call=60)  # 10 per pair per chunk, 2 chunks per call
     checkpoint = lanes.Checkpoint(tmp_path, "estimate", {})
-    real_save, saves = lanes.save_checkpoint, []
-
-    def save_then_die(path, leaves, header):
-        real_save(path, leaves, header)
-        saves.append(header["next_call"])
-        if len(saves) == 3:
-            raise KeyboardInterrupt
-
-    monkeypatch.setattr(lanes, "save_checkpoint", save_then_die)
-    with pytest.raises(KeyboardInterrupt):
+    with killed_after_checkpoints(monkeypatch, 3) as written:
         _estimate(queries, chunk_size=30, comparisons_per_call=60, checkpoint=checkpoint)
-    monkeypatch.setattr(lanes, "save_checkpoint", real_save)
-    assert saves == [1, 2, 3] and len(list(tmp_path.glob("estimate-*.npz"))) == 1
+    assert [h["next_call"] for _, h in written] == [1, 2, 3] and len(list(tmp_path.glob("estimate-*.npz"))) == 1
     resumed = _estimate(queries, chunk_size=30, comparisons_per_call=60, checkpoint=checkpoint)
     np.testing.assert_array_equal(resumed.wins, full.wins)
     np.testing.assert_array_equal(resumed.ties, full.ties)

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from experiments import registry
-from tests.conftest import SAMPLE_DATA, launch_experiment as _launch
-from jaxrank import data, envs, lanes
+from jaxrank import data, envs
 from jaxrank.clicks import cascade_model
 from jaxrank.envs.estimate import estimate_wins
+from tests.conftest import SAMPLE_DATA, killed_after_checkpoints, launch_experiment as _launch
 
 
 def test_preference_matrix_falls_back_to_synthetic_queries_and_saves_a_loadable_matrix(tmp_path, no_data, capsys):
@@ -52,20 +52,10 @@ def test_a_killed_preference_matrix_run_resumes_with_the_same_counts(tmp_path, n
     settings = ["num_arms=4", "num_comparisons=120", "synthetic_queries=8", "synthetic_features=5", "chunk_size=60",
                 "comparisons_per_call=120"]  # 10 comparisons per pair per chunk, 2 chunks per call: 6 calls
     full_dir, full = _launch(tmp_path / "full", "preference_matrix", *settings)
-    real_save, saves = lanes.save_checkpoint, []
-
-    def save_then_die(path, leaves, header):
-        real_save(path, leaves, header)
-        saves.append(header["next_call"])
-        if len(saves) == 2:
-            raise KeyboardInterrupt
-
-    monkeypatch.setattr(lanes, "save_checkpoint", save_then_die)
-    with pytest.raises(KeyboardInterrupt):
+    with killed_after_checkpoints(monkeypatch, 2) as written:
         registry.launch("preference_matrix", tmp_path / "killed", settings)
-    monkeypatch.setattr(lanes, "save_checkpoint", real_save)
     run_dir = registry.latest_run_dir(tmp_path / "killed", "preference_matrix")
-    assert saves == [1, 2] and not (run_dir / "results.json").exists()
+    assert [h["next_call"] for _, h in written] == [1, 2] and not (run_dir / "results.json").exists()
     assert registry.resume(run_dir) == run_dir
     resumed = json.loads((run_dir / "results.json").read_text())
     assert resumed["pref"] == full["pref"] and resumed["tie_fraction"] == full["tie_fraction"]

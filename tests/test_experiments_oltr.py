@@ -10,9 +10,9 @@ import pytest
 
 from experiments import oltr as experiment
 from experiments import registry
-from jaxrank import lanes, oltr
+from jaxrank import oltr
 from jaxrank.clicks import cascade_model
-from tests.conftest import launch_experiment as _launch
+from tests.conftest import killed_after_checkpoints, launch_experiment as _launch
 
 TINY = ("folds=1", "num_runs=2", "num_impressions=200", "num_checkpoints=4", "click_models=perfect,informational",
         "params=mgd.num_candidates=4,pdgd.learning_rate=0.2")
@@ -53,21 +53,11 @@ def test_a_killed_run_resumes_with_identical_results(tmp_path, no_data, monkeypa
     overrides = ["folds=1", "num_runs=2", "num_impressions=40", "num_checkpoints=3", "click_models=perfect",
                  "learners=dbgd,pdgd"]
     full_dir = registry.launch("oltr", tmp_path / "full", overrides)
-    saves, real_save = [], lanes.save_checkpoint
-
-    def save_then_die(path, leaves, header):
-        real_save(path, leaves, header)
-        saves.append(path.name)
-        if len(saves) == 5:
-            raise KeyboardInterrupt
-
-    monkeypatch.setattr(lanes, "save_checkpoint", save_then_die)
-    with pytest.raises(KeyboardInterrupt):
+    with killed_after_checkpoints(monkeypatch, 5) as written:
         registry.launch("oltr", tmp_path / "killed", overrides)
-    monkeypatch.setattr(lanes, "save_checkpoint", real_save)
     (run_dir,) = (tmp_path / "killed" / "oltr").iterdir()
     assert not (run_dir / "results.json").exists()
-    assert sorted({name.split("-")[0] for name in saves}) == ["dbgd", "pdgd"]
+    assert sorted({name.split("-")[0] for name, _ in written}) == ["dbgd", "pdgd"]
     registry.resume(run_dir)
     with np.load(full_dir / "arrays.npz") as full, np.load(run_dir / "arrays.npz") as resumed:
         assert full.files == resumed.files

@@ -14,6 +14,7 @@ from jaxrank import lanes, oltr
 from jaxrank.clicks import cascade_model
 from jaxrank.data import as_ragged, synthetic_queries
 from jaxrank.types import QueryBatch, RankerInfo
+from tests.conftest import killed_after_checkpoints
 from tests.reference import oltr as ref
 
 LENGTHS = (12, 7, 10, 3, 9)  # real documents per query: longer and shorter than the list of 10
@@ -328,19 +329,9 @@ def test_an_interrupted_grid_resumes_bit_identical(tmp_path, monkeypatch):
 
     full = run()
     saved = lanes.Checkpoint(tmp_path, "dbgd", {"ranker": "dbgd"})
-    calls, real_save = [], lanes.save_checkpoint
-
-    def save_then_die(path, leaves, header):
-        real_save(path, leaves, header)
-        calls.append(header["next_call"])
-        if len(calls) == 2:
-            raise KeyboardInterrupt
-
-    monkeypatch.setattr(lanes, "save_checkpoint", save_then_die)
-    with pytest.raises(KeyboardInterrupt):
+    with killed_after_checkpoints(monkeypatch, 2) as written:
         run(checkpoint=saved)
-    monkeypatch.setattr(lanes, "save_checkpoint", real_save)
     resumed = run(checkpoint=saved)
-    assert calls == [1, 2]
+    assert [h["next_call"] for _, h in written] == [1, 2]
     for a, b in zip(jax.tree.leaves(full), jax.tree.leaves(resumed)):
         np.testing.assert_array_equal(a, b, strict=True)

@@ -14,7 +14,7 @@ import jax
 from absl import app, flags, logging
 
 import experiments  # noqa: F401  (registers every experiment)
-from experiments import registry
+from experiments.common import registry
 from jaxrank.data.locations import compilation_cache_dir
 
 _EXPERIMENT = flags.DEFINE_string("experiment", None, "Registered experiment name (see --list).")

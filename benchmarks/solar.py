@@ -27,7 +27,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-from experiments import letor_datasets, solar_online, solar_scalability
+from experiments import solar_online, solar_scalability
+from experiments.common import letor_datasets
 from jaxrank import lanes as lane_runner
 from jaxrank.learners import LEARNERS as REGISTRY
 from jaxrank.learners.online import online_pass, streams

@@ -18,8 +18,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from experiments.analysis import condorcet_probability as analysis
-from experiments.matrices import MATRIX_DIR, PAPER_MATRIX
-from experiments.registry import register
+from experiments.common.matrices import MATRIX_DIR, PAPER_MATRIX
+from experiments.common.registry import register
 from jaxrank import data, envs
 
 

@@ -18,9 +18,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from experiments import letor_datasets
+from experiments.common import letor_datasets
 from experiments.analysis import feature_rankers as analysis
-from experiments.registry import register
+from experiments.common.registry import register
 from jaxrank import data, metrics
 from jaxrank.learners.online.online_pass import query_keys
 

@@ -18,7 +18,7 @@ The paper runs 10^8 steps; the defaults here are what fits a small CPU (``result
 the horizon and runs used next to the paper's). Algorithms whose step costs O(K²) (``slow``: D-TS)
 run a shorter horizon. Every algorithm uses its module's default hyperparameters (MergeDTS and
 MergeRUCB: α = 1.01, M = 4, failure probability 0.01, the authors' code defaults; D-TS and RCS
-α = 0.51) unless ``--set params=algo.key=value`` (``experiments.params``) says otherwise; every
+α = 0.51) unless ``--set params=algo.key=value`` (``experiments.common.params``) says otherwise; every
 setting, matrix size and Copeland subset is checked before the first run.
 
 "Winner dropped": MergeDTS and MergeRUCB drop arms for good. They run through ``survival_probe``,
@@ -34,10 +34,10 @@ import types
 import jax
 import numpy as np
 
-from experiments import duel_runs
+from experiments.common import duel_runs
 from experiments.analysis import large_scale as analysis
-from experiments.matrices import MATRIX_DIR, load_matrices
-from experiments.registry import checkpoint_dir, register
+from experiments.common.matrices import MATRIX_DIR, load_matrices
+from experiments.common.registry import checkpoint_dir, register
 from jaxrank import bandits, data, envs
 from jaxrank.types import Bandit
 from jaxrank.utils.checks import check_int, check_number

@@ -20,10 +20,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from experiments import letor_datasets
+from experiments.common import letor_datasets
 from experiments.analysis import lcra_table as analysis
-from experiments.params import parse, settings
-from experiments.registry import register
+from experiments.common.params import parse, settings
+from experiments.common.registry import register
 from jaxrank import data
 from jaxrank.learners import LEARNERS
 from jaxrank.learners.pairwise import semi_supervised as protocol

@@ -20,10 +20,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from experiments import letor_datasets
+from experiments.common import letor_datasets
 from experiments.analysis import oltr as analysis
-from experiments.params import settings
-from experiments.registry import checkpoint_dir, register
+from experiments.common.params import settings
+from experiments.common.registry import checkpoint_dir, register
 from jaxrank import data, lanes, oltr
 from jaxrank.clicks import cascade_model
 from jaxrank.metrics.confidence import mean_ci

@@ -12,8 +12,8 @@ import time
 import traceback
 from pathlib import Path
 
-from experiments import registry
-from experiments.registry import register
+from experiments.common import registry
+from experiments.common.registry import register
 from jaxrank.data import write_text
 
 

@@ -14,7 +14,7 @@ import jax
 import numpy as np
 
 from experiments.analysis import preference_matrix as analysis
-from experiments.registry import checkpoint_dir, register
+from experiments.common.registry import checkpoint_dir, register
 from jaxrank import data, envs, lanes
 from jaxrank.clicks import CASCADE_GRADES, cascade_model
 from jaxrank.envs.estimate import estimate_wins

@@ -3,18 +3,18 @@
 SAVAGE is explore-then-exploit and needs its horizon, so it is rerun for each of the log-spaced
 horizons; RCS runs once to the longest and its best-arm guess is read at every horizon.
 
-Per-algorithm settings: ``--set params=rcs.alpha=0.51`` (``experiments.params``); RCS defaults to the
+Per-algorithm settings: ``--set params=rcs.alpha=0.51`` (``experiments.common.params``); RCS defaults to the
 paper's alpha = 0.501. SAVAGE's horizon is each run's length."""
 
 import dataclasses
 
 import numpy as np
 
-from experiments import duel_runs
-from experiments import params as params_lib
+from experiments.common import duel_runs
+from experiments.common import params as params_lib
 from experiments.analysis import rcs_accuracy as analysis
-from experiments.matrices import load_matrices
-from experiments.registry import checkpoint_dir, register
+from experiments.common.matrices import load_matrices
+from experiments.common.registry import checkpoint_dir, register
 from jaxrank import data
 from jaxrank.metrics.confidence import mean_ci
 

@@ -2,16 +2,16 @@
 30 runs on MSLR-Perfect, K = 10, 400,000 steps; alpha = 0.501 alongside for comparison.
 
 ``alphas`` is the grid every algorithm runs (one program per algorithm); its other settings come from
-``--set params=algo.key=value`` (``experiments.params``)."""
+``--set params=algo.key=value`` (``experiments.common.params``)."""
 
 import dataclasses
 
 import numpy as np
 
-from experiments import duel_runs
+from experiments.common import duel_runs
 from experiments.analysis import rcs_alpha as analysis
-from experiments.matrices import load_matrices
-from experiments.registry import checkpoint_dir, register
+from experiments.common.matrices import load_matrices
+from experiments.common.registry import checkpoint_dir, register
 from jaxrank import data
 
 

@@ -2,16 +2,16 @@
 90 runs of 50,000 steps on every real preference matrix present (``MSLR-Perfect`` is the
 paper's perfect-click-model setting), else on the embedded arXiv 6-ranker matrix.
 
-Per-algorithm settings: ``--set params=rcs.alpha=0.51,rucb.alpha=0.51`` (``experiments.params``);
+Per-algorithm settings: ``--set params=rcs.alpha=0.51,rucb.alpha=0.51`` (``experiments.common.params``);
 RCS and RUCB default to the paper's alpha = 0.501, every other bandit to its module's ``HPARAMS``."""
 
 import dataclasses
 
 
-from experiments import duel_runs
+from experiments.common import duel_runs
 from experiments.analysis import rcs_regret as analysis
-from experiments.matrices import load_matrices
-from experiments.registry import checkpoint_dir, register
+from experiments.common.matrices import load_matrices
+from experiments.common.registry import checkpoint_dir, register
 from jaxrank import data, envs
 
 DEFAULTS = {"rcs": {"alpha": 0.501}, "rucb": {"alpha": 0.501}}  # the paper's alpha (WSDM 2014, §5)

@@ -3,14 +3,14 @@
 The paper runs 90 runs of 1M / 1.5M / 2M steps; ``paper_horizons=true`` uses those. The CPU
 default runs 200,000 steps for every K and says so; regret and the share of suboptimal
 comparisons are reported at every checkpoint. Per-algorithm settings: ``--set params=rcs.alpha=0.51``
-(``experiments.params``); RCS and RUCB default to the paper's alpha = 0.501."""
+(``experiments.common.params``); RCS and RUCB default to the paper's alpha = 0.501."""
 
 import dataclasses
 
-from experiments import duel_runs
+from experiments.common import duel_runs
 from experiments.analysis import rcs_scaling as analysis
-from experiments.matrices import load_matrices
-from experiments.registry import checkpoint_dir, register
+from experiments.common.matrices import load_matrices
+from experiments.common.registry import checkpoint_dir, register
 from jaxrank import data
 
 PAPER_HORIZONS = {20: 1_000_000, 30: 1_500_000, 40: 2_000_000}

@@ -11,10 +11,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from experiments import letor_datasets
+from experiments.common import letor_datasets
 from experiments.analysis import solar as analysis
-from experiments.params import parse, settings
-from experiments.registry import register
+from experiments.common.params import parse, settings
+from experiments.common.registry import register
 from jaxrank.learners import LEARNERS, linear
 from jaxrank.learners.online import batch_protocol, online_pass
 from jaxrank.solvers.pairwise import stack_pairs

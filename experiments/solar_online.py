@@ -8,10 +8,10 @@ import time
 import jax
 import numpy as np
 
-from experiments import letor_datasets
+from experiments.common import letor_datasets
 from experiments.analysis import solar as analysis
-from experiments.params import settings
-from experiments.registry import register
+from experiments.common.params import settings
+from experiments.common.registry import register
 from jaxrank import data
 from jaxrank.learners import LEARNERS
 from jaxrank.learners.online import online_pass, streams

@@ -11,11 +11,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from experiments import letor_datasets
+from experiments.common import letor_datasets
 from experiments.analysis import solar as analysis
-from experiments.registry import register
+from experiments.common.registry import register
 from jaxrank import data
-from experiments.params import settings
+from experiments.common.params import settings
 from jaxrank.learners import LEARNERS
 from jaxrank.learners.online import online_pass, streams
 from jaxrank.pairs import pairs_per_query

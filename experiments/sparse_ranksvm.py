@@ -23,7 +23,7 @@ import numpy as np
 from scipy import stats
 
 from experiments.analysis import sparse_ranksvm as analysis
-from experiments.registry import register
+from experiments.common.registry import register
 from jaxrank import data, metrics
 from jaxrank import solvers as S
 

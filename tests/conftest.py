@@ -90,7 +90,7 @@ def no_data(tmp_path, monkeypatch):
 
 def launch_experiment(workdir, name, *overrides):
     """Runs a registered experiment; returns ``(run_dir, results.json as a dict)``."""
-    from experiments import registry
+    from experiments.common import registry
 
     run_dir = registry.launch(name, workdir, list(overrides))
     return run_dir, json.loads((run_dir / "results.json").read_text())

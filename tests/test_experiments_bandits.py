@@ -6,7 +6,7 @@ import jax
 import numpy as np
 import pytest
 
-from experiments import registry
+from experiments.common import registry
 from jaxrank import bandits
 from jaxrank.data.preference import EMBEDDED_DEFAULT, load_preference_matrix
 from tests.conftest import launch_experiment as _launch
@@ -40,7 +40,7 @@ def test_rcs_alpha_runs_both_alphas_in_one_program(tmp_path, no_data):
     _, results = _launch(tmp_path, "rcs_alpha", "num_runs=2", "num_steps=300")
     curves = results["matrices"]["ArXiv_6_rankers"]["curves"]
     assert set(curves) == {"RCS alpha=0.1", "RCS alpha=0.501", "RUCB alpha=0.1", "RUCB alpha=0.501"}
-    from experiments.matrices import load_matrices
+    from experiments.common.matrices import load_matrices
 
     (matrix,) = load_matrices(("paper",), 6)
     for name in ("RCS", "RUCB"):

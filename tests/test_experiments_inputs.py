@@ -2,7 +2,7 @@
 
 import pytest
 
-from experiments import registry
+from experiments.common import registry
 
 
 def test_oltr_single_file_with_fewer_queries_than_folds(tmp_path):

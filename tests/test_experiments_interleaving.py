@@ -7,7 +7,7 @@ import jax
 import numpy as np
 import pytest
 
-from experiments import registry
+from experiments.common import registry
 from jaxrank import data, envs
 from jaxrank.clicks import cascade_model
 from jaxrank.envs.estimate import estimate_wins

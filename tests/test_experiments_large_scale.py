@@ -103,7 +103,7 @@ def test_survival_probe_reports_the_winner_only_while_it_survives():
 
 
 def test_unknown_algorithm_fails_before_running(tmp_path, real_data):
-    from experiments import registry
+    from experiments.common import registry
 
     with pytest.raises(ValueError, match="unknown bandit"):
         registry.launch("large_scale", tmp_path, ["copeland_algorithms=nope"])
@@ -116,7 +116,7 @@ def test_unknown_algorithm_fails_before_running(tmp_path, real_data):
     (["params=scb.first_epoch=1e10"], "first_epoch must be in [1, 64]; got 10000000000.0"),
 ])
 def test_bad_settings_fail_before_any_work(tmp_path, real_data, monkeypatch, overrides, message):
-    from experiments import registry
+    from experiments.common import registry
 
     monkeypatch.setattr(bandits, "run_sweep", lambda *a, **k: pytest.fail("a sweep ran before the settings were checked"))
     args = ["num_arms=8", "num_runs=2", "num_steps=100", "algorithms=rcs", "copeland_algorithms=scb,rucb",

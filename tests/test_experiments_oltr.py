@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from experiments import oltr as experiment
-from experiments import registry
+from experiments.common import registry
 from jaxrank import oltr
 from jaxrank.clicks import cascade_model
 from tests.conftest import killed_after_checkpoints, launch_experiment as _launch

@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from experiments import paper_report, registry
+from experiments import paper_report
+from experiments.common import registry
 
 
 def test_report_gathers_tables_and_figures(tmp_path, no_data, monkeypatch):

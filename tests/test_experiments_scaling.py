@@ -19,7 +19,7 @@ import jax
 import numpy as np
 import pytest
 
-from experiments import registry
+from experiments.common import registry
 from jaxrank import bandits, lanes
 from jaxrank.data import atomic, load_checkpoint
 from tests.conftest import REPO

@@ -8,7 +8,7 @@ import jax
 import numpy as np
 import pytest
 
-from experiments import registry
+from experiments.common import registry
 from jaxrank.data import pad_queries
 from jaxrank.learners import LEARNERS
 from jaxrank.learners.online import online_pass, streams
@@ -23,7 +23,7 @@ def test_solar_online_synthetic(tmp_path, no_data, capsys):
                                "num_permutations=2", "params=solar_first_order.c=0.5")
     assert "using synthetic data instead" in capsys.readouterr().out
     assert results["order"] == ["solar_first_order", "prank_pointwise"] and results["paper"] == {}
-    from experiments import letor_datasets
+    from experiments.common import letor_datasets
 
     queries = letor_datasets.all_queries(letor_datasets.resolve("synthetic", "test"), 0)
     arrays = np.load(run_dir / "arrays.npz")
@@ -42,7 +42,7 @@ def test_solar_batch_synthetic(tmp_path, no_data):
     grid = [1e-4, 1e-1]
     _, results = _launch(tmp_path, "solar_batch", "folds=1,2", "algorithms=solar_first_order,ranksvm", "c_grid=1e-4,1e-1",
                          "lambda_grid=1e-3,1")
-    from experiments import letor_datasets
+    from experiments.common import letor_datasets
 
     r = results["algorithms"]["solar_first_order"]
     assert len(r["chosen"]) == 2 and set(r["chosen"]) <= set(grid)
@@ -70,7 +70,7 @@ def test_solar_scalability_synthetic(tmp_path, no_data):
     and one finite positive time per method and prefix."""
     run_dir, results = _launch(tmp_path, "solar_scalability", "num_queries=10,30", "repeats=1")
     assert results["num_queries"] == [10, 30]
-    from experiments import letor_datasets
+    from experiments.common import letor_datasets
 
     queries = letor_datasets.all_queries(letor_datasets.resolve("synthetic", "test"), 0)
     order = np.asarray(jax.random.permutation(jax.random.fold_in(jax.random.key(0), 1), queries.num_queries))
@@ -98,7 +98,7 @@ def test_solar_scalability_synthetic(tmp_path, no_data):
      "params set solar_second_order, which this run does not run"),
 ])
 def test_solar_online_rejects_bad_config_before_any_work(tmp_path, no_data, monkeypatch, overrides, message):
-    from experiments import letor_datasets
+    from experiments.common import letor_datasets
 
     def no_loading(*args, **kwargs):
         raise AssertionError("the data set was loaded before the settings were checked")

@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from experiments import registry
+from experiments.common import registry
 from experiments.sparse_ranksvm import parse_penalty
 from tests.conftest import SAMPLE_DATA
 

@@ -10,7 +10,7 @@ from typing import Optional
 import numpy as np
 import pytest
 
-from experiments import registry
+from experiments.common import registry
 from tests.conftest import REPO, SAMPLE_DATA
 
 MINI = str(SAMPLE_DATA / "MQ2008-mini")

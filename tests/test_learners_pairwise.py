@@ -17,7 +17,8 @@ import pytest
 from jax.extend.core import ClosedJaxpr, Jaxpr
 from scipy import stats
 
-from experiments import lcra_table, registry
+from experiments import lcra_table
+from experiments.common import registry
 from jaxrank.data import as_ragged, document_query, load_fold, pad_queries, synthetic_queries
 from jaxrank.learners import LEARNERS
 from jaxrank.learners.pairwise import (

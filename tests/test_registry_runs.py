@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from experiments import registry
+from experiments.common import registry
 from tests.conftest import launch_experiment
 
 

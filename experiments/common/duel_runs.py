@@ -5,8 +5,8 @@ from typing import Mapping, Optional, Sequence
 import jax
 import numpy as np
 
-from experiments import params as params_lib
-from experiments.matrices import Matrix, by_size
+from experiments.common import params as params_lib
+from experiments.common.matrices import Matrix, by_size
 from jaxrank import bandits
 from jaxrank.metrics.confidence import mean_ci
 
@@ -14,7 +14,7 @@ from jaxrank.metrics.confidence import mean_ci
 def settings(params: Sequence[str], algorithms: Sequence[str],
              defaults: Optional[Mapping[str, Mapping]] = None) -> dict[str, tuple[dict, dict]]:
     """``{algo: (options, hparams)}`` of every selected bandit from an experiment's ``params``
-    (``"algo.key=value"``) over its own ``defaults``, checked before any run (``experiments.params``)."""
+    (``"algo.key=value"``) over its own ``defaults``, checked before any run (``experiments.common.params``)."""
     if not algorithms:
         raise ValueError(f"no algorithm selected; name at least one of {', '.join(bandits.ALGORITHMS)} "
                          "(e.g. --set algorithms=rcs,rucb).")

@@ -174,9 +174,9 @@ def test_feature_rankers_on_shared_mq2008_matches_letor_statistics(shared_data, 
 
 
 @pytest.mark.parametrize("override, words", [
-    ("alpha=-1", ["error: alpha must be > 0; got -1.0."]),
+    ("params=rcs.alpha=-1", ["error: alpha must be > 0; got -1.0."]),
     ("num_steps=0", ["error: num_steps must be an int >= 1; got 0."]),
-    ("algorithms=", ["error: algorithms is empty", "--set algorithms=rcs,rucb"]),
+    ("algorithms=", ["error: no algorithm selected", "--set algorithms=rcs,rucb"]),
     ("algorithms=rcs,ucb", ["error: unknown bandit 'ucb'", "registered: rcs, rucb"]),
     ("matrices=/no/such/folder", ["error:", "/no/such/folder"]),
 ])

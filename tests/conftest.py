@@ -115,11 +115,11 @@ def killed_after_checkpoints(monkeypatch, count: int):
         real_save(path, leaves, header)
         written.append((Path(path).name, header))
         if len(written) == count:
-            raise KeyboardInterrupt
+            raise KeyboardInterrupt(f"killed after checkpoint {count}")
 
     monkeypatch.setattr(lanes, "save_checkpoint", save_then_die)
     try:
-        with pytest.raises(KeyboardInterrupt):
+        with pytest.raises(KeyboardInterrupt, match=f"killed after checkpoint {count}"):
             yield written
     finally:
         monkeypatch.setattr(lanes, "save_checkpoint", real_save)

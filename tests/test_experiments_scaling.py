@@ -22,7 +22,7 @@ import pytest
 from experiments.common import registry
 from jaxrank import bandits, lanes
 from jaxrank.data import atomic, load_checkpoint
-from tests.conftest import REPO
+from tests.conftest import REPO, killed_after_checkpoints
 from tests.test_bandits_core import ARXIV
 
 # Long enough that RCS runs for about a second after its first checkpoint on a quiet 2-core
@@ -125,17 +125,8 @@ def test_sweep_continues_from_the_last_chunk_after_a_crash(tmp_path, monkeypatch
     run = lambda **kw: bandits.run_sweep("rucb", jax.random.key(4), ARXIV, num_runs=3, num_steps=300,  # noqa: E731
                                      chunk_size=8, hparams={"alpha": [0.51]}, **kw)
     want = run()
-    save = lanes.save_checkpoint
-
-    def crash_after_the_second_chunk(path, leaves, header):
-        save(path, leaves, header)
-        if header["next_call"] == 2:
-            raise KeyboardInterrupt
-
-    monkeypatch.setattr(lanes, "save_checkpoint", crash_after_the_second_chunk)
-    with pytest.raises(KeyboardInterrupt):
+    with killed_after_checkpoints(monkeypatch, 2):
         run(checkpoint_dir=tmp_path)
-    monkeypatch.undo()
     (path,) = tmp_path.iterdir()
     assert load_checkpoint(path)[1]["next_call"] == 2 < load_checkpoint(path)[1]["num_calls"]
     got = run(checkpoint_dir=tmp_path)

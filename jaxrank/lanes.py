@@ -17,12 +17,17 @@ user can ``jit`` and ``vmap`` in their own code. ``run_lanes`` runs ``N`` lanes 
   the next call are written atomically after each call, to a file named by a hash of every input;
   a later run with the same inputs continues from it with bit-identical results.
 
-Compiled programs live as long as the call: nothing here keeps them for the life of the process.
+Studies are closures built per call, so the runner keys its compiled programs on what a study
+computes (``program_key``: code and captured values) rather than on the objects, and keeps the last
+``PROGRAM_CACHE_SIZE`` of them: equal studies compile once, and no program outlives that window.
 """
 
+import functools
 import hashlib
 import json
 import time
+import types
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable, NamedTuple, Optional
 
@@ -36,6 +41,8 @@ from jaxrank.data.checkpoint import load_checkpoint, save_checkpoint
 
 LANE_AXIS = "lanes"
 _FORMAT = 1
+PROGRAM_CACHE_SIZE = 16
+_SMALL_ARRAY = 4096  # captured arrays up to this many elements are keyed by value, larger ones by identity
 
 
 class Study(NamedTuple):
@@ -97,6 +104,86 @@ def digest(tree) -> str:
         h.update(f"{x.dtype}{x.shape}".encode())
         h.update(np.ascontiguousarray(x).tobytes())
     return h.hexdigest()
+
+
+class _Same:
+    """Compares by identity and holds the object, so its ``id`` is not reused while a key lives."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __eq__(self, other):
+        return isinstance(other, _Same) and other.obj is self.obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+
+def program_key(obj, _seen: tuple = ()):
+    """A hashable key, equal for two objects that trace to the same program.
+
+    Functions compare by code and captured values (closure cells, defaults), partials and bound
+    methods by function and arguments, tuples (NamedTuples too), lists and dicts by type and
+    contents, numbers and strings by type and exact value, small arrays by dtype, shape and bytes;
+    anything else by identity. Globals are read at trace time, as for any ``jax.jit`` function.
+    """
+    if obj is None or isinstance(obj, (bool, int, float, complex, str, bytes)):
+        return type(obj), repr(obj)
+    if isinstance(obj, (type, np.dtype)):
+        return obj
+    if id(obj) in _seen:
+        return _Same(obj)
+    seen = (*_seen, id(obj))
+    key = functools.partial(program_key, _seen=seen)
+    if isinstance(obj, functools.partial):
+        return ("partial", key(obj.func), key(obj.args), key(obj.keywords))
+    if isinstance(obj, types.MethodType):
+        return "method", key(obj.__func__), key(obj.__self__)
+    if isinstance(obj, types.FunctionType):
+        try:
+            cells = tuple(key(cell.cell_contents) for cell in obj.__closure__ or ())
+        except ValueError:  # an unbound cell: the function is still being defined
+            return _Same(obj)
+        return "function", obj.__code__, cells, key(obj.__defaults__), key(obj.__kwdefaults__)
+    if isinstance(obj, (tuple, list)):
+        return type(obj), tuple(map(key, obj))
+    if isinstance(obj, dict):
+        return dict, tuple((key(k), key(v)) for k, v in obj.items())
+    if isinstance(obj, (np.ndarray, np.generic, jax.Array)) and not is_key(obj) and np.size(obj) <= _SMALL_ARRAY:
+        if not isinstance(obj, jax.core.Tracer) and getattr(obj, "is_fully_addressable", True):
+            x = np.asarray(obj)
+            return "array", x.dtype, x.shape, x.tobytes()
+    return _Same(obj)
+
+
+_PROGRAMS: "OrderedDict[tuple, tuple]" = OrderedDict()
+
+
+def _lane_programs(study: Study, key_impl, lanes: NamedSharding, compiler_options: Optional[dict]) -> tuple:
+    """``(init, advance, result)``, jitted over lanes; the same objects for an equal study (LRU)."""
+    cache_key = (program_key(study), str(key_impl), lanes, program_key(compiler_options))
+    programs = _PROGRAMS.pop(cache_key, None)
+    if programs is None:
+        def init_lanes(kd, hp, d, ld):
+            return jax.vmap(lambda k, h, l: study.init(jax.random.wrap_key_data(k, impl=key_impl), h, d, l))(kd, hp, ld)
+
+        def advance_lanes(carry, group, d, ld):
+            def one(c, l):
+                return jax.lax.scan(lambda c, chunk: (study.advance(c, chunk, d, l), None), c, group)[0]
+            return jax.vmap(one)(carry, ld)
+
+        def result_lanes(carry, d, ld):
+            return jax.vmap(lambda c, l: study.result(c, d, l))(carry, ld)
+
+        programs = (jax.jit(init_lanes, out_shardings=lanes),
+                    jax.jit(advance_lanes, out_shardings=lanes, donate_argnums=0, compiler_options=compiler_options),
+                    jax.jit(result_lanes, out_shardings=lanes))
+    _PROGRAMS[cache_key] = programs
+    while len(_PROGRAMS) > PROGRAM_CACHE_SIZE:
+        _PROGRAMS.popitem(last=False)
+    return programs
 
 
 def _to_host(x, size: int) -> np.ndarray:
@@ -211,20 +298,7 @@ def run_lanes(
     lane_dev = put_tree(lane_data)
     hparams_dev = {k: put(v) for k, v in hparams.items()}
 
-    def init_lanes(kd, hp, d, ld):
-        return jax.vmap(lambda k, h, l: study.init(jax.random.wrap_key_data(k, impl=key_impl), h, d, l))(kd, hp, ld)
-
-    def advance_lanes(carry, group, d, ld):
-        def one(c, l):
-            return jax.lax.scan(lambda c, chunk: (study.advance(c, chunk, d, l), None), c, group)[0]
-        return jax.vmap(one)(carry, ld)
-
-    def result_lanes(carry, d, ld):
-        return jax.vmap(lambda c, l: study.result(c, d, l))(carry, ld)
-
-    init_fn = jax.jit(init_lanes, out_shardings=lanes)
-    advance_fn = jax.jit(advance_lanes, out_shardings=lanes, donate_argnums=0, compiler_options=compiler_options)
-    result_fn = jax.jit(result_lanes, out_shardings=lanes)
+    init_fn, advance_fn, result_fn = _lane_programs(study, key_impl, lanes, compiler_options)
 
     path, inputs, first_call = None, None, 0
     num_calls = num_chunks // chunks_per_call

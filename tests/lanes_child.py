@@ -1,9 +1,10 @@
-"""Runs every study of jaxrank at a tiny size on meshes of 1, 2 and 4 devices (or across the
-processes of ``jax.distributed``) and saves each study's results: ``tests/test_lanes.py`` checks that
-they are bit-identical whatever the mesh.
+"""Runs every study of jaxrank at a tiny size on a mesh of N host devices (or across the processes
+of ``jax.distributed``) and saves each study's results: ``tests/test_lanes.py`` checks that they are
+bit-identical whatever the mesh.
 
 ``python -m tests.lanes_child OUT.npz [COORDINATOR NUM_PROCESSES PROCESS_ID]``; the device count
-comes from ``XLA_FLAGS=--xla_force_host_platform_device_count=N`` set by the caller.
+comes from ``XLA_FLAGS=--xla_force_host_platform_device_count=N`` set by the caller, and the mesh
+spans every device (of every process).
 """
 
 import sys
@@ -41,8 +42,8 @@ def toy(mesh=None, chunks_per_call=2, **kwargs):
 
 
 def oltr_grid(mesh=None):
-    """OLTR grids (``jaxrank.oltr.simulate_grid``): PDGD and team-draft MGD over 2 folds x 3 click
-    models x 3 runs of tiny synthetic queries."""
+    """An OLTR grid (``jaxrank.oltr.simulate_grid``): PDGD over 2 folds x 3 click models x 3 runs of
+    tiny synthetic queries."""
     from jaxrank import data, oltr
     from jaxrank.clicks import cascade_model
 
@@ -54,7 +55,7 @@ def oltr_grid(mesh=None):
     keys = oltr.lane_keys(0, (1, 2), 3, 3)  # 18 lanes: padded to 20 on 4 devices
     return [oltr.simulate_grid(oltr.RANKERS.build(name, **options), keys, train, test, models, checkpoints=(0, 4, 12),
                                mesh=mesh)
-            for name, options in (("pdgd", {}), ("mgd", {"num_candidates": 3, "multileaving": "team_draft"}))]
+            for name, options in (("pdgd", {}),)]
 
 
 def _learner_queries():
@@ -97,17 +98,17 @@ def lcra_cross_validation(mesh=None, **kwargs):
 
 
 def bandit_sweep(mesh=None):
-    """RCS and MergeDTS sweeps (``jaxrank.bandits.run_sweep``): 2 matrices x 2 alphas x 3 runs as lanes."""
+    """An RCS sweep (``jaxrank.bandits.run_sweep``): 2 matrices x 2 alphas x 3 runs as lanes."""
     from jaxrank import bandits, envs
 
     prefs = np.stack([np.asarray(envs.condorcet_matrix(jax.random.key(k), 6)) for k in (0, 1)])
     return [bandits.run_sweep(name, jax.random.key(5), prefs, num_runs=3, num_steps=300, hparams={"alpha": [0.51, 0.8]},
-                              chunk_size=40, mesh=mesh) for name in ("rcs", "merge_dts")]
+                              chunk_size=40, mesh=mesh) for name in ("rcs",)]
 
 
 def preference_estimate(mesh=None):
     """The interleaved-comparison estimate (``jaxrank.envs.estimate.estimate_wins``): 4 rankers, the 6
-    pairs as lanes, both interleaving methods."""
+    pairs as lanes, team-draft interleaving."""
     from jaxrank import data, envs
     from jaxrank.clicks import cascade_model
     from jaxrank.envs.estimate import estimate_wins
@@ -116,7 +117,7 @@ def preference_estimate(mesh=None):
     rankers = envs.single_feature_rankers([1, 2, 3, 4], 5)
     return [estimate_wins(jax.random.key(7), queries, rankers, cascade_model("navigational", 3), method, 60,
                           chunk_size=60, comparisons_per_call=120, mesh=mesh, verbose=False).wins
-            for method in ("team_draft", "probabilistic")]
+            for method in ("team_draft",)]
 
 
 STUDIES = {"toy": toy, "bandit_sweep": bandit_sweep, "oltr": oltr_grid, "online_passes": online_passes,
@@ -133,15 +134,9 @@ def main(argv):
     out = argv[1]
     if len(argv) > 2:
         jax.distributed.initialize(argv[2], int(argv[3]), int(argv[4]))
-        results = {f"all/{k}": v for k, v in run_all(lanes.lane_mesh()).items()}
-        if jax.process_index() == 0:
-            np.savez(out, **results)
-        return
-    results = {}
-    for count in (1, 2, 4):
-        mesh = lanes.lane_mesh(jax.devices()[:count])
-        results.update({f"{count}/{k}": v for k, v in run_all(mesh).items()})
-    np.savez(out, **results)
+    results = run_all(lanes.lane_mesh())
+    if jax.process_index() == 0:
+        np.savez(out, **results)
 
 
 if __name__ == "__main__":

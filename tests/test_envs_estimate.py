@@ -26,7 +26,7 @@ from jaxrank.envs.estimate import (
 )
 from jaxrank.envs.ranker_duel import interleaved_duel, ranker_duel_env, single_feature_rankers
 from jaxrank.types import QueryBatch, RaggedQueries
-from tests.conftest import REPO, SAMPLE_DATA, killed_after_checkpoints
+from tests.conftest import REPO, SAMPLE_DATA, child_env, killed_after_checkpoints
 from tests.reference import preference_estimate as ref
 
 TAU = 3.0
@@ -374,9 +374,7 @@ np.savez(sys.argv[1], **out)
 
 def test_the_estimate_gives_the_same_counts_on_1_2_and_4_devices(tmp_path):
     """6 pairs on 4 devices (2 padding lanes) and on 2: the lanes never depend on the mesh."""
-    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    env.update(JAX_PLATFORMS="cpu", XLA_FLAGS="--xla_force_host_platform_device_count=4",
-               PYTHONPATH=os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")]))
+    env = child_env(4, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
     out = tmp_path / "counts.npz"
     done = subprocess.run([sys.executable, "-c", _DEVICES_CHILD, str(out)], cwd=REPO, env=env, capture_output=True,
                           text=True, timeout=600)

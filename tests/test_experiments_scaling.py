@@ -9,7 +9,6 @@ starts, and SIGKILL needs a process of its own.
 import contextlib
 import io
 import json
-import os
 import re
 import signal
 import subprocess
@@ -22,7 +21,7 @@ import pytest
 from experiments.common import registry
 from jaxrank import bandits, lanes
 from jaxrank.data import atomic, load_checkpoint
-from tests.conftest import REPO, killed_after_checkpoints
+from tests.conftest import REPO, child_env, killed_after_checkpoints
 from tests.test_bandits_core import ARXIV
 
 # Long enough that RCS runs for about a second after its first checkpoint on a quiet 2-core
@@ -31,11 +30,7 @@ OVERRIDES = ["num_runs=5", "num_steps=100000", "chunk_size=2048"]
 
 
 def _env(tmp_path, devices=None):
-    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    env.update(JAX_PLATFORMS="cpu", JAXRANK_DATA=str(tmp_path / "no-data"))
-    if devices is not None:
-        env["XLA_FLAGS"] = f"--xla_force_host_platform_device_count={devices}"
-    return env
+    return child_env(devices, JAXRANK_DATA=str(tmp_path / "no-data"))
 
 
 def _launch_args(workdir):

@@ -1,7 +1,6 @@
 """The lane runner: the sharded, chunked, resumable run equals the pure single-lane program, and
 every study gives the same bytes on 1, 2 and 4 devices and on 2 ``jax.distributed`` processes."""
 
-import os
 import socket
 import subprocess
 import sys
@@ -13,7 +12,7 @@ import pytest
 
 from jaxrank import lanes
 from tests import lanes_child
-from tests.conftest import REPO, killed_after_checkpoints
+from tests.conftest import REPO, child_env, killed_after_checkpoints
 
 
 def _toy_inputs():
@@ -46,6 +45,32 @@ def test_hyperparameters_reach_each_lane_and_compile_once():
     got = lanes.run_lanes(study, keys, {"scale": [1.0, 2.0, 4.0]}, chunks=np.ones(2, np.float32))
     np.testing.assert_array_equal(got, [[3, 3], [4, 4], [6, 6]])
     assert len(traces) == 1  # three settings, one trace
+
+
+class _Traces:  # compared by identity, so the closures below stay equal as it fills
+    def __init__(self):
+        self.scales = []
+
+
+def _scaled_study(scale, traces):
+    def init(key, hparams, data, lane_data):
+        traces.scales.append(scale)
+        return jnp.full(2, scale, jnp.float32)
+
+    return lanes.Study(init, lambda c, chunk, d, l: c * chunk, lambda c, d, l: c)
+
+
+def test_equal_studies_share_one_program_and_captured_values_tell_them_apart():
+    traces = _Traces()
+    keys = jax.random.split(jax.random.key(0), 2)
+    run = lambda scale: lanes.run_lanes(_scaled_study(scale, traces), keys, chunks=np.full(3, 2, np.float32))  # noqa: E731
+    np.testing.assert_array_equal(run(1.0), [[8, 8], [8, 8]])
+    np.testing.assert_array_equal(run(1.0), [[8, 8], [8, 8]])  # a new but equal closure: no new trace
+    np.testing.assert_array_equal(run(3.0), [[24, 24], [24, 24]])  # another captured value: its own program
+    np.testing.assert_array_equal(run(-0.0), [[0, 0], [0, 0]])
+    assert traces.scales == [1.0, 3.0, -0.0]
+    assert lanes.program_key(1) != lanes.program_key(1.0) and lanes.program_key(0.0) != lanes.program_key(-0.0)
+    assert lanes.program_key(np.arange(3)) != lanes.program_key(np.arange(1, 4))
 
 
 def test_an_interrupted_run_resumes_bit_identical(tmp_path, monkeypatch):
@@ -82,12 +107,6 @@ def test_bad_arguments_name_the_value(bad, match):
         lanes_child.toy(**bad)
 
 
-def _child_env(devices):
-    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    env.update(JAX_PLATFORMS="cpu", XLA_FLAGS=f"--xla_force_host_platform_device_count={devices}")
-    return env
-
-
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("localhost", 0))
@@ -95,20 +114,23 @@ def _free_port() -> int:
 
 
 def test_every_study_gives_the_same_bytes_on_1_2_4_devices_and_2_processes(tmp_path):
-    single = tmp_path / "single.npz"
-    done = subprocess.run([sys.executable, "-m", "tests.lanes_child", str(single)], cwd=REPO, env=_child_env(4),
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
+    """Five children at once (1, 2 and 4 host devices; two ``jax.distributed`` processes of one
+    device each), so compiling them shares both cores; each saves every study's results."""
     port = _free_port()
-    multi = tmp_path / "multi.npz"
-    children = [subprocess.Popen([sys.executable, "-m", "tests.lanes_child", str(multi), f"localhost:{port}", "2", str(i)],
-                                 cwd=REPO, env=_child_env(2), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-                for i in range(2)]
-    logs = [c.communicate(timeout=600)[0] for c in children]
-    assert all(c.returncode == 0 for c in children), "\n".join(log[-3000:] for log in logs)
-    with np.load(single) as one, np.load(multi) as two:
-        names = sorted({k.split("/", 1)[1] for k in one.files})
+    commands = {f"{n}": ([str(tmp_path / f"{n}.npz")], child_env(n)) for n in (1, 2, 4)}
+    commands.update({f"process{i}": ([str(tmp_path / "processes.npz"), f"localhost:{port}", "2", str(i)], child_env(1))
+                     for i in range(2)})
+    children = {name: subprocess.Popen([sys.executable, "-m", "tests.lanes_child", *args], cwd=REPO, env=env,
+                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                for name, (args, env) in commands.items()}
+    logs = {name: child.communicate(timeout=900)[0] for name, child in children.items()}
+    failed = {name: logs[name][-3000:] for name, child in children.items() if child.returncode != 0}
+    assert not failed, failed
+    with np.load(tmp_path / "1.npz") as one:
+        names = sorted(one.files)
         assert names and set(lanes_child.STUDIES) == {n.split("/")[0] for n in names}
-        for name in names:
-            for other in (one[f"2/{name}"], one[f"4/{name}"], two[f"all/{name}"]):
-                np.testing.assert_array_equal(other, one[f"1/{name}"], err_msg=name, strict=True)
+        for other in ("2", "4", "processes"):
+            with np.load(tmp_path / f"{other}.npz") as results:
+                assert sorted(results.files) == names, other
+                for name in names:
+                    np.testing.assert_array_equal(results[name], one[name], err_msg=f"{other}: {name}", strict=True)

@@ -1,13 +1,10 @@
-"""SPD / SPD-MV / LCRA (Tsivtsivadze et al. 2012): the pair samplers against the rejection sampler's exact law (χ²)
-and against the former padded ``[Q, L, L]`` sampler (same draws for the same key), the ragged
+"""SPD / SPD-MV / LCRA (Tsivtsivadze et al. 2012): the pair samplers against the rejection sampler's exact law (χ²), the ragged
 layout against its padded view, partner counts against brute force, one step and short runs
 against NumPy transcriptions (``tests/reference/lcra.py``), the semi-supervised protocol's splits,
 bad input, compilation hygiene, the experiment end to end, and (slow, needs pysofia) test-MAP
 parity with sofia-ml on MQ2008 Fold1."""
 
-import importlib.util
 import json
-import subprocess
 
 import chex
 import jax
@@ -40,7 +37,7 @@ from jaxrank.metrics import average_precision
 from jaxrank.pairs import pairs_per_query
 from jaxrank.types import QueryBatch, RaggedQueries
 from benchmarks.spd import import_pysofia, write_sofia_file
-from tests.conftest import REPO, SAMPLE_DATA
+from tests.conftest import SAMPLE_DATA
 from tests.reference import lcra as ref
 
 D = 5
@@ -50,34 +47,11 @@ SPD = LEARNERS.build("spd")
 
 def _lcra(**options):
     return LEARNERS.build("lcra", **options)
-# the padded [Q, L, L] sampler that the flat one replaced (last commit that changed pairs.py)
-PADDED_SAMPLER_COMMIT = "49ecd54a159de7ebde7af36a95d5c8a6004fd088"
-
-
 @pytest.fixture(scope="module")
 def mini():
     """4 real MQ2008 queries (32 docs, 46 features): 56 valid ordered pairs (padded QueryBatch)."""
     train_batch, _, _ = load_fold(str(SAMPLE_DATA / "MQ2008-mini"), 1, layout="dense")
     return train_batch
-
-
-@pytest.fixture(scope="module")
-def padded_sampler(tmp_path_factory):
-    """The former ``jaxrank/learners/pairwise/pairs.py`` (padded ``[Q, L, L]`` partner masks), loaded
-    from git at a pinned commit as a separate module, so the comparison cannot drift."""
-    try:
-        text = subprocess.run(["git", "show", f"{PADDED_SAMPLER_COMMIT}:jaxrank/learners/pairwise/pairs.py"],
-                              cwd=REPO, capture_output=True, text=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError) as err:
-        pytest.skip(f"the padded sampler needs git history with commit {PADDED_SAMPLER_COMMIT[:8]}: {err}")
-    # the pinned module imports the pair slots under the module name they had then
-    text = text.replace("jaxrank.learners.online.pairs import", "jaxrank.learners.online.pair_slots import")
-    path = tmp_path_factory.mktemp("padded_sampler") / "padded_pairs.py"
-    path.write_text(text)
-    spec = importlib.util.spec_from_file_location("padded_pairs", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _ragged(lengths, num_features=3, num_grades=3, seed=0) -> RaggedQueries:
@@ -201,38 +175,6 @@ def _random_masks(key, mask, num):
     labeled = jax.random.bernoulli(key_l, 0.5, (num,) + mask.shape) & mask
     unlabeled = jax.random.bernoulli(key_u, 0.7, (num,) + mask.shape) & mask & ~labeled
     return labeled, unlabeled
-
-
-@pytest.mark.parametrize("sampler", ["exact", "sofia_rank"])
-@pytest.mark.parametrize("data", ["mini", "synthetic"])
-def test_flat_sampler_draws_what_the_padded_sampler_drew(padded_sampler, mini, sampler, data):
-    """Same key, same pairs as the former ``[Q, L, L]`` implementation: tables and indices per mask,
-    PairBatch under jit + vmap over random masks (as the LCRA protocol calls it)."""
-    batch = mini if data == "mini" else synthetic_queries(jax.random.key(7), num_queries=12, list_size=16,
-                                                          num_features=4, min_docs=1)
-    list_size = batch.mask.shape[1]
-    labeled, unlabeled = _random_masks(jax.random.key(8), batch.mask, 3)
-    padded_draw = jax.jit(padded_sampler.sample_pair_indices, static_argnums=2, static_argnames="unlabeled")
-    build_old, build_new = (jax.jit(lambda lab, unl, m=m: m.pair_source(batch, lab, unl, sampler=sampler))
-                            for m in (padded_sampler, flat_pairs))
-    for i in range(2):
-        old, new = build_old(labeled[i], unlabeled[i]), build_new(labeled[i], unlabeled[i])
-        np.testing.assert_array_equal(new.labeled_cdf, old.labeled_cdf)
-        np.testing.assert_array_equal(new.unlabeled_cdf, old.unlabeled_cdf)
-        for unl in (False, True):  # the draw programs do not depend on the sampler: compiled once per data set
-            q, a, b, valid = padded_draw(jax.random.key(i), old, 3000, unlabeled=unl)
-            draws = _draw(jax.random.key(i), new, 3000, unlabeled=unl)
-            np.testing.assert_array_equal(draws.a, q * list_size + a)
-            np.testing.assert_array_equal(draws.b, q * list_size + b)
-            np.testing.assert_array_equal(draws.valid, valid)
-            assert np.asarray(valid).mean() > 0.3
-
-    def batches(module):
-        def one(lab, unl):
-            return module.sample_pairs(jax.random.key(11), module.pair_source(batch, lab, unl, sampler=sampler), 64, 64)
-        return jax.jit(jax.vmap(one))(labeled, unlabeled)
-
-    chex.assert_trees_all_equal(tuple(batches(padded_sampler)), tuple(batches(flat_pairs)))
 
 
 @pytest.mark.parametrize("sampler", ["exact", "sofia_rank"])
@@ -558,28 +500,6 @@ def test_semi_supervised_split_sizes_and_masks():
         fold = np.asarray(splits.fold[s])
         assert np.all(fold[~train_q] == -1) and sorted(np.bincount(fold[train_q])) == [5, 5, 6, 6, 6]
     assert not np.array_equal(splits.train_query[0], splits.train_query[1])
-
-
-def test_protocol_fit_is_unchanged_by_the_flat_sampler(padded_sampler, monkeypatch):
-    """``fit_grid`` (LCRA-1-5, per-fold masks traced inside jit) trains to bit-identical weights with
-    the former padded sampler swapped in."""
-    batch = synthetic_queries(jax.random.key(3), num_queries=10, list_size=8, num_features=4)
-    split = protocol.semi_supervised_split(jax.random.key(4), batch.mask, label_fraction=0.4)
-    method = protocol.METHODS["lcra_1_5"]
-    grid = protocol.make_grid(method, (0.1,), (0.1,))
-
-    learner = protocol.method_learner(method, project_ball=True)
-
-    def fit():  # a new jit each call: the monkeypatched globals are traced afresh
-        return jax.jit(lambda lab, unl: protocol.fit_grid(jax.random.key(1), jax.random.key(2), learner, method, batch,
-                                                          lab, unl, grid, num_steps=20))(split.labeled, split.unlabeled)
-
-    new = np.asarray(fit())
-    monkeypatch.setattr(protocol, "pair_source", padded_sampler.pair_source)
-    monkeypatch.setattr(flat_pairs, "sample_pairs", padded_sampler.sample_pairs)  # scan_pair_steps draws with it
-    old = np.asarray(fit())
-    assert np.abs(new).max() > 0
-    np.testing.assert_array_equal(new, old)
 
 
 def test_make_grid_unties_view_lambdas_and_ignores_mu_for_supervised_methods():

@@ -24,9 +24,8 @@ is never labeled (a reshape, so ``pair_source`` stays jittable over traced masks
 counts the partners of every document by sorting (``O(N log N)``); a draw is one ``searchsorted``
 over the first-stage cdf (``O(log N)``) and a scan of a window of ``W`` documents (``W`` = the
 longest query, ``L`` for a ``QueryBatch``) starting at ``a``'s query: ``b`` is the ``r``-th valid
-partner of ``a`` in document order. On a ``QueryBatch`` the draws equal those of a sampler over
-padded ``[Q, L, L]`` partner masks for the same key, and a ``RaggedQueries`` draws the same
-documents as its padded view.
+partner of ``a`` in document order. A ``RaggedQueries`` draws the same documents as its padded
+view.
 
 Label of a pair: the graded difference ``y = l_a − l_b`` (the paper's); the learners take its sign
 for the hinge loss unless asked for the graded label (our default; the paper does not say).

@@ -142,11 +142,11 @@ def test_committee_pass_matches_float64_replay_on_sample():
 
 @pytest.mark.slow
 def test_committee_online_protocol_on_mq2008_is_the_float64_replay(shared_data):
-    """All of MQ2008: jaxrank's float64 passes are the NumPy replay's, and float32 moves the online
+    """All of MQ2008: jaxrank's float64 pass is the NumPy replay's, and float32 moves the online
     cumulative metrics by less than 2e-3 per permutation (measured: at most 1.3e-3 over 40)."""
     queries = concat_queries(load_fold(shared_data / "MQ2008", 1))
     batch = pad_queries(queries)
-    _check_against_replay(batch, jax.random.key(0), 3)
+    _check_against_replay(batch, jax.random.key(0), 1)
     keys = jax.random.key(0)
     result32 = online_pass.online_protocol(keys, LEARNER, queries, 3)
     with jax.enable_x64(True):

@@ -158,13 +158,13 @@ def test_rucb_single_candidate_becomes_hypothesis_and_opponent_is_best_challenge
 def test_rucb_hypothesis_is_picked_half_of_the_time_among_several_candidates():
     wins = np.zeros((4, 4), np.float32)  # every pair unexplored: all arms are candidates
     env = envs.PrefMatrixEnv(jnp.full((4, 4), 0.5))
-    state = _rucb_state(wins, 2, 5)
-    firsts = np.array([int(rucb.step(jax.random.key(s), state, env)[1].first) for s in range(400)])
+    keys = jax.vmap(jax.random.key)(jnp.arange(400))
+    firsts_of = jax.jit(jax.vmap(lambda key, state: rucb.step(key, state, env)[1].first, in_axes=(0, None)))
+    firsts = np.asarray(firsts_of(keys, _rucb_state(wins, 2, 5)))
     assert 0.42 < np.mean(firsts == 2) < 0.58
     assert set(np.unique(firsts)) == {0, 1, 2, 3}
     # without B the choice is uniform
-    state = _rucb_state(wins, -1, 5)
-    firsts = np.array([int(rucb.step(jax.random.key(s), state, env)[1].first) for s in range(400)])
+    firsts = np.asarray(firsts_of(keys, _rucb_state(wins, -1, 5)))
     assert np.all(np.abs(np.bincount(firsts, minlength=4) / 400 - 0.25) < 0.08)
 
 

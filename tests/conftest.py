@@ -42,9 +42,9 @@ def assert_same_mean(ours, theirs, label: str = "") -> None:
 
 
 def pytest_configure(config):
-    """Compiled programs go to a persistent cache for the session: a study compiles its program
-    afresh in every ``run_lanes`` call (nothing keeps programs alive), and the many tests that
-    run the same shapes then load it from disk instead of compiling it again."""
+    """Compiled programs go to a persistent cache for the session: the lane runner keeps only its
+    last few programs, jitted closures die with their test, and child processes start cold, so
+    tests that compile the same program again load it from disk instead."""
     import jax
 
     config._jaxrank_xla_cache = tempfile.mkdtemp(prefix="jaxrank-test-xla-")

@@ -330,7 +330,7 @@ def main():
     if args.json:
         from report import write_json  # benchmarks/report.py: the one JSON shape BENCHMARKS.md is built from
 
-        learners = {name: figures.pop(name) for name, _, _ in LEARNERS if name in figures}
+        learners = {name: figures.pop(name) for name, *_ in LEARNERS if name in figures}
         rows = [{"learner": name, **{k: v for k, v in row.items() if k != "sharded"}} for name, row in learners.items()
                 if "ratio" in row]
         sharded = [{"learner": name, **row["sharded"]} for name, row in learners.items() if "sharded" in row]

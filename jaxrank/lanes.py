@@ -127,7 +127,8 @@ def program_key(obj, _seen: tuple = ()):
     Functions compare by code and captured values (closure cells, defaults), partials and bound
     methods by function and arguments, tuples (NamedTuples too), lists and dicts by type and
     contents, numbers and strings by type and exact value, small arrays by dtype, shape and bytes;
-    anything else by identity. Globals are read at trace time, as for any ``jax.jit`` function.
+    anything else by identity. Globals, and objects compared by identity, are read at trace time,
+    as for any ``jax.jit`` function: mutating one does not retrace a program already kept.
     """
     if obj is None or isinstance(obj, (bool, int, float, complex, str, bytes)):
         return type(obj), repr(obj)

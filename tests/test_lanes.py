@@ -113,6 +113,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_every_study_gives_the_same_bytes_on_1_2_4_devices_and_2_processes(tmp_path):
     """Five children at once (1, 2 and 4 host devices; two ``jax.distributed`` processes of one
     device each), so compiling them shares both cores; each saves every study's results."""

@@ -174,22 +174,29 @@ def test_feature_rankers_on_shared_mq2008_matches_letor_statistics(shared_data, 
 
 
 @pytest.mark.parametrize("override, words", [
-    ("params=rcs.alpha=-1", ["error: alpha must be > 0; got -1.0."]),
-    ("num_steps=0", ["error: num_steps must be an int >= 1; got 0."]),
-    ("algorithms=", ["error: no algorithm selected", "--set algorithms=rcs,rucb"]),
-    ("algorithms=rcs,ucb", ["error: unknown bandit 'ucb'", "registered: rcs, rucb"]),
-    ("matrices=/no/such/folder", ["error:", "/no/such/folder"]),
+    ("params=rcs.alpha=-1", ["alpha must be > 0; got -1.0."]),
+    ("num_steps=0", ["num_steps must be an int >= 1; got 0."]),
+    ("algorithms=", ["no algorithm selected", "--set algorithms=rcs,rucb"]),
+    ("algorithms=rcs,ucb", ["unknown bandit 'ucb'", "registered: rcs, rucb"]),
+    ("matrices=/no/such/folder", ["/no/such/folder"]),
 ])
 def test_bad_values_are_one_line_errors_that_leave_no_run_directory(tmp_path, no_data, override, words):
-    """Caught before anything compiles, printed as one line (no traceback), and no run directory
-    holding only config.json is left for --resume=latest to pick."""
-    proc = _launch("--experiment=rcs_regret", f"--workdir={tmp_path}", f"--set={override}")
+    """Caught before anything compiles, as one line, and no run directory holding only config.json
+    is left for --resume=latest to pick."""
+    with pytest.raises(registry.ExperimentError) as info:
+        registry.launch("rcs_regret", tmp_path, [override])
+    message = str(info.value)
+    assert "\n" not in message and all(word in message for word in words), (words, message)
+    assert not (tmp_path / "rcs_regret").exists() or not list((tmp_path / "rcs_regret").iterdir())
+    with pytest.raises(registry.ExperimentError, match="no run of rcs_regret"):
+        registry.latest_run_dir(tmp_path, "rcs_regret")
+
+
+def test_the_command_line_prints_a_bad_value_as_one_line_without_traceback(tmp_path, no_data):
+    proc = _launch("--experiment=rcs_regret", f"--workdir={tmp_path}", "--set=params=rcs.alpha=-1")
     assert proc.returncode != 0
     lines = [line for line in proc.stderr.strip().splitlines() if line]
-    assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stderr
-    for word in words:
-        assert word in lines[0], (word, lines[0])
-    assert not (tmp_path / "rcs_regret").exists() or not list((tmp_path / "rcs_regret").iterdir())
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "alpha must be > 0; got -1.0." in lines[0], proc.stderr
     resume = _launch("--experiment=rcs_regret", f"--workdir={tmp_path}", "--resume=latest")
     assert resume.returncode != 0 and "no run of rcs_regret" in resume.stderr
 

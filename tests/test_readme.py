@@ -18,7 +18,7 @@ README = REPO / "README.md"
 # The two set-up lines: install and run the flagship experiment; install and run the tests.
 SETUP_LINES = (
     'python3 -m venv .venv && . .venv/bin/activate && pip install -q -e ".[plots]" && python launch.py --experiment=rcs_regret',
-    'python3 -m venv .venv && . .venv/bin/activate && pip install -q -e ".[test]" && python -m pytest -q --runslow',
+    'python3 -m venv .venv && . .venv/bin/activate && pip install -q -e ".[test]" && python -m pytest -q -n auto --dist loadfile',
 )
 _BLOCK = re.compile(r"^```(\w*)\n(.*?)^```$", re.S | re.M)
 

@@ -144,8 +144,8 @@ def test_chunked_paths_equal_one_program_and_report_progress(folds):
                                                           fold_batch=fold_batch, log=lines.append, **kw)
             np.testing.assert_allclose(w_c, w, rtol=1e-12, atol=1e-14)
             np.testing.assert_allclose(w_l1_c, w_l1, rtol=1e-12, atol=1e-14)
-            for got, want in zip(info_c, info):
-                np.testing.assert_allclose(got, want, rtol=1e-12)
+            for got, want in zip(info_c, info):  # counts exactly; KKT gaps near 0 to the last bits
+                np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
             assert len(lines) > 2 and "12/12 (fold, penalty, λ) solved, 4/4 lanes and 2/2 folds finished" in lines[-1]
             if fold_batch == 1:  # the first fold's lanes finish before the second fold starts
                 assert any("6/12 (fold, penalty, λ) solved, 2/4 lanes and 1/2 folds" in line for line in lines)

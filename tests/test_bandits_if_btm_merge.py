@@ -328,6 +328,17 @@ def test_mr_log_c_is_finite_at_alpha_0_501():
     assert np.all(np.isfinite(np.asarray(upper)))
 
 
+def test_mr_c_given_directly_as_in_the_authors_tuned_setting():
+    tuned = mrucb.init(jax.random.key(0), 136, **mrucb.TUNED)  # α = 0.8⁶ < 1/2 is fine with C given
+    assert float(tuned.log_c) == pytest.approx(math.log(4e5), rel=1e-6)
+    assert float(tuned.alpha) == pytest.approx(0.8**6)
+    assert np.bincount(np.asarray(tuned.batch)).tolist() == [8] * 17  # ⌈136/8⌉ batches of M = 8
+    with pytest.raises(ValueError, match=r"alpha must be > 0\.5; got 0\.3; .*or pass c > 0"):
+        mrucb.init(jax.random.key(0), 10, alpha=0.3)
+    with pytest.raises(ValueError, match=r"c must be >= 0; got -1\.0"):
+        mrucb.init(jax.random.key(0), 10, c=-1.0)
+
+
 @pytest.mark.parametrize("alpha, t", [(1.01, 1), (1.01, 5000), (0.501, 77)])
 def test_mr_upper_bounds_match_reference(alpha, t):
     rng = np.random.default_rng(0)
@@ -445,24 +456,27 @@ def test_mr_all_singletons_are_merged():
 
 T_PARITY = 20_000
 RUNS_PARITY = 90
-PARITY = {
-    "interleaved_filter": ({"horizon": [T_PARITY]}, lambda P, rng: ref.InterleavedFilter(P, rng, T_PARITY)),
-    "beat_the_mean": ({"horizon": [T_PARITY]}, lambda P, rng: ref.BeatTheMean(P, rng, T_PARITY)),
-    "merge_rucb": ({"alpha": [1.01]}, lambda P, rng: ref.MergeRUCB(P, rng, alpha=1.01)),
+PARITY = {  # name: (bandit, its hyperparameters, the reference run)
+    "interleaved_filter": (ifilter, {"horizon": [T_PARITY]}, lambda P, rng: ref.InterleavedFilter(P, rng, T_PARITY)),
+    "beat_the_mean": (btm, {"horizon": [T_PARITY]}, lambda P, rng: ref.BeatTheMean(P, rng, T_PARITY)),
+    "merge_rucb": (mrucb, {"alpha": [1.01]}, lambda P, rng: ref.MergeRUCB(P, rng, alpha=1.01)),
+    # the authors' tuned α = 0.8⁶, C = 4·10⁵, M = 8: merged batches of up to 12 arms take the row-by-row path
+    "merge_rucb_tuned": (mrucb, {k: [v] for k, v in mrucb.TUNED.items()},
+                         lambda P, rng: ref.MergeRUCB(P, rng, alpha=0.8**6, partition_size=8, log_c=math.log(4e5))),
 }
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", list(PARITY))
 def test_mean_regret_matches_numpy_reference(shared_data, name):
     from jaxrank.bandits import run_sweep
     from jaxrank.data.preference import load_preference_matrix
     from jaxrank.envs import select_rankers
 
     P, _ = select_rankers(load_preference_matrix(shared_data / "preference_matrices" / "MSLR-Perfect.txt"), 10)
-    hparams, make = PARITY[name]
-    trace = run_sweep(MODULES[name], jax.random.key(2015), P, num_runs=RUNS_PARITY, num_steps=T_PARITY,
-                  hparams=hparams, checkpoints=[T_PARITY])
+    module, hparams, make = PARITY[name]
+    trace = run_sweep(module, jax.random.key(2015), P, num_runs=RUNS_PARITY, num_steps=T_PARITY,
+                      hparams=hparams, checkpoints=[T_PARITY])
     ours = trace.regret[0, 0, :, -1].astype(np.float64)
     theirs = np.array([ref.cumulative_regret(make(P, np.random.default_rng([2015, r])), P, T_PARITY)
                        for r in range(RUNS_PARITY)])

@@ -72,7 +72,8 @@ def test_step_keeps_the_state_and_same_key_same_run():
     ({"epsilon": 1.0}, "epsilon must be in"),
     ({"epsilon": 0.0}, "epsilon must be in"),
     ({"partition_size": 1}, "partition_size must be in"),
-    ({"partition_size": 6}, "partition_size must be in"),
+    ({"partition_size": 6}, r"partition_size must be in .* use make\(slots=...\) of at least 3M/2"),
+    ({"partition_size": 16, "slots": 23}, "partition_size must be in"),
     ({"c": -1.0}, "c must be >= 0"),
 ])
 def test_bad_hyperparameters_fail_with_a_clear_message(kwargs, match):
@@ -80,6 +81,8 @@ def test_bad_hyperparameters_fail_with_a_clear_message(kwargs, match):
         mdts.init(jax.random.key(0), 6, **kwargs)
     with pytest.raises(ValueError, match="num_arms"):
         mdts.init(jax.random.key(0), 1)
+    with pytest.raises(ValueError, match="slots must be an int >= 2"):
+        mdts.make(slots=1)
 
 
 def test_log_c_from_epsilon_or_given():
@@ -87,9 +90,12 @@ def test_log_c_from_epsilon_or_given():
         want = math.log((4 * alpha - 1) * k * k / ((2 * alpha - 1) * eps)) / (2 * alpha - 1)
         got = float(mdts.init(jax.random.key(0), k, alpha=alpha, epsilon=eps).log_c)
         assert got == pytest.approx(want, rel=1e-4)
-    tuned = mdts.init(jax.random.key(0), 10, **mdts.TUNED)  # α = 0.8⁶ < 1/2 is fine with C given
+    algo = mdts.make(**mdts.TUNED_OPTIONS)
+    assert algo is mdts.make(slots=24) and algo is not mdts.make()
+    tuned = algo.init(jax.random.key(0), 136, **mdts.TUNED)  # α = 0.8⁶ < 1/2 is fine with C given
     assert float(tuned.log_c) == pytest.approx(math.log(4e5), rel=1e-6)
-    assert float(tuned.alpha) == pytest.approx(0.8**6)
+    assert float(tuned.alpha) == pytest.approx(0.8**6) and float(tuned.partition_size) == 16
+    assert np.bincount(np.asarray(tuned.batch)).tolist() == [16] * 8 + [8]  # ⌈136/16⌉ batches
 
 
 # ----------------------------------------------------------------------------------------------
@@ -97,19 +103,20 @@ def test_log_c_from_epsilon_or_given():
 # ----------------------------------------------------------------------------------------------
 
 
-def test_tournament_scores_follow_the_antisymmetric_sample():
+@pytest.mark.parametrize("slots", [8, 24])
+def test_tournament_scores_follow_the_antisymmetric_sample(slots):
     rng = np.random.default_rng(0)
     for _ in range(5):
-        beat_prob = rng.random((12, 12)).astype(np.float32)
-        members = np.sort(rng.choice(12, 8, replace=False)).astype(np.int32)
-        live = rng.random(8) < 0.8
-        u = rng.random(28).astype(np.float32)
+        beat_prob = rng.random((30, 30)).astype(np.float32)
+        members = np.sort(rng.choice(30, slots, replace=False)).astype(np.int32)
+        live = rng.random(slots) < 0.8
+        u = rng.random(slots * (slots - 1) // 2).astype(np.float32)
         got = np.asarray(mdts.tournament_scores(jnp.asarray(u), jnp.asarray(beat_prob), jnp.asarray(members),
                                                 jnp.asarray(live)))
-        want = np.zeros(8)
+        want = np.zeros(slots)
         pair = 0
-        for a in range(8):
-            for b in range(a + 1, 8):  # θ_ab > 1/2 with probability beat_prob[m_a, m_b]
+        for a in range(slots):
+            for b in range(a + 1, slots):  # θ_ab > 1/2 with probability beat_prob[m_a, m_b]
                 a_wins = u[pair] < beat_prob[members[a], members[b]]
                 want[a] += a_wins and live[b]
                 want[b] += (not a_wins) and live[a]
@@ -198,7 +205,8 @@ RUNS_PARITY = 30
 
 
 @pytest.mark.slow
-def test_mean_regret_matches_numpy_reference(shared_data):
+@pytest.mark.parametrize("partition_size, slots", [(4, 8), (16, 24)])
+def test_mean_regret_matches_numpy_reference(shared_data, partition_size, slots):
     from jaxrank.bandits import run_sweep
     from jaxrank.types import Bandit
     from jaxrank.data.preference import load_preference_matrix
@@ -207,16 +215,18 @@ def test_mean_regret_matches_numpy_reference(shared_data):
     P, _ = select_rankers(load_preference_matrix(shared_data / "preference_matrices" / "MSLR-Perfect.txt"), 10)
     winner = condorcet_winner(P)
     # reports the winner while it survives, so `correct` says whether it was never dropped
-    probe = types.SimpleNamespace(__name__="merge_dts_probe", HPARAMS=mdts.HPARAMS, OPTIONS=mdts.OPTIONS)
-    probe.make = lambda: Bandit(mdts.init, mdts.step, lambda key, state: jnp.where(
+    probe = types.SimpleNamespace(__name__="merge_dts_probe", HPARAMS=mdts.HPARAMS, OPTIONS={})
+    algo = mdts.make(slots=slots)
+    probe.make = lambda: Bandit(algo.init, algo.step, lambda key, state: jnp.where(
         state.active[winner], winner, mdts.best_arm(key, state)))
-    trace = run_sweep(probe, jax.random.key(2020), P, num_runs=RUNS_PARITY, num_steps=T_PARITY, checkpoints=[T_PARITY])
+    trace = run_sweep(probe, jax.random.key(2020), P, num_runs=RUNS_PARITY, num_steps=T_PARITY, checkpoints=[T_PARITY],
+                      hparams={"partition_size": [float(partition_size)]})
     ours = trace.regret[0, 0, :, -1].astype(np.float64)
     assert trace.correct[0, 0, :, -1].all()
     theirs, dropped = [], []
     for r in range(RUNS_PARITY):
-        algo = ref.MergeDTS(P, np.random.default_rng([2020, r]))
+        algo = ref.MergeDTS(P, np.random.default_rng([2020, r]), partition_size=partition_size)
         theirs.append(ref.cumulative_regret(algo, P, T_PARITY))
         dropped.append(condorcet_winner(P) in algo.dropped)
-    assert_same_mean(ours, theirs, "merge_dts")
+    assert_same_mean(ours, theirs, f"merge_dts M={partition_size}")
     assert not any(dropped)

@@ -19,16 +19,18 @@ Hyperparameters (``init``): ``α`` (default 1.01), the batch size ``M = partitio
 failure probability ``ε`` (0.01), the defaults of the authors' code (github.com/chang-li/MergeDTS,
 ``dueling_bandits/merge_dts.py``), which give ``C = ((4α - 1) K² / ((2α - 1) ε))^{1/(2α - 1)}``
 (needs ``α > 1/2``); or ``C`` itself (``c > 0``), as in the authors' tuned setting ``TUNED``
-(``α = 0.8⁶``, ``C = 4·10⁵`` from their ``individual_run.py``, whose ``M = 16`` is not supported:
-``M <= 5`` keeps every batch within the 8 slots a step gathers). The horizon ``T`` only bounds the
-paper's loop; no choice depends on it.
+(``α = 0.8⁶``, ``C = 4·10⁵``, ``M = 16``, "MergeDTSBest" of their ``individual_run.py``). The static
+option ``slots`` (default 8) is how many arms a step gathers its batch into; merged batches hold up
+to ``3M/2`` arms, so ``M <= 2·slots/3``: ``M <= 5`` with the default, ``make(slots=24)`` for the
+authors' ``M = 16`` (``TUNED_OPTIONS``). The horizon ``T`` only bounds the paper's loop; no choice
+depends on it.
 
 Cost: the first candidate needs only the events ``θ_ij > 1/2``, Bernoulli with
 ``beat_prob_ij = P(Beta(W_ij + 1, W_ji + 1) > 1/2)`` (kept for all pairs, refreshed for the
 duelled pair, as in ``jaxrank.bandits.dts``), one uniform per pair of the batch; the second needs
 ``2|B|`` gammas (Marsaglia-Tsang, two proposals each from the step's uniforms, exact). The batch
-(at most ``3M/2 <= 8`` arms) is gathered into 8 slots, so a step costs O(K) elementwise work to
-find it (round robin, as MergeRUCB) and O(1) on it: pruning bounds only its ``8 x 8`` block, and
+(at most ``3M/2 <= S`` arms) is gathered into ``S = slots`` slots, so a step costs O(K) elementwise
+work to find it (round robin, as MergeRUCB) and O(S²) on it: pruning bounds only its ``S x S`` block, and
 all of a step's uniforms (but the rare gamma redraws) come from one unrolled Threefry pass
 (``jaxrank.utils.prng``).
 
@@ -39,6 +41,7 @@ instead merges a singleton batch with the next one, drops one beaten arm at a ti
 ``θ_ji`` independently (its commented-out loop, and D-TS, sample the antisymmetric ``θ`` used here).
 """
 
+import functools
 from typing import NamedTuple
 
 import jax
@@ -52,25 +55,27 @@ from jaxrank.utils import log_prob_beta_at_least_half, prng, random_argmax, rand
 from jaxrank.utils.checks import check_int, check_number
 from jaxrank.utils.choice import first_passing
 
-# The authors' tuned α and C for the large-scale runs ("MergeDTSBEST" in their individual_run.py; its
-# batch size M = 16 exceeds the 8 slots here, so M keeps its default).
-TUNED = {"alpha": 0.8**6, "c": 400_000.0}
-
-_SLOTS = 8  # a batch's arms are gathered into 8 slots: merged batches hold at most 3M/2 <= 8 arms
-_MAX_PARTITION = 5  # the largest M with 3M/2 <= _SLOTS
+# The authors' tuned setting for the large-scale runs ("MergeDTSBest" in their individual_run.py):
+# α = 0.8⁶, C = 4·10⁵, M = 16, whose merged batches of up to 24 arms need 24 slots.
+TUNED = {"alpha": 0.8**6, "c": 400_000.0, "partition_size": 16.0}
+TUNED_OPTIONS = {"slots": 24}
 
 
 HPARAMS = {
     # α, failure probability ε and batch size M: 1.01, 0.01 and 4, the defaults of the authors' code
     # (github.com/chang-li/MergeDTS, dueling_bandits/merge_dts.py); c = 0 derives C from (α, ε, K) as
     # Algorithm 1 does, c > 0 gives C itself (the authors' tuned C = 4·10⁵, TUNED). M is a state leaf,
-    # not a shape: batches are gathered into 8 slots whatever M.
+    # not a shape, up to 2·slots/3.
     "alpha": 1.01,
     "epsilon": 0.01,
     "partition_size": 4.0,
     "c": 0.0,
 }
-OPTIONS = {}
+OPTIONS = {
+    # Arms a step gathers its batch into (a shape): merged batches hold up to 3M/2 arms, so M <= 2·slots/3.
+    # 8 fits the default M = 4 (and M <= 5); 24 fits the authors' tuned M = 16.
+    "slots": 8,
+}
 
 
 class MergeDTSState(NamedTuple):
@@ -88,7 +93,7 @@ class MergeDTSState(NamedTuple):
 
 
 def init(key, num_arms: int, *, alpha=HPARAMS["alpha"], epsilon=HPARAMS["epsilon"],
-         partition_size=HPARAMS["partition_size"], c=HPARAMS["c"]) -> MergeDTSState:
+         partition_size=HPARAMS["partition_size"], c=HPARAMS["c"], slots=OPTIONS["slots"]) -> MergeDTSState:
     """Random partition into ``⌈K/M⌉`` batches of ``M = partition_size`` arms.
 
     Args:
@@ -96,13 +101,15 @@ def init(key, num_arms: int, *, alpha=HPARAMS["alpha"], epsilon=HPARAMS["epsilon
       num_arms: ``K >= 2``.
       alpha: ``α > 0``; ``> 1/2`` when ``C`` comes from ``epsilon``.
       epsilon: failure probability ``ε`` in (0, 1), used when ``c == 0``.
-      partition_size: ``M`` in [2, 5] (merged batches, at most ``3M/2`` arms, fit the 8 slots).
+      partition_size: ``M`` in [2, 2·slots/3] (merged batches, at most ``3M/2`` arms, fit the slots).
       c: ``C > 0`` given directly (e.g. ``TUNED``), or 0: ``C`` from ``(α, ε, K)``.
+      slots: the static option of ``make`` this ``init`` belongs to.
     """
     check_number("alpha", alpha, low=0)
     check_number("epsilon", epsilon, low=0, high=1)
-    check_number("partition_size", partition_size, low=2, high=_MAX_PARTITION, low_inclusive=True, high_inclusive=True,
-                 fix=f"batches are merged up to 3M/2 arms and a step works on {_SLOTS} slots")
+    check_number("partition_size", partition_size, low=2, high=2 * slots / 3, low_inclusive=True,
+                 high_inclusive=True, fix=f"batches are merged up to 3M/2 arms and a step gathers {slots} slots; "
+                 f"use make(slots=...) of at least 3M/2")
     check_number("c", c, low=0, low_inclusive=True, fix="pass C > 0, or 0 to derive C from alpha and epsilon")
     check_int("num_arms", num_arms, minimum=2)
     if not isinstance(c, jax.core.Tracer) and np.all(np.asarray(c) == 0.0):
@@ -154,12 +161,13 @@ def uniforms(key, num: int) -> jax.Array:
     return jnp.maximum(np.float32(0.0), jax.lax.bitcast_convert_type(mantissa, jnp.float32) - np.float32(1.0))
 
 
-# Slot pair (a, b) -> index of its uniform among the S(S-1)/2 pairs a < b (mirrored; 0 on the diagonal).
-_PAIRS = np.triu_indices(_SLOTS, 1)
-_PAIR_INDEX = np.zeros((_SLOTS, _SLOTS), np.int32)
-_PAIR_INDEX[_PAIRS] = np.arange(_PAIRS[0].size)
-_PAIR_INDEX += _PAIR_INDEX.T
-_NUM_PAIRS = _PAIRS[0].size
+def pair_index(slots: int) -> np.ndarray:
+    """``[S, S]``: slot pair (a, b) -> index of its uniform among the ``S(S-1)/2`` pairs a < b
+    (mirrored; 0 on the diagonal)."""
+    pairs = np.triu_indices(slots, 1)
+    index = np.zeros((slots, slots), np.int32)
+    index[pairs] = np.arange(pairs[0].size)
+    return index + index.T
 
 
 def tournament_scores(u_pairs: jax.Array, beat_prob: jax.Array, members: jax.Array, live: jax.Array) -> jax.Array:
@@ -169,11 +177,11 @@ def tournament_scores(u_pairs: jax.Array, beat_prob: jax.Array, members: jax.Arr
     ``u_pairs[pair(a, b)] < beat_prob[m_a, m_b]`` (probability ``P(Beta(W_ab + 1, W_ba + 1) > 1/2)``)
     and ``θ_ba > 1/2`` is its complement; ``θ_aa`` never counts.
     """
-    slots = jnp.arange(_SLOTS)
+    slots = jnp.arange(members.shape[0])
     above = slots[:, None] < slots[None, :]
     lo = jnp.where(above, members[:, None], members[None, :])
     hi = jnp.where(above, members[None, :], members[:, None])
-    below = u_pairs[_PAIR_INDEX] < beat_prob[lo, hi]
+    below = u_pairs[pair_index(members.shape[0])] < beat_prob[lo, hi]
     beats = jnp.where(above, below, ~below) & (slots[:, None] != slots[None, :]) & live[None, :]
     return jnp.sum(beats, axis=1).astype(jnp.float32)
 
@@ -222,7 +230,7 @@ def beta_sample(key, u: jax.Array, a: jax.Array, b: jax.Array) -> jax.Array:
     return g[: a.shape[0]] / (g[: a.shape[0]] + g[a.shape[0]:])
 
 
-def step(key, state: MergeDTSState, env):
+def step(key, state: MergeDTSState, env, *, slots: int = OPTIONS["slots"]):
     """One step of MergeDTS (Li et al., TOIS 2020, Algorithm 1).
 
     The next batch ``B`` with two or more arms, in round-robin order, is visited: its arms that
@@ -238,23 +246,25 @@ def step(key, state: MergeDTSState, env):
       key: this step's PRNG key.
       state: the ``MergeDTSState`` of the ``K`` arms.
       env: the ``DuelEnv`` that plays the duel.
+      slots: ``S``, the static option of ``make`` (bound there).
 
     Returns:
       ``(state, StepInfo(first=c, second=d, first_won))``, all ``[]`` (i32, i32, bool).
     """
     # One Threefry pass for the step's uniforms: 5 scalars, one per slot pair (first candidate),
     # 8 per slot (second candidate: 2 gammas per slot, two proposals each, 2 uniforms per proposal).
-    u = uniforms(key, 5 + _NUM_PAIRS + 8 * _SLOTS)
+    num_pairs = slots * (slots - 1) // 2
+    u = uniforms(key, 5 + num_pairs + 8 * slots)
     u_first, u_second, u_merge, u_remerge, u_duel = u[0], u[1], u[2], u[3], u[4]
-    u_pairs, u_gamma = u[5:5 + _NUM_PAIRS], u[5 + _NUM_PAIRS:]
+    u_pairs, u_gamma = u[5:5 + num_pairs], u[5 + num_pairs:]
     num_arms = state.batch.shape[0]
     t = state.t + 1
 
     # The next batch in round-robin order (as MergeRUCB); B's arms gathered into S slots.
     current, in_batch, has_batch = _merge.visited_batch(state.sizes, state.cursor, state.active, state.batch)
-    slots = jnp.arange(_SLOTS)
-    members = jax.vmap(first_passing, in_axes=(None, 0))(in_batch.astype(jnp.int32), slots)  # [S] ascending
-    filled = slots < jnp.sum(in_batch)
+    slot = jnp.arange(slots)
+    members = jax.vmap(first_passing, in_axes=(None, 0))(in_batch.astype(jnp.int32), slot)  # [S] ascending
+    filled = slot < jnp.sum(in_batch)
 
     # Drop the arms of B that some arm of B beats confidently (U on B's S x S block only).
     block = state.wins[members[:, None], members[None, :]]
@@ -269,7 +279,7 @@ def step(key, state: MergeDTSState, env):
     first = jnp.where(has_batch, members[first_slot], random_choice(u_first, active))
     theta = beta_sample(prng.fold_in(key, 2), u_gamma, state.wins[members, first] + 1.0,
                         state.wins[first, members] + 1.0)
-    rivals = live & (slots != first_slot)
+    rivals = live & (slot != first_slot)
     second = jnp.where(has_batch & jnp.any(rivals), members[random_argmin(u_second, theta, rivals)], first)
     first_won = duel(key, env, u_duel, first, second)
     wins = record_duel(state.wins, first, second, first_won)
@@ -294,9 +304,12 @@ def best_arm(key, state: MergeDTSState) -> jax.Array:
     return copeland_guess(state.wins, prng.uniform(key), state.active)
 
 
-_BANDIT = Bandit(init, step, best_arm)
+_BANDITS: dict[int, Bandit] = {}  # one Bandit per slot count, so equal options give the same (hashable) object
 
 
-def make() -> Bandit:
-    """The algorithm as a ``Bandit`` (it has no static options)."""
-    return _BANDIT
+def make(*, slots: int = OPTIONS["slots"]) -> Bandit:
+    """The algorithm as a ``Bandit`` whose steps gather a batch into ``slots >= 2`` slots (``M <= 2·slots/3``)."""
+    check_int("slots", slots, minimum=2)
+    if slots not in _BANDITS:
+        _BANDITS[slots] = Bandit(functools.partial(init, slots=slots), functools.partial(step, slots=slots), best_arm)
+    return _BANDITS[slots]

@@ -22,6 +22,8 @@ and the batch sizes are kept in the state (recounted only when batches merge).
 ``C = ((4α - 1) K² / ((2α - 1) δ))^{1/(2α - 1)}`` (failure probability ``δ``, 0.01 by default)
 is kept as ``ln C`` and ``ln(t + C) = logaddexp(ln t, ln C)``: at ``α = 0.501`` the exponent is
 500 and ``C`` itself overflows even float64 (duelpy's constructor fails there), ``ln C`` does not.
+``C`` may also be given (``c > 0``, any ``α > 0``), as in the MergeDTS authors' tuned setting
+``TUNED`` ("MergeRUCBBEST": ``α = 0.8⁶``, ``C = 4·10⁵``, ``M = 8``).
 
 Resolved ambiguities [ours, following the authors' Lerot ``mergeRUCBSampler`` where the paper is
 silent]: batches of a single arm are skipped by the round robin while others remain; if every
@@ -39,6 +41,7 @@ from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxrank.bandits.base import copeland_guess, duel, record_duel
 from jaxrank.types import Bandit, StepInfo
@@ -50,12 +53,15 @@ from jaxrank.utils.choice import first_passing
 HPARAMS = {
     # α > 1/2 of U = W/N + sqrt(α ln(t + C)/N), batch size M and failure probability δ (Zoghi, Whiteson,
     # de Rijke, WSDM 2015, Algorithm 1): 1.01, 4 and 0.01, the values of the MergeDTS authors' code
-    # (github.com/chang-li/MergeDTS), which shares this bound and partition. M is a state leaf, not a
-    # shape: batches are gathered into 8 slots whatever M.
+    # (github.com/chang-li/MergeDTS), which shares this bound and partition; c = 0 derives C from
+    # (α, δ, K), c > 0 gives C itself. M is a state leaf, not a shape.
     "alpha": 1.01,
     "delta": 0.01,
     "partition_size": 4.0,
+    "c": 0.0,
 }
+# The MergeDTS authors' tuned setting ("MergeRUCBBEST" in their individual_run.py).
+TUNED = {"alpha": 0.8**6, "c": 400_000.0, "partition_size": 8.0}
 OPTIONS = {}
 
 
@@ -81,13 +87,19 @@ def log_c_constant(alpha, delta, num_arms: int):
 
 
 def init(key, num_arms: int, *, alpha=HPARAMS["alpha"], delta=HPARAMS["delta"],
-         partition_size=HPARAMS["partition_size"]) -> MergeRUCBState:
-    """Random partition into ``⌈K/M⌉`` batches. ``α > 1/2``, ``0 < δ < 1``, ``M >= 2``."""
-    check_number("alpha", alpha, low=0.5)
+         partition_size=HPARAMS["partition_size"], c=HPARAMS["c"]) -> MergeRUCBState:
+    """Random partition into ``⌈K/M⌉`` batches. ``α > 0`` (``> 1/2`` when ``C`` comes from ``δ``),
+    ``0 < δ < 1``, ``M >= 2``, ``c >= 0`` (0: ``C`` from ``(α, δ, K)``)."""
+    check_number("alpha", alpha, low=0)
     check_number("delta", delta, low=0, high=1)
     check_number("partition_size", partition_size, low=2, low_inclusive=True)
+    check_number("c", c, low=0, low_inclusive=True, fix="pass C > 0, or 0 to derive C from alpha and delta")
     check_int("num_arms", num_arms, minimum=2)
+    if not isinstance(c, jax.core.Tracer) and np.all(np.asarray(c) == 0.0):
+        check_number("alpha", alpha, low=0.5, fix="C = ((4α-1)K²/((2α-1)δ))^(1/(2α-1)) needs α > 1/2; "
+                     "or pass c > 0 (e.g. merge_rucb.TUNED)")
     size = jnp.asarray(partition_size, jnp.float32)
+    alpha32, c32 = jnp.asarray(alpha, jnp.float32), jnp.asarray(c, jnp.float32)
     order = jax.random.permutation(key, num_arms)  # order[r] = the arm at shuffled position r
     labels = jnp.floor(jnp.arange(num_arms) / size).astype(jnp.int32)
     batch = jnp.zeros(num_arms, jnp.int32).at[order].set(labels)
@@ -99,8 +111,10 @@ def init(key, num_arms: int, *, alpha=HPARAMS["alpha"], delta=HPARAMS["delta"],
         cursor=jnp.asarray(-1, jnp.int32),
         stage=jnp.ones((), jnp.int32),
         t=jnp.zeros((), jnp.int32),
-        alpha=jnp.asarray(alpha, jnp.float32),
-        log_c=log_c_constant(alpha, delta, num_arms),
+        alpha=alpha32,
+        # ln C from (α, δ, K) is read only when c == 0, where α > 1/2 was checked (a traced α <= 1/2 uses α = 1).
+        log_c=jnp.where(c32 > 0, jnp.log(jnp.maximum(c32, 1e-30)),
+                        log_c_constant(jnp.where(alpha32 > 0.5, alpha32, 1.0), delta, num_arms)),
         partition_size=size,
     )
 

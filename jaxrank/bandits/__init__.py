@@ -7,7 +7,8 @@ mesh, resumably (through ``jaxrank.lanes``).
 line here.
 """
 
-from jaxrank.bandits import beat_the_mean, ccb, dts, interleaved_filter, lane, merge_dts, merge_rucb, rcs, rmed, rucb, savage, scb
+from jaxrank.bandits import (beat_the_mean, ccb, dts, interleaved_filter, lane, merge_dts, merge_rucb, rcs, rex3, rmed, rucb, savage,
+                             scb, self_sparring)
 from jaxrank.bandits.lane import LaneData, Record, Scoring, default_checkpoints, run_lane, scoring, study
 from jaxrank.bandits.sweep import CPU_COMPILER_OPTIONS, Trace, lane_mesh, run_sweep
 from jaxrank.registry import Registry
@@ -25,6 +26,8 @@ ALGORITHMS = Registry("bandit", {
     "merge_dts": merge_dts,
     "ccb": ccb,
     "scb": scb,
+    "self_sparring": self_sparring,
+    "rex3": rex3,
 })
 
 __all__ = [
@@ -46,6 +49,7 @@ __all__ = [
     "merge_dts",
     "merge_rucb",
     "rcs",
+    "rex3",
     "rmed",
     "rucb",
     "run_lane",
@@ -53,6 +57,7 @@ __all__ = [
     "savage",
     "scb",
     "scoring",
+    "self_sparring",
     "study",
     "sweep",
 ]

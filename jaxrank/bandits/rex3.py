@@ -1,0 +1,126 @@
+"""REX3 (Gajane, Urvoy, Clérot, ICML 2015, "A Relative Exponential Weighing Algorithm for Adversarial
+Utility-based Dueling Bandits", Algorithm 1).
+
+Exponential weights ``w`` over the ``K`` arms (``w_i = 1`` at the start). Each step:
+
+* ``p_i = (1 - γ) w_i / Σ_j w_j + γ / K``;
+* draw ``a`` and ``b`` independently from ``p`` (they may coincide) and duel them, observing the
+  relative feedback ``ψ = x(a) - x(b) ∈ {-1, 0, +1}``: ``+1`` when ``a`` wins, ``-1`` when ``b`` wins,
+  and ``0`` for ``a = b`` (an arm's utility minus itself: a self-duel carries no information);
+* ``w_a ← w_a exp((γ/K) ψ / (2 p_a))`` and ``w_b ← w_b exp(-(γ/K) ψ / (2 p_b))``; other weights stay.
+
+The ``1/2`` of the update is the paper's, and the REX3 authors' own code keeps it (its ``b`` line
+writes ``2**P[b]`` for ``2 p_b``, a slip: the paper's ``2 p_b`` is used here); the MergeDTS authors'
+``rex3.py`` drops it.
+
+Exploration ``γ = min(1/2, sqrt(K ln K / T))`` for a horizon ``T``: the finite-horizon tuning of the
+REX3 authors' code (``optimal_gamma``), of the order the paper's ``O(sqrt(K ln(K) T))`` bound needs.
+Hence ``horizon`` is a hyperparameter, set by ``jaxrank.bandits.run_sweep`` to ``num_steps`` unless
+given. The MergeDTS code instead uses an anytime ``γ_t = min(1/2, sqrt(K ln K / max(t, 10⁴)))``.
+
+Weights are kept as log-weights shifted so that their maximum is 0 (``p`` depends only on their
+differences), so nothing overflows over long horizons.
+
+Report rule (ours; the paper reports no arm): the arm of largest weight (the mode of ``p``), ties
+uniform. The MergeDTS code reports the largest ``w_i / n_i`` (``n_i`` its number of draws).
+"""
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from jaxrank.bandits.base import duel
+from jaxrank.types import Bandit, StepInfo
+from jaxrank.utils import prng, random_argmax
+from jaxrank.utils.checks import check_int, check_number
+from jaxrank.utils.choice import first_passing
+
+
+HPARAMS = {
+    # T, the number of steps of the run, which sets γ = min(1/2, sqrt(K ln K / T)) (Gajane et al.,
+    # ICML 2015; optimal_gamma of the authors' code); the paper has no default: run_sweep sets
+    # num_steps unless given, and 10^6 stands in for a direct init(key, K).
+    "horizon": 1e6,
+}
+OPTIONS = {}
+
+
+class Rex3State(NamedTuple):
+    log_weights: jax.Array  # [K] f32, log w_i minus their maximum
+    t: jax.Array  # [] i32, duels so far
+    horizon: jax.Array  # [] f32, T
+
+
+def init(key, num_arms: int, *, horizon=HPARAMS["horizon"]) -> Rex3State:
+    """Equal weights for ``K = num_arms`` arms; ``horizon >= 1`` is the number of steps the run will take."""
+    del key
+    if horizon is None:
+        raise ValueError("REX3 needs the horizon T for its exploration rate: init(..., horizon=T) "
+                         "(jaxrank.bandits.run_sweep sets it to num_steps unless given).")
+    check_number("horizon", horizon, low=1, low_inclusive=True)
+    check_int("num_arms", num_arms, minimum=2)
+    return Rex3State(jnp.zeros(num_arms, jnp.float32), jnp.zeros((), jnp.int32), jnp.asarray(horizon, jnp.float32))
+
+
+def exploration(num_arms: int, horizon: jax.Array) -> jax.Array:
+    """``γ = min(1/2, sqrt(K ln K / T))``."""
+    return jnp.minimum(0.5, jnp.sqrt(num_arms * jnp.log(float(num_arms)) / horizon))
+
+
+def probabilities(log_weights: jax.Array, gamma: jax.Array) -> jax.Array:
+    """``[K]`` ``p_i = (1 - γ) w_i / Σ_j w_j + γ / K`` from the log-weights."""
+    num_arms = log_weights.shape[0]
+    return (1.0 - gamma) * jax.nn.softmax(log_weights) + gamma / num_arms
+
+
+def _draw(u: jax.Array, p: jax.Array) -> jax.Array:
+    """The arm ``i`` with ``p_0 + ... + p_{i-1} <= u Σp < p_0 + ... + p_i``: a draw from ``p``."""
+    return first_passing(p, u * jnp.sum(p))
+
+
+def step(key, state: Rex3State, env):
+    """One step of REX3 (Gajane, Urvoy, Clérot, ICML 2015, Algorithm 1).
+
+    ``a`` and ``b`` are drawn independently from ``p`` (``probabilities``), duel, and with
+    ``ψ = +1`` (``a`` won), ``-1`` (``b`` won) or ``0`` (``a = b``), ``log w_a`` gains
+    ``(γ/K) ψ / (2 p_a)`` and ``log w_b`` loses ``(γ/K) ψ / (2 p_b)``; the log-weights are then
+    shifted to a maximum of 0.
+
+    Args:
+      key: this step's PRNG key.
+      state: the ``Rex3State`` of the ``K`` arms.
+      env: the ``DuelEnv`` that plays the duel.
+
+    Returns:
+      ``(state, StepInfo)``: the new state (same tree, shapes and dtypes) and the duel played,
+      ``StepInfo(first, second, first_won)`` with ``first = a`` and ``second = b``, all ``[]``
+      (i32, i32, bool).
+    """
+    u_first, u_second, u_duel = prng.uniform(key, (3,))
+    num_arms = state.log_weights.shape[0]
+    gamma = exploration(num_arms, state.horizon)
+    p = probabilities(state.log_weights, gamma)
+    first = _draw(u_first, p)
+    second = _draw(u_second, p)
+
+    first_won = duel(key, env, u_duel, first, second)
+    psi = jnp.where(first == second, 0.0, jnp.where(first_won, 1.0, -1.0))
+    rate = gamma / num_arms
+    log_weights = state.log_weights.at[first].add(rate * psi / (2.0 * p[first]))
+    log_weights = log_weights.at[second].add(-rate * psi / (2.0 * p[second]))
+    log_weights = log_weights - jnp.max(log_weights)
+    return state._replace(log_weights=log_weights, t=state.t + 1), StepInfo(first, second, first_won)
+
+
+def best_arm(key, state: Rex3State) -> jax.Array:
+    """The arm of largest weight, ties uniform."""
+    return random_argmax(prng.uniform(key), state.log_weights)
+
+
+_BANDIT = Bandit(init, step, best_arm)
+
+
+def make() -> Bandit:
+    """The algorithm as a ``Bandit`` (it has no static options)."""
+    return _BANDIT

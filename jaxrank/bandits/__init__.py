@@ -7,7 +7,8 @@ mesh, resumably (through ``jaxrank.lanes``).
 line here.
 """
 
-from jaxrank.bandits import beat_the_mean, ccb, dts, interleaved_filter, lane, merge_dts, merge_rucb, rcs, rmed, rucb, savage, scb
+from jaxrank.bandits import (beat_the_mean, ccb, dts, interleaved_filter, lane, merge_dts, merge_rucb, rcs, rmed, rucb,
+                             savage, scb, sparring)
 from jaxrank.bandits.lane import LaneData, Record, Scoring, default_checkpoints, run_lane, scoring, study
 from jaxrank.bandits.sweep import CPU_COMPILER_OPTIONS, Trace, lane_mesh, run_sweep
 from jaxrank.registry import Registry
@@ -25,6 +26,7 @@ ALGORITHMS = Registry("bandit", {
     "merge_dts": merge_dts,
     "ccb": ccb,
     "scb": scb,
+    "sparring": sparring,
 })
 
 __all__ = [
@@ -53,6 +55,7 @@ __all__ = [
     "savage",
     "scb",
     "scoring",
+    "sparring",
     "study",
     "sweep",
 ]

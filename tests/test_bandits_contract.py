@@ -29,6 +29,7 @@ HPARAMS = {  # two settings of each algorithm's own hyperparameters (defaults wh
     "merge_dts": {"alpha": [0.6, 1.01]},
     "ccb": {"alpha": [0.6, 1.01]},
     "scb": {"epsilon": [0.0, 0.5]},
+    "sparring": {"alpha": [0.3, 0.6]},
     "self_sparring": {"eta": [0.5, 1.0]},
     "rex3": {"horizon": [200.0, 400.0]},
 }

@@ -7,8 +7,8 @@ mesh, resumably (through ``jaxrank.lanes``).
 line here.
 """
 
-from jaxrank.bandits import (beat_the_mean, ccb, dts, interleaved_filter, lane, merge_dts, merge_rucb, rcs, rex3, rmed, rucb, savage,
-                             scb, self_sparring)
+from jaxrank.bandits import (beat_the_mean, ccb, dts, interleaved_filter, lane, merge_dts, merge_rucb, rcs, rex3, rmed,
+                             rucb, savage, scb, self_sparring, sparring)
 from jaxrank.bandits.lane import LaneData, Record, Scoring, default_checkpoints, run_lane, scoring, study
 from jaxrank.bandits.sweep import CPU_COMPILER_OPTIONS, Trace, lane_mesh, run_sweep
 from jaxrank.registry import Registry
@@ -26,6 +26,7 @@ ALGORITHMS = Registry("bandit", {
     "merge_dts": merge_dts,
     "ccb": ccb,
     "scb": scb,
+    "sparring": sparring,
     "self_sparring": self_sparring,
     "rex3": rex3,
 })
@@ -58,6 +59,7 @@ __all__ = [
     "scb",
     "scoring",
     "self_sparring",
+    "sparring",
     "study",
     "sweep",
 ]

@@ -22,7 +22,7 @@ unexplored pair is not a win), ties uniform. The paper states its guarantees for
 
 Phase 1 needs only the events ``θ⁽¹⁾_ij > 1/2``, which are independent Bernoulli draws with
 ``P(Beta(B_ij + 1, B_ji + 1) > 1/2)`` (kept in the state and refreshed for the duelled pair, as RCS
-does): one uniform per pair instead of one Beta. Phase 2's Beta samples come from ``_beta``, an
+does): one uniform per pair instead of one Beta. Phase 2's Beta samples come from ``beta_samples``, an
 exact Marsaglia-Tsang (2000) gamma sampler written for
 shapes ``>= 1`` (all ours are counts + 1) that redraws only the rejected entries of a whole vector
 per round. ``jax.random.beta`` gives the same law but runs its rejection loop per element; under
@@ -123,7 +123,7 @@ def _gamma(key, shape: jax.Array) -> jax.Array:
     return jax.lax.while_loop(not_done, draw, init)[2]
 
 
-def _beta(key, a: jax.Array, b: jax.Array) -> jax.Array:
+def beta_samples(key, a: jax.Array, b: jax.Array) -> jax.Array:
     """``Beta(a, b)`` samples for ``a, b >= 1`` (``[n]`` each) as ``X / (X + Y)`` of two gammas."""
     g = _gamma(key, jnp.concatenate([a, b]))
     x, y = g[: a.shape[0]], g[a.shape[0]:]
@@ -190,7 +190,7 @@ def step(key, state: DTSState, env):
 
     # Phase 2: relative Thompson sample of "i beats first" (column `first` of B), among the arms
     # not yet confidently beaten by `first`; first itself sits at exactly 1/2.
-    theta2 = _beta(key_theta2, state.wins[:, first] + 1.0, state.wins[first, :] + 1.0)
+    theta2 = beta_samples(key_theta2, state.wins[:, first] + 1.0, state.wins[first, :] + 1.0)
     is_first = jnp.arange(num_arms) == first
     theta2 = jnp.where(is_first, 0.5, theta2)
     second = random_argmax(u_second, theta2, lower[:, first] <= 0.5)

@@ -36,10 +36,10 @@ from jaxrank.data import load_preference_matrix
 REPO = Path(__file__).resolve().parents[1]
 
 
-def _jaxrank_rate(algo, pref, num_runs, num_steps, hparams):
+def _jaxrank_rate(algo, pref, num_runs, num_steps, hparams, options=None):
     """Run-steps/s after compile, and the first call's time (compile + run)."""
     run = lambda: bandits.run_sweep(algo, jax.random.key(0), pref, num_runs=num_runs, num_steps=num_steps,
-                                hparams=hparams, checkpoints=[num_steps // 2, num_steps])
+                                    hparams=hparams, options=options, checkpoints=[num_steps // 2, num_steps])
     start = time.perf_counter()
     run()
     first = time.perf_counter() - start
@@ -93,8 +93,12 @@ def _numpy_rcs_rate(pref, num_runs, num_steps, alpha=0.501, seed=0):
 
 # Steps per run at K = 136 (90 runs): the O(K) steps run the paper's 20k; the O(K^2) ones fewer.
 STEPS_136 = {"rcs": 20_000, "merge_rucb": 20_000, "interleaved_filter": 20_000, "rucb": 2_000, "savage": 2_000,
-             "dts": 1_000, "rmed": 2_000, "beat_the_mean": 2_000, "ccb": 2_000, "scb": 2_000, "merge_dts": 20_000}
-HORIZON_HPARAMS = ("savage", "interleaved_filter", "beat_the_mean")
+             "dts": 1_000, "rmed": 2_000, "beat_the_mean": 2_000, "ccb": 2_000, "scb": 2_000, "merge_dts": 20_000,
+             "sparring": 20_000, "self_sparring": 20_000, "rex3": 20_000}
+HORIZON_HPARAMS = ("savage", "interleaved_filter", "beat_the_mean", "rex3")
+# The MergeDTS authors' tuned settings (their individual_run.py): MergeDTS M = 16 needs 24 slots.
+TUNED_136 = {"merge_dts": (bandits.merge_dts.TUNED, bandits.merge_dts.TUNED_OPTIONS),
+             "merge_rucb": (bandits.merge_rucb.TUNED, {})}
 
 
 def _hparams(name: str, num_steps: int):
@@ -158,6 +162,12 @@ def main():
         rate, compile_s, regret = _jaxrank_rate(name, full, 90, steps, _hparams(name, steps))
         add(f"jaxrank {name}, K=136, 90 runs x {steps / 1000:g}k", name, 136, 90, steps, rate, compile_s,
             f"regret {regret:.1f}", regret)
+    for name, (tuned, options) in TUNED_136.items():
+        steps = STEPS_136[name]
+        rate, compile_s, regret = _jaxrank_rate(name, full, 90, steps, {k: [v] for k, v in tuned.items()}, options)
+        m = int(tuned["partition_size"])
+        add(f"jaxrank {name} tuned (M = {m}), K=136, 90 runs x {steps / 1000:g}k", name, 136, 90, steps, rate,
+            compile_s, f"regret {regret:.1f}; {tuned} {options or ''}", regret)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"\npeak resident memory of this process: {peak_mb:,.0f} MB")
 

@@ -17,7 +17,7 @@ step ``L`` picks ``x``, ``R`` picks ``y`` (independently), the environment duels
 * ``"exp3"``: Exp3 (Auer, Cesa-Bianchi, Freund, Schapire, SIAM J. Comput. 2002, Section 3):
   ``p_i = (1 − γ) w_i / Σ_j w_j + γ/K``, play ``i ~ p``, and for the played arm
   ``w_i ← w_i exp(γ r / (p_i K))`` (the importance-weighted reward ``r / p_i``). Kept as
-  ``log w`` so that no weight overflows float32. ``γ`` is fixed over the run, as Exp3's
+  ``log w`` shifted to a row maximum of 0, so nothing overflows or rounds away. ``γ`` is fixed over the run, as Exp3's
   guarantee (Corollary 3.2) assumes; the MergeDTS authors' code runs ``γ = 0.51``
   (``sparring_exp3.py``), far above that tuning for any long horizon.
 
@@ -125,7 +125,8 @@ def step(key, state: SparringState, env, *, inner: str = OPTIONS["inner"]):
 
     The left instance gains reward ``1{x beats y}`` on arm ``x``, the right ``1 − 1{x beats y}`` on
     arm ``y``; both count one play. With ``inner="exp3"`` the played arm's ``log w`` also gains
-    ``γ r / (p K)``, ``p`` the probability it was drawn with.
+    ``γ r / (p K)``, ``p`` the probability it was drawn with (then each row of ``log w`` is shifted
+    so that its maximum is 0, which leaves ``p`` unchanged).
 
     Args:
       key: this step's PRNG key.
@@ -151,6 +152,9 @@ def step(key, state: SparringState, env, *, inner: str = OPTIONS["inner"]):
     if inner == "exp3":
         p = exp3_probabilities(state.log_weights, state.gamma)[rows, arms]
         log_weights = log_weights.at[rows, arms].add(state.gamma * rewards / (p * state.wins.shape[1]))
+        # p depends only on differences of log w: keep each row's maximum at 0, so that over long runs
+        # the increments (at most 1) are not lost to float32 rounding of a growing log w.
+        log_weights = log_weights - jnp.max(log_weights, axis=1, keepdims=True)
     new_state = state._replace(wins=wins, plays=plays, log_weights=log_weights, t=state.t + 1)
     return new_state, StepInfo(first, second, first_won)
 

@@ -99,7 +99,7 @@ def test_survival_probe_reports_the_winner_only_while_it_survives():
     dropped = state._replace(active=state.active.at[2].set(False))
     for seed in range(5):
         assert int(probe.best_arm(jax.random.key(seed), dropped)) != 2
-    assert probe.step is bandits.merge_dts.step and jnp.int32 == probe.best_arm(jax.random.key(1), state).dtype
+    assert probe.step is bandits.merge_dts.make().step and jnp.int32 == probe.best_arm(jax.random.key(1), state).dtype
 
 
 def test_unknown_algorithm_fails_before_running(tmp_path, real_data):

@@ -103,6 +103,16 @@ def shared_data() -> Path:
     return path
 
 
+@pytest.fixture(scope="session")
+def mslr10(shared_data):
+    """The RCS paper's K = 10 subset of MSLR-Perfect (feature ids sorted as strings, first 10): ``pref [10, 10]``."""
+    from jaxrank.data.preference import load_preference_matrix
+    from jaxrank.envs import select_rankers
+
+    pref, _ = select_rankers(load_preference_matrix(shared_data / "preference_matrices" / "MSLR-Perfect.txt"), 10)
+    return pref
+
+
 @pytest.fixture
 def no_data(tmp_path, monkeypatch):
     """``JAXRANK_DATA`` points at an empty folder, so experiments use their embedded/synthetic data."""

@@ -15,7 +15,7 @@ from scipy import stats
 from jaxrank.bandits import dts, rmed
 from jaxrank.bandits import run_sweep
 from jaxrank.data.preference import EMBEDDED_DEFAULT, load_preference_matrix
-from jaxrank.envs import PrefMatrixEnv, select_rankers
+from jaxrank.envs import PrefMatrixEnv
 from tests.conftest import assert_same_mean
 from tests.reference import dts_rmed as ref
 
@@ -274,12 +274,6 @@ def test_rmed_list_updates_by_hand():
 # ----------------------------------------------------------------------------------------------
 
 NUM_RUNS, HORIZON = 90, 20_000
-
-
-@pytest.fixture(scope="module")
-def mslr10(shared_data):
-    pref, _ = select_rankers(load_preference_matrix(shared_data / "preference_matrices" / "MSLR-Perfect.txt"), 10)
-    return pref
 
 
 @pytest.mark.slow

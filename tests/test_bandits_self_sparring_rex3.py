@@ -13,8 +13,7 @@ import pytest
 from scipy import integrate, stats
 
 from jaxrank.bandits import rex3, run_sweep, self_sparring
-from jaxrank.data.preference import load_preference_matrix
-from jaxrank.envs import PrefMatrixEnv, select_rankers
+from jaxrank.envs import PrefMatrixEnv
 from tests.conftest import assert_same_mean
 from tests.reference import self_sparring_rex3 as ref
 
@@ -201,12 +200,6 @@ def test_init_rejects_impossible_hyperparameters():
 # ----------------------------------------------------------------------------------------------
 
 NUM_RUNS, HORIZON = 90, 20_000
-
-
-@pytest.fixture(scope="module")
-def mslr10(shared_data):
-    pref, _ = select_rankers(load_preference_matrix(shared_data / "preference_matrices" / "MSLR-Perfect.txt"), 10)
-    return pref
 
 
 @pytest.mark.slow

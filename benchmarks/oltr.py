@@ -24,7 +24,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from experiments.oltr import DEFAULTS  # noqa: E402  (the study's settings of each ranker)
+from experiments.oltr import Config, ranker_settings  # noqa: E402  (the study's settings of each row)
 from jaxrank import data, lanes, oltr  # noqa: E402
 from jaxrank.clicks import cascade_model  # noqa: E402
 from tests.reference import oltr as ref  # noqa: E402
@@ -85,6 +85,8 @@ def main():
     parser.add_argument("--runs", type=int, default=25)
     parser.add_argument("--reference-impressions", type=int, default=100)
     parser.add_argument("--learners", default="dbgd,mgd,pdgd")
+    parser.add_argument("--comparisons", default="team_draft", choices=("team_draft", "probabilistic"),
+                        help="DBGD / MGD comparisons (the oltr experiment's option of the same name)")
     parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
     args = parser.parse_args()
     machine = (f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python "
@@ -97,12 +99,13 @@ def main():
     checkpoints = oltr.log_checkpoints(args.impressions, NUM_CHECKPOINTS)
     num_lanes = keys.size
     rows, settings = {}, {}
-    for name in args.learners.split(","):
-        options, hparams = settings[name] = oltr.RANKERS.split(name, DEFAULTS.get(name, {}))
-        out, compile_s, run_s = timed_grid(oltr.RANKERS.build(name, **options), hparams, keys, train, test, models,
-                                           checkpoints=checkpoints)
+    study = ranker_settings(Config(learners=tuple(args.learners.split(",")), comparisons=args.comparisons))
+    for name, (ranker_name, options, hparams) in study.items():
+        settings[name] = options, hparams
+        out, compile_s, run_s = timed_grid(oltr.RANKERS.build(ranker_name, **options), hparams, keys, train, test,
+                                           models, checkpoints=checkpoints)
         rate = num_lanes * args.impressions / run_s
-        ref_rate = _reference_rate(name, options, hparams, folds[1][0], args.reference_impressions)
+        ref_rate = _reference_rate(ranker_name, options, hparams, folds[1][0], args.reference_impressions)
         rows[name] = {"compile_s": round(compile_s, 2), "run_s": round(run_s, 2), "impressions_per_s": round(rate),
                       "reference_impressions_per_s": round(ref_rate, 1), "ratio": round(rate / ref_rate, 1),
                       "final_offline_mean": round(float(np.asarray(out.offline)[..., -1].mean()), 4)}

@@ -1,11 +1,29 @@
-"""Online learning to rank from simulated clicks: DBGD, MGD and PDGD under the protocol of
-Oosterhuis & de Rijke (CIKM 2018, §6): runs × folds × click models (perfect, navigational,
-informational cascade users), 10,000 impressions per run, offline NDCG@10 on the test fold at
-log-spaced checkpoints and the discounted cumulative NDCG@10 (γ = 0.9995) of the displayed lists.
+"""Online learning to rank from simulated clicks: the comparison of Oosterhuis & de Rijke (CIKM 2018,
+§4, Tables 3–4) — DBGD, MGD, Pairwise and PDGD, linear and neural — runs × folds × click models
+(perfect, navigational, informational cascade users), 10,000 impressions per run, offline NDCG@10 on
+the test fold at log-spaced checkpoints and the discounted cumulative NDCG@10 (γ = 0.9995) of the
+displayed lists, each cell next to the paper's.
 
-Every (fold, click model, run) of one learner is a lane of ONE compiled program
+Every (fold, click model, run) of one row is a lane of ONE compiled program
 (``jaxrank.oltr.simulate_grid`` on ``jaxrank.lanes``), checkpointed so that ``--resume`` continues a
-killed run with identical results. Per-ranker settings: ``--set params=ranker.key=value,...``.
+killed run with identical results. Per-row settings: ``--set params=row.key=value,...``.
+
+The protocol defaults to the paper's, as its authors' script ran it
+(github.com/HarrieO/OnlineLearningToRank ``scripts/CIKM2018.py``); each difference from the simpler
+protocol this library used before is an option:
+
+* ``test_queries="relevant"``: offline NDCG over the test queries with at least one relevant document
+  (the authors' ``purge_test_set``); ``"all"`` counts the others as 0 (about 28% of MQ2008's).
+* ``stop_rule="every_position"``: the authors' simulator draws the stop coin at every position,
+  clicked or not; ``"after_click"`` is the cascade model as published (``jaxrank.clicks.cascade_clicks``).
+* ``comparisons="probabilistic"``: DBGD interleaves and MGD multileaves probabilistically (§4.3);
+  ``"team_draft"`` is far cheaper on CPU.
+* ``learning_rate_decay=0.9999977``: the authors' script decays every row's η after each update
+  (the paper does not say so); 1 keeps η constant.
+* 3-grade click and stop probabilities for MQ2007/MQ2008 (the authors' ``utils/clicks.py``
+  ``short_models``, ``jaxrank.clicks.cascade_model(name, 3)``); 125 runs = 25 per fold × 5 folds.
+
+The earlier protocol is ``--set test_queries=all,stop_rule=after_click,comparisons=team_draft``.
 
 Data: a LETOR folder (``Fold1..Fold5``, default MQ2008), a single SVMlight file or a folder holding
 one (e.g. the MSLR-WEB subset: its queries are split into five parts rotated as LETOR folds,
@@ -22,22 +40,26 @@ import numpy as np
 
 from experiments.common import letor_datasets
 from experiments.analysis import oltr as analysis
-from experiments.common.params import settings
+from experiments.common.params import parse
 from experiments.common.registry import checkpoint_dir, register
 from jaxrank import data, lanes, oltr
-from jaxrank.clicks import cascade_model
+from jaxrank.clicks import STOP_RULES, cascade_model
 from jaxrank.metrics.confidence import mean_ci
-from jaxrank.utils.checks import check_int, check_number
+from jaxrank.utils.checks import check_choice, check_int, check_number
 
-LEARNERS = ("dbgd", "mgd", "pdgd")
-# This study's settings of each ranker, over the modules' HPARAMS / OPTIONS: the authors'
-# scripts/CIKM2018.py decays every learning rate by 0.9999977 per update, and DBGD / MGD compare with
-# team-draft (the paper: probabilistic, which sorts every ranker per impression and is far slower on CPU).
-DEFAULTS = {
-    "dbgd": {"interleaving": "team_draft", "learning_rate_decay": 0.9999977},
-    "mgd": {"multileaving": "team_draft", "learning_rate_decay": 0.9999977},
-    "pdgd": {"learning_rate_decay": 0.9999977},
+# The paper's rows (Tables 3–4): row -> (ranker of oltr.RANKERS, its settings in this study).
+ROWS = {
+    "dbgd": ("dbgd", {}),
+    "dbgd_neural": ("dbgd", {"model": "neural"}),
+    "mgd": ("mgd", {}),
+    "pairwise": ("pairwise", {}),
+    "pdgd": ("pdgd", {}),
+    "pdgd_neural": ("pdgd", {"model": "neural"}),
 }
+LEARNERS = tuple(ROWS)
+TEST_QUERIES = ("relevant", "all")
+COMPARISONS = ("probabilistic", "team_draft")
+_COMPARISON_OPTION = {"dbgd": "interleaving", "mgd": "multileaving"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,30 +68,56 @@ class Config:
     folds: tuple[int, ...] = (1, 2, 3, 4, 5)
     click_models: tuple[str, ...] = ("perfect", "navigational", "informational")
     num_grades: int = 0  # grades of the click models; 0: from the data (3 for MQ2008, 5 for MSLR)
-    learners: tuple[str, ...] = LEARNERS
-    # Per-ranker settings "ranker.key=value" over DEFAULTS (hyperparameters and options of oltr.RANKERS),
-    # e.g. --set params=pdgd.learning_rate=0.05,mgd.num_candidates=9,dbgd.interleaving=probabilistic
+    learners: tuple[str, ...] = LEARNERS  # rows of ROWS
+    # Per-row settings "row.key=value" over the rows' own (hyperparameters and options of oltr.RANKERS),
+    # e.g. --set params=pdgd.learning_rate=0.05,mgd.num_candidates=9,pdgd_neural.hidden_units=32
     params: tuple[str, ...] = ()
-    num_runs: int = 25
+    num_runs: int = 25  # per fold: 125 over the five folds, as the paper
     num_impressions: int = 10_000
     num_checkpoints: int = 16  # log-spaced offline evaluations (plus impression 0)
     list_size: int = 10  # displayed documents, the same for every ranker (the protocol's k)
     discount: float = oltr.ONLINE_DISCOUNT
+    test_queries: str = "relevant"  # "relevant" (the authors') or "all" (no-relevant queries count 0)
+    stop_rule: str = "every_position"  # the authors' simulator; "after_click" is the published cascade model
+    comparisons: str = "probabilistic"  # DBGD / MGD comparisons: "probabilistic" (the paper) or "team_draft"
+    learning_rate_decay: float = 0.9999977  # the authors' script, every row; 1 keeps η constant
     seed: int = 0
 
 
-def ranker_settings(config: Config) -> dict[str, tuple[dict, dict]]:
-    """``{learner: (options, hparams)}``, every setting checked (ValueError naming it) before any work."""
-    defaults = {name: {**DEFAULTS.get(name, {}), "list_size": config.list_size} for name in config.learners}
-    for item in config.params:
-        if item.partition("=")[0].strip().endswith(".list_size"):
-            raise ValueError(f"params item {item!r}: list_size is the protocol's, the same for every ranker; "
+def ranker_settings(config: Config) -> dict[str, tuple[str, dict, dict]]:
+    """``{row: (ranker, options, hparams)}``, every setting checked (ValueError naming it) before any work."""
+    unknown = [row for row in config.learners if row not in ROWS]
+    if unknown:
+        raise ValueError(f"learners: unknown row {unknown[0]!r}; rows: {', '.join(ROWS)}.")
+    overrides = parse(config.params)
+    stray = sorted(set(overrides) - set(config.learners))
+    if stray:
+        raise ValueError(f"params set {', '.join(stray)}, which this run does not run; rows: "
+                         f"{', '.join(config.learners)}.")
+    out = {}
+    for row in config.learners:
+        name, own = ROWS[row]
+        if "list_size" in overrides.get(row, {}):
+            raise ValueError(f"params item {row}.list_size: list_size is the protocol's, the same for every ranker; "
                              "use --set list_size=... instead.")
-    out = settings(config.params, oltr.RANKERS, config.learners, defaults)
-    for name, (options, hparams) in out.items():
-        ranker = oltr.RANKERS.build(name, **options)
-        ranker.init(jax.random.key(0), 1, **hparams)  # range checks of the hyperparameters, on host
+        module = oltr.RANKERS[name]
+        protocol = {"list_size": config.list_size, "learning_rate_decay": config.learning_rate_decay}
+        if name in _COMPARISON_OPTION:
+            protocol[_COMPARISON_OPTION[name]] = config.comparisons
+        protocol = {k: v for k, v in protocol.items() if k in module.OPTIONS or k in module.HPARAMS}
+        options, hparams = oltr.RANKERS.split(name, {**protocol, **own, **overrides.get(row, {})})
+        oltr.RANKERS.build(name, **options).init(jax.random.key(0), 1, **hparams)  # range checks, on host
+        out[row] = (name, options, hparams)
     return out
+
+
+def relevant_queries(queries):
+    """The queries with at least one relevant document (label > 0), as the authors' ``purge_test_set``."""
+    best = np.maximum.reduceat(np.asarray(queries.labels), np.asarray(queries.offsets[:-1]))
+    keep = np.flatnonzero(best > 0)
+    if keep.size == 0:
+        raise ValueError("test_queries=relevant: no test query has a relevant document; use test_queries=all.")
+    return data.take_queries(queries, keep)
 
 
 def _check(config: Config) -> dict[str, tuple[dict, dict]]:
@@ -78,6 +126,11 @@ def _check(config: Config) -> dict[str, tuple[dict, dict]]:
     check_int("num_checkpoints", config.num_checkpoints, minimum=1)
     check_int("list_size", config.list_size, minimum=1, fix="show at least one document (10 in the paper)")
     check_number("discount", config.discount, low=0.0, high=1.0, high_inclusive=True)
+    check_number("learning_rate_decay", config.learning_rate_decay, low=0.0, high=1.0, low_inclusive=False,
+                 high_inclusive=True, fix="use a factor in (0, 1], 1 for a constant rate")
+    check_choice("test_queries", config.test_queries, TEST_QUERIES)
+    check_choice("stop_rule", config.stop_rule, STOP_RULES)
+    check_choice("comparisons", config.comparisons, COMPARISONS)
     if not config.folds or any(f not in (1, 2, 3, 4, 5) for f in config.folds):
         raise ValueError(f"folds must be a non-empty subset of 1..5; got {config.folds}.")
     for field in ("folds", "learners", "click_models"):
@@ -119,15 +172,25 @@ def load_folds(config: Config):
     return ds.name, ds.source, {k: letor_datasets.fold(ds, k, config.seed)[::2] for k in config.folds}
 
 
+def protocol_folds(config: Config, folds: dict) -> dict:
+    """``folds`` with each test part kept whole (``test_queries="all"``) or cut to its queries with a
+    relevant document (``"relevant"``)."""
+    if config.test_queries == "all":
+        return folds
+    return {k: (train, relevant_queries(test)) for k, (train, test) in folds.items()}
+
+
 @register("oltr", Config, report=analysis.report)
 def run(config: Config, run_dir) -> dict:
-    """DBGD vs MGD vs PDGD learning curves and final offline/online NDCG@10 (PDGD paper, §6-7).
+    """The PDGD paper's rows: learning curves and final offline/online NDCG@10 (Tables 3–4, Fig. 2).
 
-    Each learner's lanes are one ``oltr.simulate_grid``, checkpointed under the run directory after
+    Each row's lanes are one ``oltr.simulate_grid``, checkpointed under the run directory after
     every stretch between two offline evaluations: ``--resume`` continues with identical results.
     """
     ranker_config = _check(config)
     name, source, folds = load_folds(config)
+    num_test = {k: int(test.num_queries) for k, (_, test) in folds.items()}
+    folds = protocol_folds(config, folds)
     grades = config.num_grades or int(max(max(tr.labels.max(), te.labels.max()) for tr, te in folds.values())) + 1
     grades = {2: 2, 3: 3}.get(grades, 5)
     models = [cascade_model(m, grades) for m in config.click_models]
@@ -141,14 +204,16 @@ def run(config: Config, run_dir) -> dict:
           f"{config.num_impressions:,} impressions per learner", flush=True)
     results, arrays, timing = {}, {"checkpoints": np.asarray(checkpoints)}, {}
     wall = time.perf_counter()
-    for learner, (options, hparams) in ranker_config.items():
-        ranker = oltr.RANKERS.build(learner, **options)
+    for learner, (ranker_name, options, hparams) in ranker_config.items():
+        ranker = oltr.RANKERS.build(ranker_name, **options)
         saved = lanes.Checkpoint(checkpoint_dir(run_dir), learner, {
-            "learner": learner, "options": options, "hparams": hparams, "checkpoints": list(checkpoints),
-            "discount": config.discount})
+            "learner": learner, "ranker": ranker_name, "options": options, "hparams": hparams,
+            "checkpoints": list(checkpoints), "discount": config.discount, "stop_rule": config.stop_rule,
+            "test_queries": config.test_queries})
         start = time.perf_counter()
         out = oltr.simulate_grid(ranker, keys, train, test, model_stack, checkpoints=checkpoints, hparams=hparams,
-                                 discount=config.discount, checkpoint=saved, label=f"oltr {learner}")
+                                 discount=config.discount, stop_rule=config.stop_rule, checkpoint=saved,
+                                 label=f"oltr {learner}")
         run_s = time.perf_counter() - start
         offline, online = np.asarray(out.offline), np.asarray(out.online)  # [F, M, R, C]
         arrays[f"{learner}__offline"], arrays[f"{learner}__online"] = offline, online
@@ -165,6 +230,9 @@ def run(config: Config, run_dir) -> dict:
                 "final_offline_ci95": round(float(off_ci[-1]), 4),
                 "final_online": round(float(on_mean), 2),
                 "final_online_ci95": round(float(on_ci), 2),
+                "final_offline_std": round(float(off[..., -1].std(ddof=1)) if off[..., -1].size > 1 else 0.0, 4),
+                "final_online_std": round(float(on[..., -1].std(ddof=1)) if on[..., -1].size > 1 else 0.0, 2),
+                "num_runs": int(off[..., -1].size),
             }
         impressions = lanes_per_learner * config.num_impressions
         timing[learner] = {"wall_s": round(run_s, 2), "impressions_per_s": round(impressions / run_s)}
@@ -176,14 +244,17 @@ def run(config: Config, run_dir) -> dict:
     data.write_npz(Path(run_dir) / "arrays.npz", **arrays)
     ordering = {}  # compared on the unrounded means
     finals = {l: {k: arrays[f"{l}__{k}"][..., -1].mean(axis=(0, 2)) for k in ("offline", "online")} for l in results}
-    others = [l for l in results if l != "pdgd"]
+    others = [l for l in results if l != "pdgd"]  # the paper's claim: PDGD (linear) above every other row
     if "pdgd" in results and others:
         for m, model in enumerate(config.click_models):
             ordering[model] = {k: bool(all(finals["pdgd"][k][m] > finals[o][k][m] for o in others))
                                for k in ("offline", "online")}
     return {"dataset": name, "source": source, "folds": list(config.folds), "num_runs": config.num_runs,
             "num_impressions": config.num_impressions, "num_grades": grades,
-            "settings": {l: {"options": o, "hparams": h} for l, (o, h) in ranker_config.items()},
+            "protocol": {"test_queries": config.test_queries, "stop_rule": config.stop_rule,
+                         "comparisons": config.comparisons, "learning_rate_decay": config.learning_rate_decay,
+                         "test_queries_kept": {str(k): [int(folds[k][1].num_queries), num_test[k]] for k in folds}},
+            "settings": {l: {"ranker": r, "options": o, "hparams": h} for l, (r, o, h) in ranker_config.items()},
             "checkpoints": list(checkpoints), "click_models": list(config.click_models), "learners": results,
             "pdgd_best": ordering, "paper": analysis.PAPER,
             "timings": {"learners": timing, "total_s": round(total_s, 1)}}

@@ -155,6 +155,35 @@ def test_masked_positions_never_clicked_or_stop():
     assert clicks.position_based_clicks(jax.random.key(1), labels, where, pbm).tolist() == where.tolist()
 
 
+@pytest.mark.parametrize("stop_rule", clicks.STOP_RULES)
+def test_stop_rules_replay_the_reference_loop(stop_rule):
+    # The same uniforms through the NumPy loop (tests/reference/oltr.py): the published model stops
+    # only after a click; the PDGD authors' simulator stops at any position whose stop coin fires.
+    from tests.reference import oltr as ref
+
+    model = clicks.cascade_model("navigational", 3)
+    rng = np.random.default_rng(5)
+    differ = 0
+    for i in range(40):
+        labels = rng.integers(0, 3, NUM_POSITIONS).astype(np.float32)
+        key = jax.random.key(i)
+        got = clicks.cascade_clicks(key, jnp.asarray(labels), jnp.ones(NUM_POSITIONS, bool), model,
+                                    stop_rule=stop_rule)
+        u_click, u_stop = np.asarray(jax.random.uniform(key, (2, NUM_POSITIONS)))
+        want = ref.cascade(labels, u_click, u_stop, np.asarray(model.click_prob), np.asarray(model.stop_prob),
+                           stop_rule=stop_rule)
+        assert np.asarray(got).tolist() == want, i
+        other = ref.cascade(labels, u_click, u_stop, np.asarray(model.click_prob), np.asarray(model.stop_prob))
+        differ += want != other
+    assert (differ > 0) == (stop_rule == "every_position")
+
+
+def test_unknown_stop_rule_is_named():
+    with pytest.raises(ValueError, match="stop_rule='never' is not one of after_click, every_position"):
+        clicks.cascade_clicks(jax.random.key(0), jnp.zeros(3), jnp.ones(3, bool), clicks.cascade_model("perfect", 3),
+                              stop_rule="never")
+
+
 def test_grades_are_clipped():
     perfect = clicks.cascade_model("perfect", 5)
     labels = jnp.array([7.0, -2.0, 4.0, 0.0, 9.0, 3.0, 1.0, 0.0])  # 7, 9 -> grade 4 (click 1); -2 -> 0

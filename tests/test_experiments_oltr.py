@@ -15,7 +15,7 @@ from jaxrank.clicks import cascade_model
 from tests.conftest import killed_after_checkpoints, launch_experiment as _launch
 
 TINY = ("folds=1", "num_runs=2", "num_impressions=200", "num_checkpoints=4", "click_models=perfect,informational",
-        "params=mgd.num_candidates=4,pdgd.learning_rate=0.2")
+        "learners=dbgd,mgd,pdgd", "params=mgd.num_candidates=4,pdgd.learning_rate=0.2")
 
 
 def test_oltr_synthetic_matches_the_library_simulation_of_each_lane(tmp_path, no_data, capsys):
@@ -30,12 +30,17 @@ def test_oltr_synthetic_matches_the_library_simulation_of_each_lane(tmp_path, no
     # Lane (fold 1, informational, run 1) of PDGD, simulated alone through the public API.
     config = registry.make_config(registry.get("oltr"), list(TINY))
     _, _, folds = experiment.load_folds(config)
-    train, test, _ = oltr.stack_folds(folds, (1,))
+    kept = experiment.protocol_folds(config, folds)
+    labels, offsets = folds[1][1].labels, folds[1][1].offsets
+    relevant = [q for q in range(len(offsets) - 1) if labels[offsets[q]:offsets[q + 1]].max() > 0]
+    assert kept[1][1].qid.tolist() == folds[1][1].qid[relevant].tolist() and 0 < len(relevant) < len(offsets) - 1
+    assert results["protocol"]["test_queries_kept"] == {"1": [len(relevant), len(offsets) - 1]}
+    train, test, _ = oltr.stack_folds(kept, (1,))
     key = oltr.lane_keys(config.seed, (1,), 2, 2)[0, 1, 1]
     alone = jax.jit(lambda k: oltr.simulate(
         k, oltr.RANKERS.build("pdgd"), jax.tree.map(lambda x: x[0], train), jax.tree.map(lambda x: x[0], test),
         cascade_model("informational", results["num_grades"]), checkpoints=checkpoints,
-        hparams={"learning_rate": 0.2, "learning_rate_decay": 0.9999977}))(key)
+        hparams={"learning_rate": 0.2, "learning_rate_decay": 0.9999977}, stop_rule="every_position"))(key)
     np.testing.assert_allclose(arrays["pdgd__offline"][0, 1, 1], alone.offline, rtol=1e-6)
     np.testing.assert_allclose(arrays["pdgd__online"][0, 1, 1], alone.online, rtol=1e-6)
     for learner, per_model in results["learners"].items():
@@ -78,7 +83,11 @@ def test_a_killed_run_resumes_with_identical_results(tmp_path, no_data, monkeypa
     (["learners=dbgd", "params=pdgd.learning_rate=0.2"], "params set pdgd, which this run does not run"),
     (["pdgd_learning_rate=0.2"], "unknown config key 'pdgd_learning_rate'"),
     (["list_size=0"], "list_size must be an int >= 1; got 0"),
-    (["learners=dbgd,sgd"], "unknown ranker 'sgd'"),
+    (["learners=dbgd,sgd"], "unknown row 'sgd'"),
+    (["test_queries=some"], "test_queries must be one of 'relevant', 'all'; got 'some'"),
+    (["stop_rule=never"], "stop_rule must be one of 'after_click', 'every_position'; got 'never'"),
+    (["comparisons=balanced"], "comparisons must be one of 'probabilistic', 'team_draft'; got 'balanced'"),
+    (["learning_rate_decay=0"], r"learning_rate_decay must be in \(0, 1\]; got 0"),
     (["folds=0"], r"folds must be a non-empty subset of 1..5; got \(0,\)"),
     (["folds=1,1"], "folds=1,1 names an entry twice"),
     (["learners=pdgd,pdgd"], "learners=pdgd,pdgd names an entry twice"),
@@ -91,9 +100,18 @@ def test_oltr_rejects_bad_config_before_any_work(tmp_path, no_data, overrides, m
     assert not (tmp_path / "oltr").exists() or not any((tmp_path / "oltr").iterdir())  # no run directory left
 
 
-def test_every_default_setting_is_a_registered_one():
-    """The study's own defaults name real settings of registered rankers (a typo would only
-    surface when that ranker is selected)."""
-    for name, values in experiment.DEFAULTS.items():
-        oltr.RANKERS.split(name, values)
-    assert experiment.ranker_settings(dataclasses.replace(experiment.Config(), learners=tuple(experiment.DEFAULTS)))
+def test_every_row_is_a_registered_ranker_with_the_protocol_settings():
+    """The paper's six rows name real rankers and settings (a typo would only surface when that row
+    is selected), and the protocol's options reach every ranker that has them."""
+    rows = experiment.ranker_settings(experiment.Config())
+    assert list(rows) == ["dbgd", "dbgd_neural", "mgd", "pairwise", "pdgd", "pdgd_neural"]
+    for row, (name, options, hparams) in rows.items():
+        assert name in oltr.RANKERS and options["list_size"] == 10
+        assert hparams["learning_rate_decay"] == 0.9999977, row
+    assert rows["dbgd"][1]["interleaving"] == rows["dbgd_neural"][1]["interleaving"] == "probabilistic"
+    assert rows["mgd"][1]["multileaving"] == "probabilistic"
+    assert rows["dbgd_neural"][1]["model"] == rows["pdgd_neural"][1]["model"] == "neural"
+    ours = experiment.ranker_settings(dataclasses.replace(experiment.Config(), comparisons="team_draft",
+                                                          learning_rate_decay=1.0, learners=("dbgd", "mgd")))
+    assert ours["dbgd"][1]["interleaving"] == ours["mgd"][1]["multileaving"] == "team_draft"
+    assert ours["mgd"][2]["learning_rate_decay"] == 1.0

@@ -13,6 +13,7 @@ from jaxrank.clicks.interleave import (
 )
 from jaxrank.clicks.models import (
     CASCADE_GRADES,
+    STOP_RULES,
     CASCADE_MODELS,
     CascadeModel,
     PositionBasedModel,
@@ -36,6 +37,7 @@ from jaxrank.clicks.multileave import (
 
 __all__ = [
     "CASCADE_GRADES",
+    "STOP_RULES",
     "CASCADE_MODELS",
     "CascadeModel",
     "PositionBasedModel",

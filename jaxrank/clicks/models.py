@@ -140,32 +140,43 @@ def _check_list(ranked_labels, where) -> None:
         )
 
 
-def cascade_clicks(key: PRNGKey, ranked_labels: Array, where: Array, model: CascadeModel) -> Array:
+STOP_RULES = ("after_click", "every_position")
+
+
+def cascade_clicks(key: PRNGKey, ranked_labels: Array, where: Array, model: CascadeModel, *,
+                   stop_rule: str = "after_click") -> Array:
     """Simulated cascade clicks on one ranked list.
 
     The user scans positions ``0, 1, ...``; at a real position (``where`` True) with grade ``g``
-    they click with ``click_prob[g]``; after a click they stop with ``stop_prob[g]``. Masked
-    positions are skipped: never clicked, never a reason to stop. Grades are the labels rounded
-    and clipped to ``[0, G-1]``, so a label above the model's top grade acts as the top grade.
+    they click with ``click_prob[g]``; then they stop with ``stop_prob[g]``: only after a click
+    (``stop_rule="after_click"``, the model as published, ``P(stop | click, g)``), or at every
+    position whether clicked or not (``"every_position"``, what the PDGD authors' simulator does:
+    github.com/HarrieO/OnlineLearningToRank ``utils/clicks.py`` ``ClickModel.generate_clicks`` keeps
+    the clicks up to and including the first position whose stop coin fires). Masked positions are
+    skipped: never clicked, never a reason to stop. Grades are the labels rounded and clipped to
+    ``[0, G-1]``, so a label above the model's top grade acts as the top grade.
 
     All ``2L`` uniforms are drawn at once; the user is still scanning at ``r`` iff no earlier
-    position had a click followed by a stop, an exclusive cumulative sum (no loop over positions).
+    position stopped them, an exclusive cumulative sum (no loop over positions).
 
     Args:
       key: PRNG key.
       ranked_labels: ``[L]`` grades of the shown documents, in display order.
       where: ``[L]`` bool, True for real positions.
       model: ``CascadeModel`` with ``[G]`` vectors.
+      stop_rule: ``"after_click"`` or ``"every_position"`` (static).
 
     Returns:
       ``[L]`` bool clicks.
     """
     _check_list(ranked_labels, where)
+    if stop_rule not in STOP_RULES:
+        raise ValueError(f"stop_rule={stop_rule!r} is not one of {', '.join(STOP_RULES)}.")
     grades = _grades(ranked_labels, model.click_prob.shape[-1])
     u_click, u_stop = jax.random.uniform(key, (2,) + jnp.shape(ranked_labels))
     # u < p with u in [0, 1): p = 0 never fires and p = 1 always does.
     attracted = where & (u_click < model.click_prob[grades])
-    stops = attracted & (u_stop < model.stop_prob[grades])
+    stops = (attracted if stop_rule == "after_click" else where) & (u_stop < model.stop_prob[grades])
     stops_before = jnp.cumsum(stops.astype(jnp.int32)) - stops.astype(jnp.int32)
     return attracted & (stops_before == 0)
 

@@ -28,11 +28,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxrank import lanes
-from jaxrank.clicks.models import CascadeModel, cascade_clicks
+from jaxrank.clicks.models import STOP_RULES, CascadeModel, cascade_clicks
 from jaxrank.data.ragged import bucket_size, pad_queries
 from jaxrank.metrics.ranking import dcg, ndcg, ranked_dcg
 from jaxrank.types import Array, PRNGKey, QueryBatch, Ranker
-from jaxrank.utils.checks import check_int, check_number
+from jaxrank.utils.checks import check_choice, check_int, check_number
 
 ONLINE_DISCOUNT = 0.9995
 
@@ -117,17 +117,19 @@ def displayed_ndcg(ranked_labels: Array, shown: Array, ideal_dcg: Array) -> Arra
     return jnp.where(ideal_dcg > 0, value / jnp.where(ideal_dcg > 0, ideal_dcg, 1.0), 0.0)
 
 
-def impression(key: PRNGKey, ranker: Ranker, state, train: ClickQueries, click_model: CascadeModel, fold=0):
+def impression(key: PRNGKey, ranker: Ranker, state, train: ClickQueries, click_model: CascadeModel, fold=0, *,
+               stop_rule: str = "after_click"):
     """One simulated impression: ``(state, NDCG of the displayed list)``.
 
-    ``train`` is ``ClickQueries`` stacked over folds (``stack_queries``); the query comes from ``fold``.
+    ``train`` is ``ClickQueries`` stacked over folds (``stack_queries``); the query comes from ``fold``;
+    ``stop_rule`` is ``jaxrank.clicks.cascade_clicks``'s.
     """
     key_query, key_rank, key_click = jax.random.split(key, 3)
     q = jax.random.randint(key_query, (), 0, train.num_queries[fold])
     features, labels, where = train.features[fold, q], train.labels[fold, q], train.mask[fold, q]
     docs, shown, aux = ranker.rank(key_rank, state, features, where)
     ranked_labels = jnp.where(shown, labels[jnp.maximum(docs, 0)], 0.0)
-    clicks = cascade_clicks(key_click, ranked_labels, shown, click_model)
+    clicks = cascade_clicks(key_click, ranked_labels, shown, click_model, stop_rule=stop_rule)
     state, _ = ranker.update(state, features, where, docs, shown, clicks, aux)
     return state, displayed_ndcg(ranked_labels, shown, train.ideal_dcg[fold, q])
 
@@ -186,14 +188,17 @@ def stretches(checkpoints: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.nd
     return bounds[:-1], bounds[1:], np.arange(1, len(bounds), dtype=np.int32)
 
 
-def study(ranker: Ranker, *, num_checkpoints: int, discount=ONLINE_DISCOUNT, topn: int = 10) -> lanes.Study:
+def study(ranker: Ranker, *, num_checkpoints: int, discount=ONLINE_DISCOUNT, topn: int = 10,
+          stop_rule: str = "after_click") -> lanes.Study:
     """One run of the paper's protocol as a ``jaxrank.lanes.Study``.
 
     ``data = (train, test)``, ``ClickQueries`` stacked over ``F`` folds; ``lane_data`` a ``Lane``;
     ``hparams`` go to ``ranker.init``; the chunks are ``stretches(checkpoints)`` with
-    ``num_checkpoints = len(checkpoints)``. The result is a ``SimulationResult``.
+    ``num_checkpoints = len(checkpoints)``; ``stop_rule`` is ``jaxrank.clicks.cascade_clicks``'s.
+    The result is a ``SimulationResult``.
     """
     check_int("num_checkpoints", num_checkpoints, minimum=1)
+    check_choice("stop_rule", stop_rule, STOP_RULES)
     check_number("discount", discount, low=0.0, high=1.0, low_inclusive=False, high_inclusive=True)
 
     def evaluate(state, test, fold):
@@ -218,7 +223,7 @@ def study(ranker: Ranker, *, num_checkpoints: int, discount=ONLINE_DISCOUNT, top
         def body(t, inner):
             state, total, factor, shown_sum = inner
             state, value = impression(jax.random.fold_in(carry.key, t), ranker, state, train, lane.click_model,
-                                      lane.fold)
+                                      lane.fold, stop_rule=stop_rule)
             return state, total + factor * value, factor * gamma, shown_sum + value
 
         state, total, factor, shown_sum = jax.lax.fori_loop(
@@ -237,7 +242,7 @@ def study(ranker: Ranker, *, num_checkpoints: int, discount=ONLINE_DISCOUNT, top
 
 def simulate(key: PRNGKey, ranker: Ranker, train: ClickQueries, test: ClickQueries, click_model: CascadeModel, *,
              checkpoints: Sequence[int], hparams: Optional[Mapping[str, Any]] = None, discount=ONLINE_DISCOUNT,
-             topn: int = 10) -> SimulationResult:
+             topn: int = 10, stop_rule: str = "after_click") -> SimulationResult:
     """One run of the paper's protocol, ``checkpoints[-1]`` impressions from ``train``; pure (jit, vmap).
 
     Args:
@@ -250,6 +255,7 @@ def simulate(key: PRNGKey, ranker: Ranker, train: ClickQueries, test: ClickQueri
       hparams: ``ranker.init``'s hyperparameters (default the module's ``HPARAMS``).
       discount: ``γ`` of the online measure.
       topn: cutoff of the offline NDCG.
+      stop_rule: the cascade users' ``jaxrank.clicks.cascade_clicks`` stop rule.
 
     Returns:
       ``SimulationResult`` with ``[C]`` measures, ``C = len(checkpoints)``.
@@ -257,7 +263,7 @@ def simulate(key: PRNGKey, ranker: Ranker, train: ClickQueries, test: ClickQueri
     chunks = stretches(checkpoints)
     one = lambda x: jnp.expand_dims(x, 0)  # noqa: E731  (one fold)
     data = (jax.tree.map(one, train), jax.tree.map(one, test))
-    run = study(ranker, num_checkpoints=len(chunks[0]) + 1, discount=discount, topn=topn)
+    run = study(ranker, num_checkpoints=len(chunks[0]) + 1, discount=discount, topn=topn, stop_rule=stop_rule)
     return lanes.lane(run, key, dict(hparams or {}), data, Lane(jnp.zeros((), jnp.int32), click_model),
                       jax.tree.map(jnp.asarray, chunks))
 
@@ -284,8 +290,8 @@ def grid_lanes(keys, click_models: CascadeModel) -> tuple[Array, Lane]:
 
 def simulate_grid(ranker: Ranker, keys, train: ClickQueries, test: ClickQueries, click_models: CascadeModel, *,
                   checkpoints: Sequence[int], hparams: Optional[Mapping[str, Any]] = None, discount=ONLINE_DISCOUNT,
-                  topn: int = 10, checkpoint: Optional[lanes.Checkpoint] = None, label: Optional[str] = None,
-                  mesh=None) -> SimulationResult:
+                  topn: int = 10, stop_rule: str = "after_click", checkpoint: Optional[lanes.Checkpoint] = None,
+                  label: Optional[str] = None, mesh=None) -> SimulationResult:
     """``simulate`` for every (fold, click model, run): lanes of one program (``jaxrank.lanes.run_lanes``,
     sharded over every device, resumable with a ``checkpoint``), results as numpy ``[F, M, R, ...]``.
 
@@ -306,7 +312,7 @@ def simulate_grid(ranker: Ranker, keys, train: ClickQueries, test: ClickQueries,
     grid = {name: np.broadcast_to(np.asarray(value, np.float32), shape).reshape(-1)
             for name, value in (hparams or {}).items()}
     chunks = stretches(checkpoints)
-    run = study(ranker, num_checkpoints=len(chunks[0]) + 1, discount=discount, topn=topn)
+    run = study(ranker, num_checkpoints=len(chunks[0]) + 1, discount=discount, topn=topn, stop_rule=stop_rule)
     out = lanes.run_lanes(run, flat_keys, grid, data=(train, test), lane_data=lane_data, chunks=chunks,
                           progress=chunks[1], checkpoint=checkpoint, label=label, mesh=mesh)
     return jax.tree.map(lambda x: x.reshape(shape + x.shape[1:]), out)

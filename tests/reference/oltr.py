@@ -31,14 +31,16 @@ def ranking(scores):
     return sorted(range(len(scores)), key=lambda d: (-scores[d], d))
 
 
-def cascade(labels_shown, u_click, u_stop, click_prob, stop_prob):
+def cascade(labels_shown, u_click, u_stop, click_prob, stop_prob, stop_rule="after_click"):
+    """``stop_rule="every_position"``: the stop coin of every scanned position counts, clicked or not
+    (the PDGD authors' ``utils/clicks.py``)."""
     clicks = []
     stopped = False
     for r, g in enumerate(labels_shown):
         g = int(min(max(round(g), 0), len(click_prob) - 1))
         click = (not stopped) and u_click[r] < click_prob[g]
         clicks.append(bool(click))
-        if click and u_stop[r] < stop_prob[g]:
+        if (click or stop_rule == "every_position") and u_stop[r] < stop_prob[g]:
             stopped = True
     return clicks
 

@@ -193,7 +193,8 @@ class Ranker(NamedTuple):
       list shown to the user (``docs = -1`` where not shown) and what ``update`` needs to credit clicks;
     * ``update(state, features, where, docs, shown, clicks [k] bool, aux) -> (state, RankerInfo)``;
     * ``params(state)`` and ``score(params, features [..., D]) -> [...]``: the current (production)
-      ranker, for offline evaluation.
+      ranker, for offline evaluation; ``params`` is a pytree (``w [D]`` for a linear model,
+      ``jaxrank.oltr.scorers.NeuralParams`` for a network).
     """
 
     init: Callable[..., Any]

@@ -34,11 +34,12 @@ def _queries(seed=0):
     return QueryBatch(features, labels, mask, np.arange(len(LENGTHS)))
 
 
-def _replay(step_fn, draws_fn, key, batch, model_name, num_impressions):
-    """The reference loop on the draws ``simulate`` makes: ``(weights, discounted online NDCG)``."""
+def _replay(step_fn, draws_fn, key, batch, model_name, num_impressions, init_fn=None):
+    """The reference loop on the draws ``simulate`` makes: ``(weights, discounted online NDCG)``;
+    the weights start at ``init_fn(key_init)`` (default zero)."""
     click_prob, stop_prob = (np.asarray(v, np.float64) for v in cascade_model(model_name, 3))
-    _, key_steps = jax.random.split(key)
-    w, online = np.zeros(D), 0.0
+    key_init, key_steps = jax.random.split(key)
+    w, online = (np.zeros(D) if init_fn is None else init_fn(key_init)), 0.0
     for t in range(num_impressions):
         key_query, key_rank, key_click = jax.random.split(jax.random.fold_in(key_steps, t), 3)
         q = int(jax.random.randint(key_query, (), 0, len(LENGTHS)))

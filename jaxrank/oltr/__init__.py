@@ -1,17 +1,19 @@
-"""Online learning to rank from simulated clicks: DBGD, MGD and PDGD for linear rankers, and the
-user simulation of the PDGD paper (query sampling, cascade clicks, offline/online NDCG).
+"""Online learning to rank from simulated clicks: DBGD, MGD and PDGD with a linear or a neural
+scoring model (``scorers``; the option ``model``), and the user simulation of the PDGD paper (query
+sampling, cascade clicks, offline/online NDCG).
 
 Each ranker is a module with ``HPARAMS``, ``OPTIONS`` and ``make(**options) -> jaxrank.types.Ranker``;
 ``RANKERS`` registers them (a new ranker is one module plus one line there)::
 
-    ranker = oltr.RANKERS.build("pdgd", list_size=10)
+    ranker = oltr.RANKERS.build("pdgd", list_size=10)  # or model="neural" (64 sigmoid units)
     result = oltr.simulate(key, ranker, train, test, click_model, checkpoints=(0, 100, 1000),
                            hparams={"learning_rate": 0.1})
 """
 
-from jaxrank.oltr import dbgd, mgd, pdgd
+from jaxrank.oltr import dbgd, mgd, pdgd, scorers
 from jaxrank.oltr.base import CandidateState, top_ranks, unit_vectors
-from jaxrank.oltr.pdgd import PDGDState, inferred_pairs, pdgd_gradient, plackett_luce_top
+from jaxrank.oltr.pdgd import PDGDState, inferred_pairs, pdgd_gradient, pdgd_weights, plackett_luce_top
+from jaxrank.oltr.scorers import NeuralParams
 from jaxrank.oltr.simulation import (
     ONLINE_DISCOUNT,
     ClickQueries,
@@ -41,6 +43,7 @@ __all__ = [
     "CandidateState",
     "ClickQueries",
     "Lane",
+    "NeuralParams",
     "PDGDState",
     "SimulationResult",
     "click_queries",
@@ -55,7 +58,9 @@ __all__ = [
     "offline_ndcg",
     "pdgd",
     "pdgd_gradient",
+    "pdgd_weights",
     "plackett_luce_top",
+    "scorers",
     "simulate",
     "simulate_grid",
     "stack_folds",

@@ -1,24 +1,39 @@
 """Pieces shared by DBGD, MGD and PDGD (the contract itself is ``jaxrank.types.Ranker``).
 
-Every ranker here is linear, ``f(x) = w·x``, with ``w`` starting at zero (as in the authors'
-``LinearModel``, github.com/HarrieO/OnlineLearningToRank ``models/linearmodel.py``): ``params(state)``
-is the weight vector ``w [D]`` and ``score(w, features [..., D])`` the scores. After every effective
-update the learning rate is multiplied by ``learning_rate_decay`` (same file; 1 keeps it constant).
+Every ranker scores documents with a model of ``jaxrank.oltr.scorers``, the static option ``model``:
+``"linear"``, ``f(x) = w·x`` with ``w`` starting at zero (the authors' ``LinearModel``,
+github.com/HarrieO/OnlineLearningToRank ``models/linearmodel.py``), or ``"neural"``, one hidden
+layer of ``hidden_units`` sigmoid units (``models/neuralmodel.py``). The state's ``w`` is the
+model's parameter pytree (``[D]`` for the linear model), ``params(state)`` returns it and
+``score(params, features [..., D])`` is the model's ``apply``. DBGD and MGD perturb all of it at
+once: one unit vector over the concatenation of every weight (``ravel_pytree``), as the authors'
+``models/evolutionneuralmodel.py`` ``sample_candidates``. After every effective update the learning
+rate is multiplied by ``learning_rate_decay`` (same files; 1 keeps it constant).
 
 Shapes: one query's candidate documents are ``features [L, D]`` with ``where [L]`` marking the real
-ones (padded, as ``jaxrank.types.QueryBatch``); the displayed list holds ``k = list_size`` positions.
+ones (padded, as ``jaxrank.types.QueryBatch``); the displayed list holds ``k = list_size`` positions;
+``P`` is the number of model parameters (``D`` for the linear model).
 """
 
-from typing import Mapping, NamedTuple
+from typing import Any, Mapping, NamedTuple
 
 import jax
 import jax.numpy as jnp
+from jax.flatten_util import ravel_pytree
 
+from jaxrank.oltr import scorers
 from jaxrank.types import Array, PRNGKey
 from jaxrank.utils.checks import check_int, check_number
 
-__all__ = ["TIE_TOLERANCE", "CandidateState", "check_features", "check_list_size", "check_rates",
-           "hparams_with_defaults", "init_candidates", "params", "score", "step_towards", "top_ranks", "unit_vectors"]
+__all__ = ["MODEL_OPTIONS", "TIE_TOLERANCE", "CandidateState", "check_features", "check_list_size", "check_rates",
+           "hparams_with_defaults", "init_candidates", "params", "perturbed", "step_towards", "top_ranks",
+           "unit_vectors"]
+
+# The static options that choose the scoring model, shared by every ranker's OPTIONS (jaxrank.oltr.scorers).
+MODEL_OPTIONS = {
+    "model": "linear",  # "linear" or "neural" (the PDGD paper's Tables 3-4 run both for DBGD and PDGD)
+    "hidden_units": 64,  # width of the neural model's sigmoid layer (64 in the paper, §4.3); unused by "linear"
+}
 
 
 # A probabilistic outcome computed in f32 can leave a tie (posteriors of exactly 1/2) at ±1e-8: still a tie.
@@ -28,7 +43,7 @@ TIE_TOLERANCE = 1e-6
 class CandidateState(NamedTuple):
     """State of the rankers that compare the current ranker with perturbed candidates (DBGD, MGD)."""
 
-    w: jax.Array  # [D] f32, current ranker
+    w: Any  # the current ranker's parameters: [D] f32 (linear) or scorers.NeuralParams
     learning_rate: jax.Array  # [] f32, η (decayed after every update)
     learning_rate_decay: jax.Array  # [] f32
     delta: jax.Array  # [] f32, exploration step δ: candidates are w + δu
@@ -36,14 +51,9 @@ class CandidateState(NamedTuple):
     t: jax.Array  # [] i32, impressions seen
 
 
-def params(state) -> Array:
-    """``w [D]``: all a linear ranker's scores need."""
+def params(state) -> Any:
+    """The model's parameters ``w`` (``[D]`` for a linear ranker): all its scores need."""
     return state.w
-
-
-def score(w: Array, features: Array) -> Array:
-    """``features [..., D] @ w [D] -> [...]``."""
-    return jnp.asarray(features, jnp.float32) @ w
 
 
 def hparams_with_defaults(name: str, defaults: Mapping[str, float], options: Mapping[str, object],
@@ -71,14 +81,15 @@ def check_list_size(list_size) -> None:
     check_int("list_size", list_size, minimum=1, fix="show at least one document (10 in the papers)")
 
 
-def init_candidates(num_features: int, *, learning_rate, delta, learning_rate_decay, tau) -> CandidateState:
-    """``w = 0`` and the hyperparameters as f32 leaves, checked when concrete."""
+def init_candidates(key, num_features: int, scorer: scorers.Scorer, *, learning_rate, delta, learning_rate_decay,
+                    tau) -> CandidateState:
+    """``w = scorer.init(key, D)`` and the hyperparameters as f32 leaves, checked when concrete."""
     check_int("num_features", num_features, minimum=1)
     check_rates(learning_rate, learning_rate_decay)
     check_number("delta", delta, low=0.0, high=float("inf"), fix="use a finite positive exploration step such as 1")
     check_number("tau", tau, low=0.0, high=float("inf"), fix="use a finite positive softmax exponent such as 3")
     f32 = lambda x: jnp.asarray(x, jnp.float32)  # noqa: E731
-    return CandidateState(jnp.zeros(num_features, jnp.float32), f32(learning_rate), f32(learning_rate_decay),
+    return CandidateState(scorer.init(key, num_features), f32(learning_rate), f32(learning_rate_decay),
                           f32(delta), f32(tau), jnp.zeros((), jnp.int32))
 
 
@@ -89,10 +100,23 @@ def unit_vectors(key: PRNGKey, num_vectors: int, num_features: int) -> Array:
     return vectors / jnp.linalg.norm(vectors, axis=-1, keepdims=True)
 
 
+def perturbed(key: PRNGKey, state: CandidateState, num_candidates: int) -> tuple[Array, Any]:
+    """``(directions [n, P], candidates)``: ``u_j`` from ``unit_vectors(key, n, P)`` over the flattened
+    parameters and the candidates ``w + δ u_j`` (``w``'s pytree with a leading ``[n]`` axis on every
+    leaf). One draw over every weight, hidden layer, bias and output alike, as the authors'
+    ``sample_candidates`` (``models/linearmodel.py``, ``models/evolutionneuralmodel.py``)."""
+    flat, unravel = ravel_pytree(state.w)
+    directions = unit_vectors(key, num_candidates, flat.shape[0])
+    return directions, jax.vmap(unravel)(flat[None, :] + state.delta * directions)
+
+
 def step_towards(state: CandidateState, step: Array, won: Array) -> CandidateState:
-    """``w ← w + η step`` and ``η ← η · decay`` when ``won``; counts the impression either way."""
+    """``w ← w + η step`` and ``η ← η · decay`` when ``won``; counts the impression either way.
+
+    ``step`` is flat, ``[P]``, in the order of ``ravel_pytree(state.w)``."""
+    rate = jnp.where(won, state.learning_rate, 0.0)
     return state._replace(
-        w=state.w + jnp.where(won, state.learning_rate, 0.0) * step,
+        w=jax.tree.map(lambda w, s: w + rate * s, state.w, ravel_pytree(state.w)[1](step)),
         learning_rate=jnp.where(won, state.learning_rate * state.learning_rate_decay, state.learning_rate),
         t=state.t + 1,
     )

@@ -1,4 +1,4 @@
-"""Dueling Bandit Gradient Descent (Yue & Joachims, ICML 2009, Algorithm 2) for a linear ranker.
+"""Dueling Bandit Gradient Descent (Yue & Joachims, ICML 2009, Algorithm 2), linear or neural.
 
 Per impression: draw ``u`` uniformly on the unit sphere, build the candidate ``w' = w + δu``,
 interleave the rankings of ``w`` (ranker 1) and ``w'`` (ranker 2) for the query, and if the clicks
@@ -9,6 +9,13 @@ feasible-set projection ``P_W`` of the paper is omitted, as in the DBGD baseline
 (github.com/HarrieO/OnlineLearningToRank ``algorithms/DBGD/tddbgd.py``, ``pdbgd.py``), whose
 defaults ``δ = 1``, ``η = 0.01`` are ``HPARAMS``.
 
+Model (``jaxrank.oltr.scorers``): ``model="neural"`` is the paper's DBGD (neural) (Oosterhuis & de
+Rijke 2018, §4.3: one layer of 64 sigmoid units, "same parameters" as the linear DBGD, so the same
+``HPARAMS``); ``w`` is then the network's weights and ``u`` one unit vector over all of them
+(hidden weights, hidden biases and output weights concatenated), the authors' ``Neural_P_DBGD``
+(``algorithms/DBGD/neural/pdbgd.py``) with ``models/evolutionneuralmodel.py`` ``sample_candidates``
+and ``update_to_mean_winners`` (whose step towards the winning candidate is ``η u``).
+
 Interleaving: ``"team_draft"`` (Radlinski et al. 2008, as the two-ranker case of team-draft
 multileaving, ``jaxrank.clicks.multileave``, whose rounds of two picks in random order are
 Algorithm 1's coin flips; each ranker's top ``k`` from ``top_ranks``, no sort) or ``"probabilistic"``
@@ -16,7 +23,8 @@ Algorithm 1's coin flips; each ranker's top ``k`` from ``top_ranks``, no sort) o
 wins when it gets more clicks (team draft) or the outcome is > 0 (probabilistic); a tie keeps ``w``.
 
 Random draws of one impression: ``key_dir, key_list = jax.random.split(key)``; ``u`` from
-``unit_vectors(key_dir, 1, D)``; the interleaver consumes ``key_list``.
+``unit_vectors(key_dir, 1, P)`` (``P`` model parameters, ``D`` for the linear model); the interleaver
+consumes ``key_list``. The neural model's initial weights come from ``init``'s key (``scorers.neural_init``).
 """
 
 import functools
@@ -26,8 +34,9 @@ import jax.numpy as jnp
 
 from jaxrank.clicks.interleave import probabilistic_interleave, probabilistic_outcome
 from jaxrank.clicks.multileave import team_draft_multileave_credit, team_draft_multileave_from_ranks
-from jaxrank.oltr.base import (TIE_TOLERANCE, CandidateState, check_features, check_list_size, hparams_with_defaults,
-                               init_candidates, params, score, step_towards, top_ranks, unit_vectors)
+from jaxrank.oltr import scorers
+from jaxrank.oltr.base import (MODEL_OPTIONS, TIE_TOLERANCE, CandidateState, check_features, check_list_size,
+                               hparams_with_defaults, init_candidates, params, perturbed, step_towards, top_ranks)
 from jaxrank.types import Ranker, RankerInfo
 from jaxrank.utils.checks import check_choice
 
@@ -49,26 +58,30 @@ HPARAMS = {
 OPTIONS = {
     "interleaving": "probabilistic",  # "team_draft" or "probabilistic" (the PDGD paper's DBGD baseline, §6)
     "list_size": 10,  # k, the displayed list length (10 in the PDGD paper, §6)
+    **MODEL_OPTIONS,  # model ("linear" or "neural") and hidden_units
 }
 
+_LINEAR = scorers.make()
 
-def init(key, num_features: int, **hparams) -> CandidateState:
-    """``w = 0`` with ``HPARAMS`` (overridden by ``hparams``) as f32 leaves.
+
+def init(key, num_features: int, *, scorer: scorers.Scorer = _LINEAR, **hparams) -> CandidateState:
+    """``w = scorer.init(key, D)`` (zero for the linear model; ``make`` binds the scorer) with
+    ``HPARAMS`` (overridden by ``hparams``) as f32 leaves.
 
     Raises:
       ValueError: for an unknown name, a static option, or a value out of range (when concrete).
     """
-    del key  # w starts at zero
-    return init_candidates(num_features, **hparams_with_defaults("dbgd", HPARAMS, OPTIONS, hparams))
+    return init_candidates(key, num_features, scorer, **hparams_with_defaults("dbgd", HPARAMS, OPTIONS, hparams))
 
 
-def rank(key, state: CandidateState, features, where, *, interleaving: str, list_size: int):
+def rank(key, state: CandidateState, features, where, *, scorer: scorers.Scorer, interleaving: str, list_size: int):
     """Interleaves ``w`` (ranker 1) with the candidate ``w + δu`` (ranker 2): ``(docs [k], shown [k], aux)``."""
     check_features(features, where)
     key_dir, key_list = jax.random.split(key)
-    direction = unit_vectors(key_dir, 1, features.shape[-1])[0]
-    current = score(state.w, features)
-    candidate = features @ (state.w + state.delta * direction)
+    directions, candidates = perturbed(key_dir, state, 1)
+    direction = directions[0]  # [P]
+    current = scorer.apply(state.w, features)
+    candidate = scorer.apply(jax.tree.map(lambda c: c[0], candidates), features)
     if interleaving == "team_draft":
         ranks = top_ranks(jnp.stack([current, candidate]), jnp.asarray(where, bool), list_size)
         docs, shown, credit = team_draft_multileave_from_ranks(key_list, ranks, where, list_size=list_size)
@@ -91,14 +104,19 @@ def update(state: CandidateState, features, where, docs, shown, clicks, aux, *, 
     return step_towards(state, direction, won), RankerInfo(updated=won)
 
 
-def make(*, interleaving: str = OPTIONS["interleaving"], list_size: int = OPTIONS["list_size"]) -> Ranker:
+def make(*, interleaving: str = OPTIONS["interleaving"], list_size: int = OPTIONS["list_size"],
+         model: str = OPTIONS["model"], hidden_units: int = OPTIONS["hidden_units"]) -> Ranker:
     """DBGD as a ``jaxrank.types.Ranker`` with the static options bound.
 
     Args:
       interleaving: ``"team_draft"`` or ``"probabilistic"``.
       list_size: ``k``, the displayed list length.
+      model: ``"linear"`` or ``"neural"`` (``jaxrank.oltr.scorers``).
+      hidden_units: the neural model's hidden layer width (unused by the linear model).
     """
     check_choice("interleaving", interleaving, INTERLEAVINGS)
     check_list_size(list_size)
-    return Ranker(init, functools.partial(rank, interleaving=interleaving, list_size=list_size),
-                  functools.partial(update, interleaving=interleaving), params, score)
+    scorer = scorers.make(model, hidden_units)
+    return Ranker(functools.partial(init, scorer=scorer),
+                  functools.partial(rank, scorer=scorer, interleaving=interleaving, list_size=list_size),
+                  functools.partial(update, interleaving=interleaving), params, scorer.apply)

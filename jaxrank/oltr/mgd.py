@@ -1,4 +1,4 @@
-"""Multileave Gradient Descent (Schuth, Oosterhuis, Whiteson, de Rijke, WSDM 2016, Algorithm 1) for a linear ranker.
+"""Multileave Gradient Descent (Schuth, Oosterhuis, Whiteson, de Rijke, WSDM 2016, Algorithm 1), linear or neural.
 
 Per impression: draw ``n`` directions ``u_1..u_n`` uniformly on the unit sphere, build the
 candidates ``w + δ u_j``, multileave the current ranker (ranker 0) with the ``n`` candidates
@@ -7,7 +7,9 @@ ranker, and take the "mean winner" step ``w ← w + η (1/|B|) Σ_{j∈B} u_j`` 
 no step when ``B`` is empty). The defaults ``n = 49`` candidates, ``δ = 1``, ``η = 0.01`` and
 probabilistic multileaving are those of the MGD baseline in Oosterhuis & de Rijke (CIKM 2018)
 and the authors' code (github.com/HarrieO/OnlineLearningToRank ``algorithms/DBGD/pmgd.py``,
-``tdmgd.py``, ``models/linearmodel.py`` ``update_to_mean_winners``).
+``tdmgd.py``, ``models/linearmodel.py`` ``update_to_mean_winners``). ``model="neural"`` (not in the
+paper's tables) perturbs all the network's weights as DBGD's neural model does
+(``models/evolutionneuralmodel.py``, which the authors' code builds with ``n_candidates``).
 
 Multileaving (``jaxrank.clicks.multileave``):
 
@@ -20,7 +22,8 @@ Multileaving (``jaxrank.clicks.multileave``):
   estimate it from 10,000 sampled assignments.
 
 Random draws of one impression: ``key_dir, key_list = jax.random.split(key)``; the directions from
-``unit_vectors(key_dir, n, D)``; the multileaver consumes ``key_list``.
+``unit_vectors(key_dir, n, P)`` (``P`` model parameters, ``D`` for the linear model); the multileaver
+consumes ``key_list``.
 """
 
 import functools
@@ -36,8 +39,9 @@ from jaxrank.clicks.multileave import (
     team_draft_multileave_credit,
     team_draft_multileave_from_ranks,
 )
-from jaxrank.oltr.base import (TIE_TOLERANCE, CandidateState, check_features, check_list_size, hparams_with_defaults,
-                               init_candidates, params, score, step_towards, top_ranks, unit_vectors)
+from jaxrank.oltr import scorers
+from jaxrank.oltr.base import (MODEL_OPTIONS, TIE_TOLERANCE, CandidateState, check_features, check_list_size,
+                               hparams_with_defaults, init_candidates, params, perturbed, step_towards, top_ranks)
 from jaxrank.types import Ranker, RankerInfo
 from jaxrank.utils.checks import check_choice, check_int
 
@@ -60,27 +64,31 @@ OPTIONS = {
     "num_candidates": 49,  # n, candidates per impression (the PDGD paper's MGD baseline; the authors' pmgd.py)
     "multileaving": "probabilistic",  # "team_draft" or "probabilistic" (the PDGD paper's MGD baseline)
     "list_size": 10,  # k, the displayed list length (10 in the PDGD paper, §6)
+    **MODEL_OPTIONS,  # model ("linear" or "neural") and hidden_units
 }
 
+_LINEAR = scorers.make()
 
-def init(key, num_features: int, **hparams) -> CandidateState:
-    """``w = 0`` with ``HPARAMS`` (overridden by ``hparams``) as f32 leaves.
+
+def init(key, num_features: int, *, scorer: scorers.Scorer = _LINEAR, **hparams) -> CandidateState:
+    """``w = scorer.init(key, D)`` (zero for the linear model; ``make`` binds the scorer) with
+    ``HPARAMS`` (overridden by ``hparams``) as f32 leaves.
 
     Raises:
       ValueError: for an unknown name, a static option, or a value out of range (when concrete).
     """
-    del key  # w starts at zero
-    return init_candidates(num_features, **hparams_with_defaults("mgd", HPARAMS, OPTIONS, hparams))
+    return init_candidates(key, num_features, scorer, **hparams_with_defaults("mgd", HPARAMS, OPTIONS, hparams))
 
 
-def rank(key, state: CandidateState, features, where, *, num_candidates: int, multileaving: str, list_size: int):
+def rank(key, state: CandidateState, features, where, *, scorer: scorers.Scorer, num_candidates: int,
+         multileaving: str, list_size: int):
     """Multileaves ``w`` (ranker 0) with the candidates ``w + δ u_j`` (rankers ``1..n``)."""
     check_features(features, where)
     where = jnp.asarray(where, bool)
     key_dir, key_list = jax.random.split(key)
-    directions = unit_vectors(key_dir, num_candidates, features.shape[-1])  # [n, D]
-    rankers = jnp.concatenate([state.w[None, :], state.w[None, :] + state.delta * directions])
-    scores = rankers @ jnp.asarray(features, jnp.float32).T  # [n + 1, L]
+    directions, candidates = perturbed(key_dir, state, num_candidates)  # [n, P], leaves [n, ...]
+    rankers = jax.tree.map(lambda w, c: jnp.concatenate([w[None], c]), state.w, candidates)
+    scores = scorer.apply_stack(rankers, features)  # [n + 1, L]
     if multileaving == "team_draft":
         ranks = top_ranks(scores, where, list_size)
         docs, shown, credit = team_draft_multileave_from_ranks(key_list, ranks, where, list_size=list_size)
@@ -112,17 +120,22 @@ def update(state: CandidateState, features, where, docs, shown, clicks, aux, *, 
 
 
 def make(*, num_candidates: int = OPTIONS["num_candidates"], multileaving: str = OPTIONS["multileaving"],
-         list_size: int = OPTIONS["list_size"]) -> Ranker:
+         list_size: int = OPTIONS["list_size"], model: str = OPTIONS["model"],
+         hidden_units: int = OPTIONS["hidden_units"]) -> Ranker:
     """MGD as a ``jaxrank.types.Ranker`` with the static options bound.
 
     Args:
       num_candidates: ``n >= 1``.
       multileaving: ``"team_draft"`` or ``"probabilistic"``.
       list_size: ``k``, the displayed list length.
+      model: ``"linear"`` or ``"neural"`` (``jaxrank.oltr.scorers``).
+      hidden_units: the neural model's hidden layer width (unused by the linear model).
     """
     check_int("num_candidates", num_candidates, minimum=1, fix="MGD needs at least one candidate (49 in the paper)")
     check_choice("multileaving", multileaving, MULTILEAVINGS)
     check_list_size(list_size)
+    scorer = scorers.make(model, hidden_units)
     static = dict(num_candidates=num_candidates, multileaving=multileaving)
-    return Ranker(init, functools.partial(rank, list_size=list_size, **static),
-                  functools.partial(update, **static), params, score)
+    return Ranker(functools.partial(init, scorer=scorer), functools.partial(rank, scorer=scorer, list_size=list_size,
+                                                                            **static),
+                  functools.partial(update, **static), params, scorer.apply)

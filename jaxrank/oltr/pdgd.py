@@ -1,4 +1,4 @@
-"""Pairwise Differentiable Gradient Descent (Oosterhuis & de Rijke, CIKM 2018, Algorithm 1), linear model.
+"""Pairwise Differentiable Gradient Descent (Oosterhuis & de Rijke, CIKM 2018, Algorithm 1), linear or neural.
 
 Per impression (paper §4):
 
@@ -12,7 +12,10 @@ Per impression (paper §4):
    P(R*(d_k, d_l) | f))`` (eq. 9), where ``R*`` swaps the two documents in the displayed list.
 4. Step along the weighted pairwise gradient (eq. 10)
    ``∇f ≈ Σ_{d_k ≻_c d_l} ρ(d_k, d_l, R, D) ∇P(d_k ≻ d_l | D, f)`` with
-   ``P(d_k ≻ d_l) = e^{f(d_k)} / (e^{f(d_k)} + e^{f(d_l)})`` (eq. 5): ``w ← w + η ∇f``.
+   ``P(d_k ≻ d_l) = e^{f(d_k)} / (e^{f(d_k)} + e^{f(d_l)})`` (eq. 5): ``w ← w + η ∇f``. The sum
+   gathers into one weight per displayed document, ``∇f ≈ Σ_i c_i ∇_w f(d_i)`` (``pdgd_weights``),
+   so the step holds for any differentiable model: ``c @ x`` for the linear model, ``jax.vjp`` of
+   the network for the neural one (``jaxrank.oltr.scorers``; the authors' ``update_to_documents``).
 
 ``P(R*) / P(R)`` only involves positions ``i < r ≤ j`` between the pair (positions ``i < j``): the
 numerators of eq. 2 are the same documents and at ``r ≤ i`` or ``r > j`` the remaining sets agree,
@@ -22,25 +25,30 @@ documents not shown above ``r`` (undisplayed documents included) and ``LSE`` the
 positive terms only (no cancellation). The default ``η = 0.1`` is the authors'
 (github.com/HarrieO/OnlineLearningToRank ``algorithms/PDGD/pdgd.py``; their ``scripts/CIKM2018.py``
 also decays it by 0.9999977 per update, ``learning_rate_decay``). The pairs, ``ρ`` and the pair
-weights follow that file's ``_update_to_clicks``. The paper's neural variant is not implemented.
+weights follow that file's ``_update_to_clicks``.
+
+``model="neural"`` is the paper's PDGD (neural) (§4.3): one hidden layer of 64 sigmoid units,
+η = 0.1 like the linear model (the authors' ``algorithms/PDGD/deeppdgd.py`` defaults to 0.01, which
+their ``scripts/CIKM2018.py`` overrides with 0.1), initial weights drawn from ``init``'s key.
 
 Random draws of one impression: ``jax.random.gumbel(key, (L,))``.
 """
 
 import functools
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxrank.oltr.base import check_features, check_list_size, check_rates, hparams_with_defaults, params, score
+from jaxrank.oltr import scorers
+from jaxrank.oltr.base import MODEL_OPTIONS, check_features, check_list_size, check_rates, hparams_with_defaults, params
 from jaxrank.types import Array, Ranker, RankerInfo
 from jaxrank.utils.checks import check_int
 
 
 class PDGDState(NamedTuple):
-    w: jax.Array  # [D] f32, linear scoring function
+    w: Any  # the scoring model's parameters: [D] f32 (linear) or scorers.NeuralParams
     learning_rate: jax.Array  # [] f32, η (decayed after every update with a pair)
     learning_rate_decay: jax.Array  # [] f32
     t: jax.Array  # [] i32, impressions seen
@@ -100,12 +108,13 @@ def _log_swap_ratio(displayed: Array, shown: Array, rest_lse: Array) -> Array:
     return jnp.where(pos[:, None] < pos[None, :], log_ratio, log_ratio.T)
 
 
-def pdgd_gradient(scores: Array, features: Array, where: Array, docs: Array, shown: Array, clicks: Array) -> Array:
-    """``[D]`` f32 PDGD's estimated gradient of one impression (eq. 10) for a linear model.
+def pdgd_weights(scores: Array, where: Array, docs: Array, shown: Array, clicks: Array) -> Array:
+    """``[k]`` f32 ``c``: PDGD's gradient of one impression (eq. 10) is ``Σ_i c_i ∇f(d_i)`` over the
+    displayed documents ``d_i = docs[i]`` (0 where not shown); ``c_i`` sums ``ρ ∂P(d_a ≻ d_b)/∂f``
+    over the pairs, ``+`` where ``d_i`` is preferred and ``−`` where it is not.
 
     Args:
       scores: ``[L]`` the model's scores ``f(d)`` of the query's documents.
-      features: ``[L, D]`` their features (``∇_w f(d) = x_d``).
       where: ``[L]`` bool, real documents.
       docs: ``[k]`` i32 displayed documents (-1 where not shown).
       shown: ``[k]`` bool.
@@ -119,10 +128,17 @@ def pdgd_gradient(scores: Array, features: Array, where: Array, docs: Array, sho
     pairs = inferred_pairs(clicks, shown)  # [a, b]: a ≻ b
     rho = jax.nn.sigmoid(_log_swap_ratio(displayed, shown, rest_lse))  # P(R*) / (P(R) + P(R*))
     gap = displayed[:, None] - displayed[None, :]
-    # ∇P(d_a ≻ d_b) = σ(gap) σ(−gap) (x_a − x_b) (eq. 5).
+    # ∇P(d_a ≻ d_b) = σ(gap) σ(−gap) (∇f(d_a) − ∇f(d_b)) (eq. 5): +weight on a, −weight on b.
     weight = jnp.where(pairs, rho * jax.nn.sigmoid(gap) * jax.nn.sigmoid(-gap), 0.0)
     per_position = jnp.sum(weight, axis=1) - jnp.sum(weight, axis=0)  # [k]
-    return jnp.where(shown, per_position, 0.0) @ features[safe]
+    return jnp.where(shown, per_position, 0.0)
+
+
+def pdgd_gradient(scores: Array, features: Array, where: Array, docs: Array, shown: Array, clicks: Array) -> Array:
+    """``[D]`` f32 PDGD's estimated gradient of one impression (eq. 10) for a linear model:
+    ``pdgd_weights(...) @ features[docs]`` (``∇_w f(d) = x_d``); ``features`` is ``[L, D]``, the
+    other arguments as ``pdgd_weights``."""
+    return pdgd_weights(scores, where, docs, shown, clicks) @ features[jnp.maximum(docs, 0)]
 
 
 HPARAMS = {
@@ -135,48 +151,57 @@ HPARAMS = {
 
 OPTIONS = {
     "list_size": 10,  # k, the displayed list length (10 in the PDGD paper, §6)
+    **MODEL_OPTIONS,  # model ("linear" or "neural") and hidden_units
 }
 
+_LINEAR = scorers.make()
 
-def init(key, num_features: int, **hparams) -> PDGDState:
-    """``w = 0`` with ``HPARAMS`` (overridden by ``hparams``) as f32 leaves.
+
+def init(key, num_features: int, *, scorer: scorers.Scorer = _LINEAR, **hparams) -> PDGDState:
+    """``w = scorer.init(key, D)`` (zero for the linear model; ``make`` binds the scorer) with
+    ``HPARAMS`` (overridden by ``hparams``) as f32 leaves.
 
     Raises:
       ValueError: for an unknown name, a static option, or a value out of range (when concrete).
     """
-    del key  # w starts at zero
     hparams = hparams_with_defaults("pdgd", HPARAMS, OPTIONS, hparams)
     check_int("num_features", num_features, minimum=1)
     check_rates(hparams["learning_rate"], hparams["learning_rate_decay"])
-    return PDGDState(jnp.zeros(num_features, jnp.float32), jnp.asarray(hparams["learning_rate"], jnp.float32),
+    return PDGDState(scorer.init(key, num_features), jnp.asarray(hparams["learning_rate"], jnp.float32),
                      jnp.asarray(hparams["learning_rate_decay"], jnp.float32), jnp.zeros((), jnp.int32))
 
 
-def rank(key, state: PDGDState, features, where, *, list_size: int):
+def rank(key, state: PDGDState, features, where, *, scorer: scorers.Scorer, list_size: int):
     """The top ``k`` of a Plackett–Luce ranking by ``f``: ``(docs [k], shown [k], scores [L])``."""
     check_features(features, where)
-    scores = score(state.w, features)
+    scores = scorer.apply(state.w, features)
     docs, shown = plackett_luce_top(key, scores, jnp.asarray(where, bool), list_size)
     return docs, shown, scores
 
 
-def update(state: PDGDState, features, where, docs, shown, clicks, aux):
+def update(state: PDGDState, features, where, docs, shown, clicks, aux, *, scorer: scorers.Scorer):
     """``w ← w + η ∇f`` (eq. 10): ``(state, RankerInfo)``; updated when the clicks give a pair."""
-    gradient = pdgd_gradient(aux, features, jnp.asarray(where, bool), docs, shown, clicks)
+    weights = pdgd_weights(aux, jnp.asarray(where, bool), docs, shown, clicks)  # [k]
+    gradient = scorer.gradient(state.w, features[jnp.maximum(docs, 0)], weights)
     any_pair = jnp.any(inferred_pairs(clicks, shown))
     state = state._replace(
-        w=state.w + state.learning_rate * gradient,
+        w=jax.tree.map(lambda w, g: w + state.learning_rate * g, state.w, gradient),
         learning_rate=jnp.where(any_pair, state.learning_rate * state.learning_rate_decay, state.learning_rate),
         t=state.t + 1,
     )
     return state, RankerInfo(updated=any_pair)
 
 
-def make(*, list_size: int = OPTIONS["list_size"]) -> Ranker:
-    """PDGD as a ``jaxrank.types.Ranker`` with the static option bound.
+def make(*, list_size: int = OPTIONS["list_size"], model: str = OPTIONS["model"],
+         hidden_units: int = OPTIONS["hidden_units"]) -> Ranker:
+    """PDGD as a ``jaxrank.types.Ranker`` with the static options bound.
 
     Args:
       list_size: ``k``, the displayed list length.
+      model: ``"linear"`` or ``"neural"`` (``jaxrank.oltr.scorers``).
+      hidden_units: the neural model's hidden layer width (unused by the linear model).
     """
     check_list_size(list_size)
-    return Ranker(init, functools.partial(rank, list_size=list_size), update, params, score)
+    scorer = scorers.make(model, hidden_units)
+    return Ranker(functools.partial(init, scorer=scorer), functools.partial(rank, scorer=scorer, list_size=list_size),
+                  functools.partial(update, scorer=scorer), params, scorer.apply)

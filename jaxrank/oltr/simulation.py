@@ -35,6 +35,7 @@ from jaxrank.types import Array, PRNGKey, QueryBatch, Ranker
 from jaxrank.utils.checks import check_choice, check_int, check_number
 
 ONLINE_DISCOUNT = 0.9995
+_EVAL_QUERIES = 16  # test queries scored at once by a non-linear ranker's offline evaluation
 
 
 class ClickQueries(NamedTuple):
@@ -153,7 +154,7 @@ class SimulationResult(NamedTuple):
     offline: Array  # [C] f32, offline NDCG@10 at each checkpoint
     online: Array  # [C] f32, discounted cumulative NDCG of the displayed lists up to each checkpoint
     display: Array  # [C] f32, mean NDCG of the lists displayed since the previous checkpoint (0 at 0)
-    params: Any  # ranker.params of the final state (w [D] for the linear rankers)
+    params: Any  # ranker.params of the final state (w [D] for a linear ranker, a pytree for a network)
 
 
 class Lane(NamedTuple):
@@ -202,9 +203,16 @@ def study(ranker: Ranker, *, num_checkpoints: int, discount=ONLINE_DISCOUNT, top
     check_number("discount", discount, low=0.0, high=1.0, low_inclusive=False, high_inclusive=True)
 
     def evaluate(state, test, fold):
-        # Scores of every fold's test queries, then this lane's: under vmap, a per-lane copy of the
-        # fold's features would be [lanes, Q, L, D]; the scores are D times smaller.
-        scores = ranker.score(ranker.params(state), test.features)[fold]
+        params = ranker.params(state)
+        if isinstance(params, jax.Array) and params.ndim == 1:
+            # A linear ranker: scores of every fold's test queries, then this lane's. Under vmap a
+            # per-lane copy of the fold's features would be [lanes, Q, L, D]; the scores are D times smaller.
+            scores = ranker.score(params, test.features)[fold]
+        else:
+            # A network's hidden layer over every fold would be [lanes, F, Q, L, H]: score the lane's
+            # own fold, a few queries at a time.
+            scores = jax.lax.map(lambda q: ranker.score(params, test.features[fold, q]),
+                                 jnp.arange(test.features.shape[1]), batch_size=_EVAL_QUERIES)
         return ndcg(scores, test.labels[fold], where=test.mask[fold], topn=topn)
 
     def init(key, hparams, data, lane: Lane) -> Carry:

@@ -13,6 +13,12 @@ implementation:
   click-skip-above rule plus the first unclicked document after the last click; each pair's
   weight ``ρ = P(R*) / (P(R) + P(R*))`` with both probabilities computed by multiplying the PL
   choice probabilities of the displayed positions (eq. 2, 9), and the gradient of eq. 10.
+* The neural model of that paper (§4.3): ``f(x) = v·σ(xW + b)``, one hidden layer of sigmoid
+  units, no output bias, weights ``N(0, (1/fan_in)²)`` (the authors' ``models/neuralmodel.py``),
+  its gradient by the chain rule written out per document. Neural DBGD perturbs the weights with
+  one unit vector over ``W`` (row-major), ``b`` and ``v`` concatenated in that order (the authors'
+  ``models/evolutionneuralmodel.py``); neural PDGD steps along ``Σ_i c_i ∇f(d_i)``, ``c_i`` the sum
+  of the eq. 10 pair weights with ``+`` on the preferred and ``−`` on the other document.
 * Cascade clicks (Craswell et al. 2008 with click/stop probabilities): at position ``r`` the user
   clicks when ``u_click[r] < P(click | g)`` and, after a click, stops when ``u_stop[r] < P(stop | g)``.
 
@@ -90,8 +96,13 @@ def dbgd_impression(w, features, labels, draws, model, *, learning_rate, delta, 
     """One DBGD impression; ``draws``: ``normal [D]``, ``order_u`` (team draft) or ``pi_u``
     (probabilistic), ``u_click``, ``u_stop``. Returns ``(w, displayed labels)``."""
     u = unit(draws["normal"])
-    current = features @ w
-    candidate = features @ (w + delta * u)
+    won, shown_labels = dbgd_duel(features @ w, features @ (w + delta * u), labels, draws, model,
+                                  interleaving=interleaving, tau=tau, list_size=list_size)
+    return (w + learning_rate * u if won else w), shown_labels
+
+
+def dbgd_duel(current, candidate, labels, draws, model, *, interleaving, tau=3.0, list_size=10):
+    """The interleaved comparison of DBGD from the two rankers' scores: ``(candidate won, displayed labels)``."""
     if interleaving == "team_draft":
         shown, teams = ml.team_draft_multileave(draws["order_u"], [list(current), list(candidate)], list_size)
     else:
@@ -102,7 +113,7 @@ def dbgd_impression(w, features, labels, draws, model, *, learning_rate, delta, 
         won = credit[1] > credit[0]
     else:
         won = probabilistic_outcome(prob_second, clicks) > 0
-    return (w + learning_rate * u if won else w), [labels[d] for d in shown]
+    return won, [labels[d] for d in shown]
 
 
 def mgd_impression(w, features, labels, draws, model, *, learning_rate, delta, multileaving="team_draft", tau=3.0,
@@ -180,6 +191,83 @@ def pdgd_impression(w, features, labels, draws, model, *, learning_rate, list_si
     shown = ranking(scores + np.asarray(draws["gumbel"], np.float64))[:list_size]
     clicks = cascade([labels[d] for d in shown], draws["u_click"], draws["u_stop"], *model)
     return w + learning_rate * pdgd_gradient(features, scores, shown, clicks), [labels[d] for d in shown]
+
+
+# ---------------------------------------------------------------- the neural model and its learners
+
+
+def sigmoid(z):
+    return 1.0 / (1.0 + np.exp(-z))
+
+
+def neural_init(normal_hidden, normal_bias, normal_output):
+    """``{"hidden": W [D, H], "bias": b [H], "output": v [H]}`` from standard normal draws: each weight
+    ``N(0, s²)`` with ``s = 1/fan_in`` (``1/D`` for ``W`` and ``b``, ``1/H`` for ``v``)."""
+    normal_hidden = np.asarray(normal_hidden, np.float64)
+    num_features, hidden_units = normal_hidden.shape
+    return {"hidden": normal_hidden / num_features, "bias": np.asarray(normal_bias, np.float64) / num_features,
+            "output": np.asarray(normal_output, np.float64) / hidden_units}
+
+
+def neural_score(net, x):
+    """``f(x) = Σ_j v_j σ(Σ_d x_d W_dj + b_j)`` for one document ``x [D]``."""
+    hidden_units = len(net["bias"])
+    h = [sigmoid(sum(x[d] * net["hidden"][d, j] for d in range(len(x))) + net["bias"][j]) for j in range(hidden_units)]
+    return sum(net["output"][j] * h[j] for j in range(hidden_units))
+
+
+def neural_scores(net, features):
+    return np.asarray([neural_score(net, x) for x in features])
+
+
+def neural_weighted_gradient(net, features, doc_weights):
+    """``Σ_i c_i ∇f(x_i)`` by the chain rule: with ``h = σ(xW + b)``, ``∂f/∂v_j = h_j``,
+    ``∂f/∂b_j = v_j h_j (1 − h_j)`` and ``∂f/∂W_dj = x_d v_j h_j (1 − h_j)``."""
+    grad = {k: np.zeros_like(v) for k, v in net.items()}
+    for x, c in zip(features, doc_weights):
+        if c == 0:
+            continue
+        h = sigmoid(x @ net["hidden"] + net["bias"])
+        back = net["output"] * h * (1.0 - h)
+        grad["output"] += c * h
+        grad["bias"] += c * back
+        grad["hidden"] += c * np.outer(x, back)
+    return grad
+
+
+def neural_unflatten(net, vector):
+    """``vector [P]`` cut into ``net``'s shapes in the authors' order: ``W`` row-major, ``b``, ``v``."""
+    out, start = {}, 0
+    for k in ("hidden", "bias", "output"):
+        size = net[k].size
+        out[k] = np.asarray(vector[start:start + size], np.float64).reshape(net[k].shape)
+        start += size
+    assert start == len(vector)
+    return out
+
+
+def neural_dbgd_impression(net, features, labels, draws, model, *, learning_rate, delta, interleaving, tau=3.0,
+                           list_size=10):
+    """One neural DBGD impression; ``draws`` as ``dbgd_impression`` with ``normal [P]`` over all the
+    weights. Returns ``(net, displayed labels)``."""
+    u = neural_unflatten(net, unit(draws["normal"]))
+    candidate = {k: net[k] + delta * u[k] for k in net}
+    won, shown_labels = dbgd_duel(neural_scores(net, features), neural_scores(candidate, features), labels, draws,
+                                  model, interleaving=interleaving, tau=tau, list_size=list_size)
+    return ({k: net[k] + learning_rate * u[k] for k in net} if won else net), shown_labels
+
+
+def neural_pdgd_impression(net, features, labels, draws, model, *, learning_rate, list_size=10):
+    """One neural PDGD impression; ``draws``: ``gumbel [n]``, ``u_click``, ``u_stop``."""
+    scores = neural_scores(net, features)
+    shown = ranking(scores + np.asarray(draws["gumbel"], np.float64))[:list_size]
+    clicks = cascade([labels[d] for d in shown], draws["u_click"], draws["u_stop"], *model)
+    doc_weights = np.zeros(len(features))
+    for da, db, weight in pdgd_pair_terms(scores, shown, clicks):
+        doc_weights[da] += weight
+        doc_weights[db] -= weight
+    grad = neural_weighted_gradient(net, features, doc_weights)
+    return {k: net[k] + learning_rate * grad[k] for k in net}, [labels[d] for d in shown]
 
 
 def displayed_ndcg(shown_labels, labels, topn=10):

@@ -1,4 +1,4 @@
-"""Online learning to rank from simulated clicks: DBGD, MGD and PDGD for linear rankers, and the
+"""Online learning to rank from simulated clicks: DBGD, MGD, PDGD and Pairwise for linear rankers, and the
 user simulation of the PDGD paper (query sampling, cascade clicks, offline/online NDCG).
 
 Each ranker is a module with ``HPARAMS``, ``OPTIONS`` and ``make(**options) -> jaxrank.types.Ranker``;
@@ -9,7 +9,7 @@ Each ranker is a module with ``HPARAMS``, ``OPTIONS`` and ``make(**options) -> j
                            hparams={"learning_rate": 0.1})
 """
 
-from jaxrank.oltr import dbgd, mgd, pdgd
+from jaxrank.oltr import dbgd, mgd, pairwise, pdgd
 from jaxrank.oltr.base import CandidateState, top_ranks, unit_vectors
 from jaxrank.oltr.pdgd import PDGDState, inferred_pairs, pdgd_gradient, plackett_luce_top
 from jaxrank.oltr.simulation import (
@@ -33,7 +33,7 @@ from jaxrank.oltr.simulation import (
 )
 from jaxrank.registry import Registry
 
-RANKERS = Registry("ranker", {"dbgd": dbgd, "mgd": mgd, "pdgd": pdgd})
+RANKERS = Registry("ranker", {"dbgd": dbgd, "mgd": mgd, "pdgd": pdgd, "pairwise": pairwise})
 
 __all__ = [
     "ONLINE_DISCOUNT",
@@ -53,6 +53,7 @@ __all__ = [
     "log_checkpoints",
     "mgd",
     "offline_ndcg",
+    "pairwise",
     "pdgd",
     "pdgd_gradient",
     "plackett_luce_top",

@@ -1,6 +1,7 @@
 """DBGD, MGD, PDGD and Pairwise against the NumPy reference on the same draws, Pairwise's first
-impressions traced by hand, PDGD's unbiasedness on a brute-forced tiny case, the Plackett–Luce display law, the grid on the lane runner (equal to single
-runs, resumable), and bad input refused before any work."""
+impressions traced by hand, PDGD's unbiasedness on a brute-forced tiny case, the Plackett–Luce
+display law, the grid on the lane runner (equal to single runs, resumable), and bad input refused
+before any work."""
 
 import itertools
 import math

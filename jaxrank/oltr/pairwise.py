@@ -9,14 +9,14 @@ Per impression:
 1. Display (ε-greedy mixing): an exploitative list (the documents by the current scores ``w·x``) and an
    exploratory one (a uniformly random permutation). Position by position, with probability ε the next
    document of the exploratory list not shown yet, else the next one of the exploitative list
-   (``_create_train_ranking``). Only the first ``k`` entries of either list can be reached (each entry
-   passed over is already shown), so both come from ``lax.top_k``; the random permutation is the
-   Gumbel-top-k of zeros.
+   (``_create_train_ranking``; ``epsilon_greedy_display`` with explicit draws). Only the first ``k``
+   entries of either list can be reached (each entry passed over is already shown), so both come from
+   ``lax.top_k``; the random permutation is the Gumbel-top-k of zeros.
 2. Pairs from the clicks under the click-skip-above assumption: a clicked document is preferred over
    every unclicked document above the last click and over the first unclicked one after it
    (``_update_to_clicks``, the same rule as PDGD's, ``jaxrank.oltr.pdgd.inferred_pairs``).
 3. Step: ``w ← w + η Σ_{d_a ≻ d_b} (x_a − x_b)`` over all inferred pairs, one step per impression with
-   a pair: every pair counts (no hinge margin test on the current scores, no normalisation by the number
+   a pair: every pair counts (no margin test on the current scores, no normalisation by the number
    of pairs; the code's ``update_to_documents`` with weight ``#negatives`` on each clicked and
    ``−#clicked`` on each negative document), then ``η ← η · learning_rate_decay``
    (``models/linearmodel.py``).
@@ -30,8 +30,10 @@ Exploitative order (static option ``exploit_order``). ``"descending"`` (default)
 ranker's best documents first, as Hofmann et al. describe exploitation. The authors' code builds that
 list with ``utils/rankings.py`` ``rank_query`` on the raw scores, which sorts ascending (their test
 rankings negate the scores first, ``PDGD.get_test_rankings``): its exploitative documents come worst
-first. ``exploit_order="ascending"`` reproduces that code, hence the online numbers of Table 4;
-the offline ranker (``params``/``score``) and the updates are the same under both.
+first. ``exploit_order="ascending"`` reproduces that code and the online numbers of Table 4 (MQ2008
+Fold 1, perfect clicks, 10 runs: about 603 against the table's 616.6 over five folds, where
+``"descending"`` gives about 725). The offline ranker (``params``/``score``) and the update rule are the
+same under both.
 
 Ties in the exploitative list go by document index (``lax.top_k``, as DBGD/MGD here) where the authors
 break them at random; this only matters while ``w = 0`` or for documents with equal features.

@@ -1,6 +1,7 @@
-"""DBGD, MGD and PDGD against the NumPy reference on the same draws, PDGD's unbiasedness on a
-brute-forced tiny case, the Plackett–Luce display law, the grid on the lane runner (equal to single
-runs, resumable), and bad input refused before any work."""
+"""DBGD, MGD, PDGD and Pairwise against the NumPy reference on the same draws, Pairwise's first
+impressions traced by hand, PDGD's unbiasedness on a brute-forced tiny case, the Plackett–Luce
+display law, the grid on the lane runner (equal to single runs, resumable), and bad input refused
+before any work."""
 
 import itertools
 import math
@@ -119,6 +120,90 @@ def test_learner_matches_numpy_reference(name):
     np.testing.assert_allclose(float(result.online[-1]), online_ref, rtol=1e-5)
 
 
+def _pairwise_draws(key_rank, n):
+    key_coin, key_explore = jax.random.split(key_rank)
+    return dict(u_coin=np.asarray(jax.random.uniform(key_coin, (K,))),
+                gumbel=np.asarray(jax.random.gumbel(key_explore, (L,)))[:n])
+
+
+@pytest.mark.parametrize("exploit_order, model_name, epsilon", [
+    ("descending", "informational", 0.5),
+    ("ascending", "navigational", 0.8),
+])
+def test_pairwise_matches_numpy_reference(exploit_order, model_name, epsilon):
+    """100 impressions on the same draws, with a decaying learning rate: weights within 1e-5 and the
+    same online NDCG."""
+    hparams = {"learning_rate": 0.05, "learning_rate_decay": 0.99, "epsilon": epsilon}
+    ranker = oltr.RANKERS.build("pairwise", exploit_order=exploit_order)
+    batch = _queries()
+    data = oltr.click_queries(batch)
+    key = jax.random.key(11)
+    result = jax.jit(lambda k: oltr.simulate(k, ranker, data, data, cascade_model(model_name, 3),
+                                             checkpoints=(0, 40, 100), hparams=hparams))(key)
+    rate = [hparams["learning_rate"]]  # η of the reference, decayed after each update
+
+    def step(w, x, y, d, m):
+        w, shown_labels, rate[0] = ref.pairwise_impression(
+            w, x, y, d, m, learning_rate=rate[0], learning_rate_decay=hparams["learning_rate_decay"],
+            epsilon=np.float32(epsilon), exploit_order=exploit_order)  # ε compared in f32, as the ranker does
+        return w, shown_labels
+
+    w_ref, online_ref = _replay(step, _pairwise_draws, key, batch, model_name, 100)
+    assert np.abs(w_ref).max() > 1e-3 and rate[0] < 0.9 * hparams["learning_rate"]  # it learned and decayed
+    np.testing.assert_allclose(np.asarray(result.params), w_ref, atol=1e-5)
+    np.testing.assert_allclose(float(result.online[-1]), online_ref, rtol=1e-5)
+
+
+def test_pairwise_first_impressions_by_hand():
+    """Two impressions of 4 documents traced by hand: the ε-greedy mix, the click-skip-above pairs
+    (clicked ≻ unclicked above the last click and the first one after it) and the step with decay."""
+    x = jnp.asarray([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.5, 0.0]])
+    where = jnp.ones(4, bool)
+    ranker = oltr.RANKERS.build("pairwise", list_size=3)
+    state = ranker.init(None, 2, learning_rate=0.1, learning_rate_decay=0.5)
+    # Impression 1, w = 0: every score ties, the exploitative list is 0, 1, 2, 3; the random order of
+    # the priorities is 1, 3, 0, 2. Exploit → 0; explore → 1; explore → 3 (1 is shown).
+    docs, shown = oltr.pairwise.epsilon_greedy_display(ranker.score(ranker.params(state), x), where,
+                                                       jnp.asarray([False, True, True]),
+                                                       jnp.asarray([0.1, 2.0, -1.0, 0.7]))
+    np.testing.assert_array_equal(docs, [0, 1, 3])
+    # A click on position 1: doc 1 ≻ doc 0 (above) and doc 1 ≻ doc 3 (first after the last click).
+    # Step 0.1 (2 x_1 − x_0 − x_3) = 0.1 ([0, 2] − [1, 0] − [0.5, 0]) = [−0.15, 0.2]; η → 0.05.
+    state, info = ranker.update(state, x, where, docs, shown, jnp.asarray([False, True, False]), ())
+    assert bool(info.updated) and int(state.t) == 1
+    np.testing.assert_allclose(state.w, [-0.15, 0.2], atol=1e-6)
+    np.testing.assert_allclose(state.learning_rate, 0.05, rtol=1e-7)
+    # Impression 2: scores x·w = [−0.15, 0.2, 0.05, −0.075]: exploitative list 1, 2, 3, 0 (best first) or
+    # 0, 3, 2, 1 (ascending, the authors' code); random order 2, 0, 3, 1. Explore → 2, then exploit twice.
+    scores = ranker.score(ranker.params(state), x)
+    np.testing.assert_allclose(scores, [-0.15, 0.2, 0.05, -0.075], atol=1e-6)
+    mix, priorities = jnp.asarray([True, False, False]), jnp.asarray([0.3, -0.2, 0.9, 0.1])
+    docs, shown = oltr.pairwise.epsilon_greedy_display(scores, where, mix, priorities)
+    np.testing.assert_array_equal(docs, [2, 1, 3])  # 2; then 1; then 3 (1 and 2 are shown)
+    ascending, _ = oltr.pairwise.epsilon_greedy_display(scores, where, mix, priorities, exploit_order="ascending")
+    np.testing.assert_array_equal(ascending, [2, 0, 3])
+    # Clicks on positions 0 and 2 (docs 2, 3): 2 ≻ 1 and 3 ≻ 1. Step 0.05 (x_2 + x_3 − 2 x_1) = 0.05 [1.5, −1].
+    after, info = ranker.update(state, x, where, docs, shown, jnp.asarray([True, False, True]), ())
+    assert bool(info.updated)
+    np.testing.assert_allclose(after.w, [-0.075, 0.15], atol=1e-6)
+    np.testing.assert_allclose(after.learning_rate, 0.025, rtol=1e-7)
+    # The ascending list 2, 0, 3 with one click on top: 2 ≻ 0 only (3 is below the first unclicked after
+    # the last click). Step 0.05 (x_2 − x_0) = [0, 0.05].
+    after, _ = ranker.update(state, x, where, ascending, shown, jnp.asarray([True, False, False]), ())
+    np.testing.assert_allclose(after.w, [-0.15, 0.25], atol=1e-6)
+    # No click, or every position clicked: no pair, no step, η kept; the impression still counts.
+    for clicks in ([False] * 3, [True] * 3):
+        same, info = ranker.update(state, x, where, docs, shown, jnp.asarray(clicks), ())
+        assert not bool(info.updated) and int(same.t) == 2
+        np.testing.assert_array_equal(same.w, state.w)
+        np.testing.assert_array_equal(same.learning_rate, state.learning_rate)
+    # Two real documents and three positions: both shown, in the mix's order, then −1.
+    docs, shown = oltr.pairwise.epsilon_greedy_display(scores, jnp.asarray([True, True, False, False]),
+                                                       jnp.asarray([False, True, True]), priorities)
+    np.testing.assert_array_equal(docs, [1, 0, -1])
+    np.testing.assert_array_equal(shown, [True, True, False])
+
+
 def _click_distribution(labels_shown, click_prob, stop_prob):
     """``{clicks tuple: probability}`` of the cascade model, enumerating click and stop events."""
     out = {}
@@ -200,6 +285,8 @@ RANKERS = {  # every registered ranker with each comparison it offers, small eno
     "dbgd_probabilistic": ("dbgd", {}),
     "mgd_team_draft": ("mgd", {"num_candidates": 3, "multileaving": "team_draft"}),
     "mgd_probabilistic": ("mgd", {"num_candidates": 3}),
+    "pairwise": ("pairwise", {}),
+    "pairwise_ascending": ("pairwise", {"exploit_order": "ascending"}),
 }
 
 
@@ -235,6 +322,8 @@ def test_short_query_shows_only_its_documents_and_reports_an_update(name):
     (lambda: oltr.RANKERS.build("pdgd", learning_rate=0.1), "learning_rate=0.1 is a hyperparameter"),
     (lambda: oltr.RANKERS.split("pdgd", {"learning_rate": float("inf")}), "learning_rate=inf must be finite"),
     (lambda: oltr.RANKERS.build("sgd"), "unknown ranker 'sgd'"),
+    (lambda: oltr.pairwise.init(None, D, epsilon=1.5), "epsilon must be in \\[0, 1\\]; got 1.5"),
+    (lambda: oltr.RANKERS.build("pairwise", exploit_order="random"), "exploit_order must be one of .*'random'"),
     (lambda: cascade_model("clicky", 3), "clicky"),
     (lambda: oltr.log_checkpoints(0), "num_impressions"),
 ])

@@ -1,6 +1,6 @@
-"""Online learning to rank from simulated clicks: DBGD, MGD and PDGD with a linear or a neural
-scoring model (``scorers``; the option ``model``), and the user simulation of the PDGD paper (query
-sampling, cascade clicks, offline/online NDCG).
+"""Online learning to rank from simulated clicks: DBGD, MGD, PDGD and Pairwise, DBGD, MGD and PDGD
+with a linear or a neural scoring model (``scorers``; the option ``model``), and the user simulation of
+the PDGD paper (query sampling, cascade clicks, offline/online NDCG).
 
 Each ranker is a module with ``HPARAMS``, ``OPTIONS`` and ``make(**options) -> jaxrank.types.Ranker``;
 ``RANKERS`` registers them (a new ranker is one module plus one line there)::
@@ -10,7 +10,7 @@ Each ranker is a module with ``HPARAMS``, ``OPTIONS`` and ``make(**options) -> j
                            hparams={"learning_rate": 0.1})
 """
 
-from jaxrank.oltr import dbgd, mgd, pdgd, scorers
+from jaxrank.oltr import dbgd, mgd, pairwise, pdgd, scorers
 from jaxrank.oltr.base import CandidateState, top_ranks, unit_vectors
 from jaxrank.oltr.pdgd import PDGDState, inferred_pairs, pdgd_gradient, pdgd_weights, plackett_luce_top
 from jaxrank.oltr.scorers import NeuralParams
@@ -35,7 +35,7 @@ from jaxrank.oltr.simulation import (
 )
 from jaxrank.registry import Registry
 
-RANKERS = Registry("ranker", {"dbgd": dbgd, "mgd": mgd, "pdgd": pdgd})
+RANKERS = Registry("ranker", {"dbgd": dbgd, "mgd": mgd, "pdgd": pdgd, "pairwise": pairwise})
 
 __all__ = [
     "ONLINE_DISCOUNT",
@@ -56,6 +56,7 @@ __all__ = [
     "log_checkpoints",
     "mgd",
     "offline_ndcg",
+    "pairwise",
     "pdgd",
     "pdgd_gradient",
     "pdgd_weights",

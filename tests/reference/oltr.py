@@ -19,6 +19,11 @@ implementation:
   one unit vector over ``W`` (row-major), ``b`` and ``v`` concatenated in that order (the authors'
   ``models/evolutionneuralmodel.py``); neural PDGD steps along ``Σ_i c_i ∇f(d_i)``, ``c_i`` the sum
   of the eq. 10 pair weights with ``+`` on the preferred and ``−`` on the other document.
+* Pairwise: Hofmann, Whiteson & de Rijke, Information Retrieval 16(1), 2013, as the PDGD authors'
+  ``algorithms/baselines/pairwise.py`` runs it: each position takes, with probability ε, the next
+  document not shown yet of a random order (Gumbel keys), else of the current ranking (descending,
+  or ascending as that code); pairs from the same click rule as PDGD; ``w += η Σ (x_a − x_b)`` over
+  all pairs and ``η *= decay`` when there is a pair.
 * Cascade clicks (Craswell et al. 2008 with click/stop probabilities): at position ``r`` the user
   clicks when ``u_click[r] < P(click | g)`` and, after a click, stops when ``u_stop[r] < P(stop | g)``.
 
@@ -268,6 +273,41 @@ def neural_pdgd_impression(net, features, labels, draws, model, *, learning_rate
         doc_weights[db] -= weight
     grad = neural_weighted_gradient(net, features, doc_weights)
     return {k: net[k] + learning_rate * grad[k] for k in net}, [labels[d] for d in shown]
+
+def pairwise_display(scores, explore, priorities, list_size, exploit_order="descending"):
+    """The displayed documents: position ``i`` takes the first document of the random order
+    (``priorities`` descending, when ``explore[i]``) or of the current ranking that is not shown yet."""
+    if exploit_order == "descending":
+        exploit = ranking(scores)
+    else:
+        exploit = sorted(range(len(scores)), key=lambda d: (scores[d], d))
+    random_order = ranking(priorities)
+    shown = []
+    for i in range(min(list_size, len(scores))):
+        source = random_order if explore[i] else exploit
+        shown.append(next(d for d in source if d not in shown))
+    return shown
+
+
+def pairwise_step(w, features, shown, clicks, learning_rate, learning_rate_decay=1.0):
+    """``(w, learning_rate)`` after one update from the clicks on ``shown``."""
+    pairs = pdgd_pairs(clicks)
+    if not pairs:
+        return w, learning_rate
+    step = sum(features[shown[a]] - features[shown[b]] for a, b in pairs)
+    return w + learning_rate * step, learning_rate * learning_rate_decay
+
+
+def pairwise_impression(w, features, labels, draws, model, *, learning_rate, epsilon, learning_rate_decay=1.0,
+                        exploit_order="descending", list_size=10):
+    """One Pairwise impression; ``draws``: ``u_coin [k]`` (position ``i`` explores when ``u_coin[i] < ε``),
+    ``gumbel [n]``, ``u_click``, ``u_stop``. Returns ``(w, displayed labels, learning_rate)``."""
+    explore = [u < epsilon for u in draws["u_coin"]]
+    shown = pairwise_display(features @ w, explore, np.asarray(draws["gumbel"], np.float64), list_size,
+                             exploit_order)
+    clicks = cascade([labels[d] for d in shown], draws["u_click"], draws["u_stop"], *model)
+    w, learning_rate = pairwise_step(w, features, shown, clicks, learning_rate, learning_rate_decay)
+    return w, [labels[d] for d in shown], learning_rate
 
 
 def displayed_ndcg(shown_labels, labels, topn=10):

@@ -49,8 +49,8 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxrank.oltr.base import (check_features, check_list_size, check_rates, hparams_with_defaults, params, score,
-                               step_towards)
+from jaxrank.oltr.base import check_features, check_list_size, check_rates, hparams_with_defaults, params, step_towards
+from jaxrank.oltr.scorers import linear_apply as score
 from jaxrank.oltr.pdgd import inferred_pairs
 from jaxrank.types import Array, Ranker, RankerInfo
 from jaxrank.utils.checks import check_choice, check_int, check_number

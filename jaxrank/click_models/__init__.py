@@ -10,13 +10,16 @@ registers them (a new model is one module plus one line)::
     log_lik = model.conditional_log_probs(params, log)  # [S, K]
 
 EM models: PBM, UBM, CCM, DBN; counting (maximum likelihood) models: GCTR, RCTR, DCTR, CM, DCM, SDBN.
+``generate_sessions`` simulates logs (with ``jaxrank.clicks`` simulators or a fitted model's ``sample``);
+``metrics`` evaluates a fitted model (log-likelihood, perplexity).
 """
 
-from jaxrank.click_models import ccm, chain, cm, dbn, dcm, dctr, gctr, pbm, rctr, sdbn, ubm
+from jaxrank.click_models import ccm, chain, cm, dbn, dcm, dctr, gctr, metrics, pbm, rctr, sdbn, ubm
 from jaxrank.click_models.base import (PRIOR, PROB_CAP, ClickModel, Statistics, from_probabilities, log1mexp, logit,
                                        maximize, probabilities)
 from jaxrank.click_models.em import em_step, fit_em
 from jaxrank.click_models.generate import generate_sessions
+from jaxrank.click_models.metrics import Perplexity, conditional_perplexity, log_likelihood, perplexity
 from jaxrank.registry import Registry
 
 CLICK_MODELS = Registry("click model", {
@@ -37,10 +40,12 @@ __all__ = [
     "PRIOR",
     "PROB_CAP",
     "ClickModel",
+    "Perplexity",
     "Statistics",
     "ccm",
     "chain",
     "cm",
+    "conditional_perplexity",
     "dbn",
     "dcm",
     "dctr",
@@ -50,9 +55,12 @@ __all__ = [
     "gctr",
     "generate_sessions",
     "log1mexp",
+    "log_likelihood",
     "logit",
     "maximize",
+    "metrics",
     "pbm",
+    "perplexity",
     "probabilities",
     "rctr",
     "sdbn",

@@ -30,7 +30,8 @@ from collections import defaultdict
 
 import numpy as np
 
-__all__ = ["MODELS", "assignments", "pattern_probability", "pattern_table", "em", "counting"]
+__all__ = ["MODELS", "assignments", "pattern_probability", "pattern_table", "conditional_and_unconditional", "em",
+           "counting", "log_likelihood", "perplexity"]
 
 
 def _no_hidden(key_fn):
@@ -222,3 +223,27 @@ def counting(model, sessions):
             else:
                 raise ValueError(f"{model} is not a counting model")
     return {key: (1.0 + numerator[key]) / (2.0 + denominator[key]) for key in numerator}
+
+
+def log_likelihood(model, params, sessions):
+    """PyClick's ``LogLikelihood``: the mean over sessions of the mean over positions of
+    ``log P(C_r = c_r | C_<r)``."""
+    total = 0.0
+    for pairs, clicks in sessions:
+        cond, _ = conditional_and_unconditional(model, params, pairs, clicks)
+        total += np.mean(np.log(cond))
+    return total / len(sessions)
+
+
+def perplexity(model, params, sessions, num_positions, *, conditional=False):
+    """PyClick's ``Perplexity`` (``PerplexityCond`` with ``conditional``): per rank
+    ``2^(-mean log2 P(C_r = c_r))`` over the sessions showing that rank, and their mean."""
+    sums, counts = np.zeros(num_positions), np.zeros(num_positions)
+    for pairs, clicks in sessions:
+        cond, uncond = conditional_and_unconditional(model, params, pairs, clicks)
+        for r, c in enumerate(clicks):
+            p = cond[r] if conditional else (uncond[r] if c else 1.0 - uncond[r])
+            sums[r] += np.log2(p)
+            counts[r] += 1
+    per_rank = [2.0 ** (-sums[r] / counts[r]) for r in range(num_positions) if counts[r]]
+    return float(np.mean(per_rank)), per_rank

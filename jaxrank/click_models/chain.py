@@ -20,6 +20,7 @@ Everything is in log space over the last axis (positions), with any batch axes i
 * ``sample``: all uniforms at once; examination is the exclusive cumulative product of "continued".
 """
 
+import functools
 from typing import NamedTuple
 
 import jax
@@ -62,9 +63,14 @@ def make_chain(log_attr, log_not_attr, log_skip_cont, log_branch, log_branch_con
     )
 
 
+def _log_sum(terms):
+    """``log Σ exp(t)`` of a few same-shaped arrays (pairwise ``logaddexp``: no stacking, no max pass)."""
+    return functools.reduce(jnp.logaddexp, terms)
+
+
 def log_click_cont(chain: Chain) -> Array:
     """``[..., K]`` ``log Σ_b P(b) k_b``: examining the next position after a click."""
-    return jax.nn.logsumexp(jnp.stack([w + k for w, k in zip(chain.log_branch, chain.log_branch_cont)]), axis=0)
+    return _log_sum([w + k for w, k in zip(chain.log_branch, chain.log_branch_cont)])
 
 
 def _scan(step, init, xs, reverse=False):
@@ -116,9 +122,8 @@ def log_future(chain: Chain, clicks: Array) -> tuple[Array, Array]:
     def step(carry, x):
         log_future_next, none_next = carry
         log_attr, log_not_attr, log_skip, log_branch, log_branch_cont, click = x
-        after_click = log_attr + jax.nn.logsumexp(
-            jnp.stack([w + _continue(k, log_future_next, none_next) for w, k in zip(log_branch, log_branch_cont)]),
-            axis=0)
+        after_click = log_attr + _log_sum([w + _continue(k, log_future_next, none_next)
+                                           for w, k in zip(log_branch, log_branch_cont)])
         after_skip = log_not_attr + _continue(log_skip, log_future_next, none_next)
         out = (jnp.where(click, after_click, after_skip), none_next & ~click)
         return out, out

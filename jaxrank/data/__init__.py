@@ -23,13 +23,17 @@ from jaxrank.data.ragged import (
     ragged_queries,
     take_queries,
 )
+from jaxrank.data.sessions import SessionLog, read_sessions_tsv, session_log, take_sessions, write_sessions_tsv
 from jaxrank.data.svmlight import SVMLightData, parse_svmlight
 from jaxrank.data.synthetic import synthetic_queries
+from jaxrank.data.yandex import YandexIds, read_yandex
 
 __all__ = [
     "Bucket",
     "LAYOUTS",
     "SVMLightData",
+    "SessionLog",
+    "YandexIds",
     "as_ragged",
     "bucket_size",
     "bucket_sizes",
@@ -50,15 +54,20 @@ __all__ = [
     "parse_svmlight",
     "preference",
     "query_lengths",
+    "read_sessions_tsv",
+    "read_yandex",
     "ragged_queries",
     "remove_stale_temporaries",
     "resolve",
     "save_checkpoint",
+    "session_log",
     "split_file",
     "synthetic_queries",
     "take_queries",
+    "take_sessions",
     "write_atomic",
     "write_json",
     "write_npz",
+    "write_sessions_tsv",
     "write_text",
 ]

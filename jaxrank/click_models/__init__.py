@@ -1,0 +1,68 @@
+"""Click models fitted to session logs: the ten models of Chuklin, Markov & de Rijke, *Click Models for
+Web Search* (2015) as implemented by PyClick, written as pure functions over parameter pytrees.
+
+Each model is a module with ``HPARAMS``, ``OPTIONS`` and ``make() -> ClickModel``; ``CLICK_MODELS``
+registers them (a new model is one module plus one line)::
+
+    from jaxrank.click_models import CLICK_MODELS, fit_em, generate_sessions
+    model = CLICK_MODELS.build("dbn")
+    params = fit_em(log, model)                         # 50 EM iterations, PyClick's conventions
+    log_lik = model.conditional_log_probs(params, log)  # [S, K]
+
+EM models: PBM, UBM, CCM, DBN; counting (maximum likelihood) models: GCTR, RCTR, DCTR, CM, DCM, SDBN.
+``generate_sessions`` simulates logs (with ``jaxrank.clicks`` simulators or a fitted model's ``sample``);
+``metrics`` evaluates a fitted model (log-likelihood, perplexity).
+"""
+
+from jaxrank.click_models import ccm, chain, cm, dbn, dcm, dctr, gctr, metrics, pbm, rctr, sdbn, ubm
+from jaxrank.click_models.base import (PRIOR, PROB_CAP, ClickModel, Statistics, from_probabilities, log1mexp, logit,
+                                       maximize, probabilities)
+from jaxrank.click_models.em import em_step, fit_em
+from jaxrank.click_models.generate import generate_sessions
+from jaxrank.click_models.metrics import Perplexity, conditional_perplexity, log_likelihood, perplexity
+from jaxrank.registry import Registry
+
+CLICK_MODELS = Registry("click model", {
+    "gctr": gctr,
+    "rctr": rctr,
+    "dctr": dctr,
+    "pbm": pbm,
+    "cm": cm,
+    "ubm": ubm,
+    "dcm": dcm,
+    "ccm": ccm,
+    "dbn": dbn,
+    "sdbn": sdbn,
+})
+
+__all__ = [
+    "CLICK_MODELS",
+    "PRIOR",
+    "PROB_CAP",
+    "ClickModel",
+    "Perplexity",
+    "Statistics",
+    "ccm",
+    "chain",
+    "cm",
+    "conditional_perplexity",
+    "dbn",
+    "dcm",
+    "dctr",
+    "em_step",
+    "fit_em",
+    "from_probabilities",
+    "gctr",
+    "generate_sessions",
+    "log1mexp",
+    "log_likelihood",
+    "logit",
+    "maximize",
+    "metrics",
+    "pbm",
+    "perplexity",
+    "probabilities",
+    "rctr",
+    "sdbn",
+    "ubm",
+]

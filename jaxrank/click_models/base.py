@@ -1,0 +1,190 @@
+"""What every click model of ``jaxrank.click_models`` shares: the ``ClickModel`` contract, log-space
+arithmetic, the expected-sufficient-statistics M-step and the per-pair / per-rank sums.
+
+Parameters are probabilities stored as **logits** in a NamedTuple per model (``log p =
+log_sigmoid(x)``, ``log(1 - p) = log_sigmoid(-x)``, both stable), so a gradient method can later use
+them unconstrained (as CLAX does) and EM writes them back with ``logit``. Every probability the models
+compute is carried as a log-probability; ``log(1 - p)`` of a computed ``log p`` goes through
+``log1mexp``.
+
+Fitting (Chuklin, Markov, de Rijke, *Click Models for Web Search*, 2015, ch. 4, and PyClick's
+``Inference.py``/``Param.py``): each parameter ``θ`` is a Bernoulli probability; a model's
+``statistics(params, log)`` returns, for every parameter, the expected number of "outcome 1" events
+(``numerator``) and of trials (``denominator``) given the observed clicks and the current ``params``,
+as a ``Statistics`` of two params-shaped pytrees. ``maximize`` turns them into
+``θ = min((a + numerator) / (b + denominator), cap)`` with PyClick's pseudo-counts ``(a, b) = (1, 2)``
+(every parameter starts each iteration at numerator 1, denominator 2) and cap ``1 - 10⁻⁶``
+(``ParamEM.PROB_MIN``). For a model fitted by counting (maximum likelihood under a simplifying
+assumption, ch. 4) the statistics do not depend on ``params`` and one M-step is the estimate.
+"""
+
+import math
+from typing import Any, Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxrank.types import Array
+
+PROB_CAP = 1.0 - 1e-6  # PyClick's ParamEM: probabilities are capped at 1 - PROB_MIN
+PRIOR = (1.0, 2.0)  # PyClick's Param: numerator 1, denominator 2 before any session (a start of 0.5)
+_LOG2 = math.log(2.0)
+
+
+class ClickModel(NamedTuple):
+    """A click model fitted to session logs, built by its module's ``make()`` (``CLICK_MODELS``).
+
+    * ``init(num_pairs, num_positions, *, prob=0.5, dtype=f32) -> params``: every probability ``prob``;
+    * ``conditional_log_probs(params, log) -> [S, K]``: ``log P(C_r = c_r | C_<r = c_<r)`` of the
+      observed clicks (0 on padding);
+    * ``click_log_probs(params, log) -> [S, K]``: unconditional ``log P(C_r = 1)`` (−inf on padding);
+      ``click_probs`` its exponential;
+    * ``relevance(params, pairs [...]) -> [...]``: the model's relevance estimate of each pair (a
+      probability, see each module);
+    * ``sample(key, params, pairs [K], mask [K]) -> [K] bool``: the clicks of one simulated session
+      (``vmap`` for many);
+    * ``statistics(params, log) -> Statistics``: expected sufficient statistics (the E-step, or the
+      counts of a counting model);
+    * ``fitting``: ``"em"`` or ``"counting"``.
+    """
+
+    name: str
+    init: Callable[..., Any]
+    conditional_log_probs: Callable[..., Array]
+    click_log_probs: Callable[..., Array]
+    click_probs: Callable[..., Array]
+    relevance: Callable[..., Array]
+    sample: Callable[..., Array]
+    statistics: Callable[..., "Statistics"]
+    fitting: str
+
+
+class Statistics(NamedTuple):
+    """Expected sufficient statistics of a Bernoulli parameter pytree (both fields shaped like it)."""
+
+    numerator: Any  # expected number of events with outcome 1
+    denominator: Any  # expected number of events
+
+
+def log1mexp(x: Array) -> Array:
+    """``log(1 - exp(x))`` for ``x <= 0``, stable everywhere (Mächler 2012: ``log(-expm1(x))`` above
+    ``-log 2``, ``log1p(-exp(x))`` below). ``x = 0`` gives ``-inf``, ``x = -inf`` gives 0; each branch
+    sees a safe input, so gradients stay finite where the value is."""
+    x = jnp.minimum(x, 0.0)
+    near_zero = x > -_LOG2
+    return jnp.where(near_zero, jnp.log(-jnp.expm1(jnp.where(near_zero, x, -1.0))),
+                     jnp.log1p(-jnp.exp(jnp.where(near_zero, -1.0, x))))
+
+
+def logit(p: Array) -> Array:
+    """``log p - log(1 - p)``: the stored form of a probability."""
+    p = jnp.asarray(p)
+    return jnp.log(p) - jnp.log1p(-p)
+
+
+def log_probs(logits: Array) -> tuple[Array, Array]:
+    """``(log p, log(1 - p))`` of stored logits."""
+    return jax.nn.log_sigmoid(logits), jax.nn.log_sigmoid(-logits)
+
+
+def probabilities(params):
+    """The params pytree with every logit turned into its probability."""
+    return jax.tree.map(jax.nn.sigmoid, params)
+
+
+def from_probabilities(params):
+    """A params pytree of logits from one of probabilities (``probabilities``' inverse)."""
+    return jax.tree.map(logit, params)
+
+
+def filled(shape, prob, dtype) -> Array:
+    """``[shape]`` logits of the probability ``prob`` (a number or a traced scalar)."""
+    return jnp.full(shape, logit(jnp.asarray(prob, dtype)), dtype)
+
+
+def maximize(stats: Statistics, params, *, prior=PRIOR, cap=PROB_CAP):
+    """The M-step: ``θ = min((a + numerator) / (b + denominator), cap)`` per parameter, as logits.
+
+    A parameter without data and a zero pseudo-denominator keeps its value in ``params``.
+
+    Args:
+      stats: ``Statistics`` shaped like ``params``.
+      params: the current parameters (logits), for shape, dtype and the no-data case.
+      prior: ``(a, b)`` pseudo-counts; PyClick's ``(1, 2)``.
+      cap: upper bound of every probability.
+    """
+    a, b = prior
+
+    def one(num, den, old):
+        total = b + den
+        p = jnp.minimum((a + num) / jnp.where(total > 0, total, 1.0), cap)
+        return jnp.where(total > 0, logit(p), old).astype(old.dtype)
+
+    return jax.tree.map(one, stats.numerator, stats.denominator, params)
+
+
+def rank_table(table: Array, num_positions: int) -> Array:
+    """The first ``K`` entries of a per-rank table of ``K' >= K`` (a model may be initialised for longer
+    lists than a log holds)."""
+    if table.shape[0] < num_positions:
+        raise ValueError(f"the parameters cover {table.shape[0]} positions but the log has {num_positions}; "
+                         f"init the model with num_positions >= {num_positions}.")
+    return table[:num_positions]
+
+
+def pair_sum(values: Array, pair: Array, mask: Array, num_pairs: int) -> Array:
+    """``[P]`` sums of ``values [S, K]`` over the positions showing each pair (the M-step's segment sum)."""
+    return jax.ops.segment_sum(jnp.where(mask, values, 0).ravel(), pair.ravel(), num_segments=num_pairs)
+
+
+def rank_sum(values: Array, mask: Array, num_positions: int) -> Array:
+    """``[K']`` sums of ``values [S, K]`` per position, zero-padded to a table of ``K' >= K``."""
+    sums = jnp.sum(jnp.where(mask, values, 0), axis=0)
+    return jnp.pad(sums, (0, num_positions - sums.shape[0]))
+
+
+def total(values: Array, mask: Array) -> Array:
+    """``[]`` sum of ``values`` over the shown positions."""
+    return jnp.sum(jnp.where(mask, values, 0))
+
+
+def observed(log_click: Array, clicks: Array, mask: Array) -> Array:
+    """``log P(C_r = c_r | ·)`` from ``log P(C_r = 1 | ·)``: 0 (probability 1) on padding."""
+    return jnp.where(mask, jnp.where(clicks, log_click, log1mexp(log_click)), 0.0)
+
+
+def shown_log_probs(log_click: Array, mask: Array) -> Array:
+    """``log P(C_r = 1)`` with −inf on padding."""
+    return jnp.where(mask, log_click, -jnp.inf)
+
+
+def clicks_before(clicks: Array) -> Array:
+    """``[..., K]`` i32 number of clicks above each position."""
+    c = clicks.astype(jnp.int32)
+    return jnp.cumsum(c, axis=-1) - c
+
+
+def last_click(clicks: Array, mask: Array) -> Array:
+    """``[...]`` i32 position of the last click; the session length when there is none (PyClick's
+    ``get_last_click_rank``: a session without clicks counts as examined to the end)."""
+    k = clicks.shape[-1]
+    ranks = jnp.arange(k)
+    last = jnp.max(jnp.where(clicks, ranks, -1), axis=-1)
+    return jnp.where(last >= 0, last, jnp.sum(mask, axis=-1))
+
+
+def previous_click(clicks: Array) -> Array:
+    """``[..., K]`` i32 position of the last click above each position, ``-1`` if none."""
+    k = clicks.shape[-1]
+    at = jnp.where(clicks, jnp.arange(k), -1)
+    before = jax.lax.cummax(at, axis=at.ndim - 1)
+    return jnp.concatenate([jnp.full(at.shape[:-1] + (1,), -1, at.dtype), before[..., :-1]], axis=-1)
+
+
+def check_sizes(num_pairs, num_positions) -> None:
+    """Raises ``ValueError`` unless both sizes are ints, ``num_pairs >= 0`` and ``num_positions >= 1``."""
+    for name, value, low in (("num_pairs", num_pairs, 0), ("num_positions", num_positions, 1)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+            raise ValueError(f"{name} must be an int >= {low} (a static size, read outside jit: int(log.{name}) "
+                             f"or log.num_positions); got {value!r}.")

@@ -1,0 +1,82 @@
+"""Cascade model (CM; Craswell, Zoeter, Taylor, Ramsey, WSDM 2008; Chuklin, Markov, de Rijke, *Click
+Models for Web Search*, 2015, ch. 3 "Cascade model"; PyClick's ``CM``).
+
+The user scans from the top, clicks the first attractive document (``α_qd``) and stops: the chain of
+``jaxrank.click_models.chain`` with ``k⁰ = 1`` and no continuation after a click, so
+``P(C_r = 1) = α_r Π_{i<r} (1 - α_i)``.
+
+A click below the first one has probability 0 under the model; its conditional probability is
+floored at ``MIN_PROB`` (PyClick's ``CM.PROB_MIN``), so logs with several clicks per session keep a
+finite likelihood. (PyClick gives ``PROB_MIN`` to the *observed* outcome below the first click,
+clicked or not; here only a click gets it and no click has probability ``1 - MIN_PROB``, as CLAX.)
+
+Fitted by counting (maximum likelihood, ch. 4): every position up to and including the first click
+(all of them in a session without clicks) was examined, so ``α = (1 + #clicks) / (2 + #examined)``
+over those positions (PyClick's ``CMAttrMLE``). The relevance estimate is ``α``.
+"""
+
+import math
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from jaxrank.click_models import chain
+from jaxrank.click_models.base import (ClickModel, Statistics, check_sizes, clicks_before, filled, log_probs, observed,
+                                       pair_sum, shown_log_probs)
+from jaxrank.data.sessions import SessionLog
+from jaxrank.types import Array, PRNGKey
+
+HPARAMS = {}
+OPTIONS = {}
+FITTING = "counting"
+MIN_PROB = 1e-6  # the floor of P(C_r = 1 | a click above), PyClick's CM.PROB_MIN
+
+
+class CMParams(NamedTuple):
+    attraction: Array  # [P] logit α_qd
+
+
+def init(num_pairs: int, num_positions: int, *, prob=0.5, dtype=jnp.float32) -> CMParams:
+    check_sizes(num_pairs, num_positions)
+    return CMParams(filled((num_pairs,), prob, dtype))
+
+
+def _chain(params: CMParams, pairs: Array, mask: Array) -> chain.Chain:
+    log_attr, log_not_attr = log_probs(params.attraction[pairs])
+    return chain.make_chain(log_attr, log_not_attr, 0.0, (0.0,), (-jnp.inf,), mask)
+
+
+def conditional_log_probs(params: CMParams, log: SessionLog) -> Array:
+    log_click = chain.conditional(_chain(params, log.pair, log.mask), log.clicks)
+    log_click = jnp.where(clicks_before(log.clicks) > 0, math.log(MIN_PROB), log_click)
+    return observed(log_click, log.clicks, log.mask)
+
+
+def click_log_probs(params: CMParams, log: SessionLog) -> Array:
+    return shown_log_probs(chain.unconditional(_chain(params, log.pair, log.mask)), log.mask)
+
+
+def click_probs(params: CMParams, log: SessionLog) -> Array:
+    return jnp.exp(click_log_probs(params, log))
+
+
+def relevance(params: CMParams, pairs: Array) -> Array:
+    return jax.nn.sigmoid(params.attraction[pairs])
+
+
+def sample(key: PRNGKey, params: CMParams, pairs: Array, mask: Array) -> Array:
+    return chain.sample(key, _chain(params, pairs, mask))
+
+
+def statistics(params: CMParams, log: SessionLog) -> Statistics:
+    examined = log.mask & (clicks_before(log.clicks) == 0)
+    dtype = params.attraction.dtype
+    size = params.attraction.shape[0]
+    return Statistics(CMParams(pair_sum(log.clicks.astype(dtype), log.pair, examined, size)),
+                      CMParams(pair_sum(jnp.ones(log.mask.shape, dtype), log.pair, examined, size)))
+
+
+def make() -> ClickModel:
+    return ClickModel("cm", init, conditional_log_probs, click_log_probs, click_probs, relevance, sample, statistics,
+                      FITTING)

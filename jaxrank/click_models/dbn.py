@@ -1,0 +1,98 @@
+"""Dynamic Bayesian network model (DBN; Chapelle & Zhang, WWW 2009; Chuklin, Markov, de Rijke, *Click
+Models for Web Search*, 2015, ch. 3 "Dynamic Bayesian network model", EM in ch. 4; PyClick's ``DBN``).
+
+The user examines position 0; an examined document attracts with ``α_qd`` (a click), a clicked one
+satisfies with ``σ_qd``; a satisfied user stops, any other goes on with ``γ`` (the chain of
+``jaxrank.click_models.chain`` with ``k⁰ = γ`` and, after a click, the branches "satisfied"
+(``P = σ``, ``k = 0``) and "not satisfied" (``P = 1 - σ``, ``k = γ``)).
+
+EM with the exact posteriors of the chain's forward–backward pass (``chain.posterior``). The latent
+variables are ``A_r`` at every shown position, ``S_r`` at every click and ``E_{r+1}`` after every
+examined, unsatisfied position that has a position below it; each is a Bernoulli trial of its
+parameter, so per iteration
+
+* ``α``: ``Σ P(A_r = 1 | C)`` over the pair's positions (1 if clicked, else ``α P(E_r = 0 | C)``)
+  over their number;
+* ``σ``: ``Σ P(S_r = 1 | C)`` over the pair's clicks over their number;
+* ``γ``: ``Σ P(E_r = 1, S_r = 0, E_{r+1} = 1 | C)`` over ``Σ P(E_r = 1, S_r = 0 | C)``.
+
+PyClick's updates are closed forms of the same posteriors for ``α`` and ``σ``, but use the
+unconditional ``P(E_r = 1)`` where the posterior needs ``P(E_r = 1 | C_<r)`` below the last click,
+and count the continuation after the last position too; the fitted values differ slightly. The
+relevance estimate is ``α σ``.
+"""
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from jaxrank.click_models import chain
+from jaxrank.click_models.base import (ClickModel, Statistics, check_sizes, filled, log_probs, observed, pair_sum,
+                                       shown_log_probs, total)
+from jaxrank.data.sessions import SessionLog
+from jaxrank.types import Array, PRNGKey
+
+HPARAMS = {}
+OPTIONS = {}
+FITTING = "em"
+
+
+class DBNParams(NamedTuple):
+    attraction: Array  # [P] logit α_qd
+    satisfaction: Array  # [P] logit σ_qd
+    continuation: Array  # [] logit γ
+
+
+def init(num_pairs: int, num_positions: int, *, prob=0.5, dtype=jnp.float32) -> DBNParams:
+    check_sizes(num_pairs, num_positions)
+    return DBNParams(filled((num_pairs,), prob, dtype), filled((num_pairs,), prob, dtype), filled((), prob, dtype))
+
+
+def _chain(params: DBNParams, pairs: Array, mask: Array) -> chain.Chain:
+    log_attr, log_not_attr = log_probs(params.attraction[pairs])
+    log_sat, log_not_sat = log_probs(params.satisfaction[pairs])
+    log_gamma = log_probs(params.continuation)[0]
+    return chain.make_chain(log_attr, log_not_attr, log_gamma, (log_sat, log_not_sat), (-jnp.inf, log_gamma), mask)
+
+
+def conditional_log_probs(params: DBNParams, log: SessionLog) -> Array:
+    return observed(chain.conditional(_chain(params, log.pair, log.mask), log.clicks), log.clicks, log.mask)
+
+
+def click_log_probs(params: DBNParams, log: SessionLog) -> Array:
+    return shown_log_probs(chain.unconditional(_chain(params, log.pair, log.mask)), log.mask)
+
+
+def click_probs(params: DBNParams, log: SessionLog) -> Array:
+    return jnp.exp(click_log_probs(params, log))
+
+
+def relevance(params: DBNParams, pairs: Array) -> Array:
+    return jax.nn.sigmoid(params.attraction[pairs]) * jax.nn.sigmoid(params.satisfaction[pairs])
+
+
+def sample(key: PRNGKey, params: DBNParams, pairs: Array, mask: Array) -> Array:
+    return chain.sample(key, _chain(params, pairs, mask))
+
+
+def statistics(params: DBNParams, log: SessionLog) -> Statistics:
+    post = chain.posterior(_chain(params, log.pair, log.mask), log.clicks)
+    attr = jnp.where(log.clicks, 1.0, jax.nn.sigmoid(params.attraction[log.pair]) * post.not_examined)
+    satisfied, unsatisfied = post.branch
+    _, unsatisfied_cont = post.branch_cont
+    has_next = jnp.concatenate([log.mask[..., 1:], jnp.zeros_like(log.mask[..., :1])], axis=-1)
+    dtype = params.attraction.dtype
+    ones = jnp.ones(log.mask.shape, dtype)
+    clicked = log.clicks & log.mask
+    size = params.attraction.shape[0]
+    return Statistics(
+        DBNParams(pair_sum(attr, log.pair, log.mask, size), pair_sum(satisfied, log.pair, clicked, size),
+                  total(post.skip_cont + unsatisfied_cont, has_next)),
+        DBNParams(pair_sum(ones, log.pair, log.mask, size), pair_sum(ones, log.pair, clicked, size),
+                  total(post.skip + unsatisfied, has_next)))
+
+
+def make() -> ClickModel:
+    return ClickModel("dbn", init, conditional_log_probs, click_log_probs, click_probs, relevance, sample, statistics,
+                      FITTING)

@@ -1,0 +1,84 @@
+"""Position-based model (PBM; Richardson, Dominowska, Ragno, WWW 2007; Craswell et al., WSDM 2008;
+Chuklin, Markov, de Rijke, *Click Models for Web Search*, 2015, ch. 3 "Position-based model", EM in
+ch. 4; PyClick's ``PBM``).
+
+Position ``r`` is examined with ``ε_r``, the pair shown there attracts with ``α_qd``, independently,
+and a click happens iff both: ``P(C_r = 1) = ε_r α_qd``, the same with or without the clicks above.
+
+EM (fitted by ``jaxrank.click_models.fit_em``): with ``c`` the observed click at ``r``, the posteriors
+are ``P(A = 1 | c) = 1`` if clicked, else ``α (1 - ε) / (1 - α ε)``, and ``P(E = 1 | c) = 1`` if
+clicked, else ``ε (1 - α) / (1 - α ε)``; each shown position adds its posterior to the numerator and
+1 to the denominator of its pair's ``α`` and its rank's ``ε`` (PyClick's ``PBMAttrEM``/``PBMExamEM``).
+The relevance estimate is ``α``.
+"""
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from jaxrank.click_models.base import (ClickModel, Statistics, check_sizes, filled, log1mexp, log_probs, observed,
+                                       pair_sum, rank_sum, rank_table, shown_log_probs)
+from jaxrank.data.sessions import SessionLog
+from jaxrank.types import Array, PRNGKey
+
+HPARAMS = {}
+OPTIONS = {}
+FITTING = "em"
+
+
+class PBMParams(NamedTuple):
+    attraction: Array  # [P] logit α_qd
+    examination: Array  # [K] logit ε_r
+
+
+def init(num_pairs: int, num_positions: int, *, prob=0.5, dtype=jnp.float32) -> PBMParams:
+    check_sizes(num_pairs, num_positions)
+    return PBMParams(filled((num_pairs,), prob, dtype), filled((num_positions,), prob, dtype))
+
+
+def _factors(params: PBMParams, pairs: Array, num_positions: int):
+    log_attr, log_not_attr = log_probs(params.attraction[pairs])
+    log_exam, log_not_exam = log_probs(rank_table(params.examination, num_positions))
+    return log_attr, log_not_attr, log_exam, log_not_exam
+
+
+def click_log_probs(params: PBMParams, log: SessionLog) -> Array:
+    log_attr, _, log_exam, _ = _factors(params, log.pair, log.mask.shape[-1])
+    return shown_log_probs(log_attr + log_exam, log.mask)
+
+
+def click_probs(params: PBMParams, log: SessionLog) -> Array:
+    return jnp.exp(click_log_probs(params, log))
+
+
+def conditional_log_probs(params: PBMParams, log: SessionLog) -> Array:
+    # Positions are independent: conditioning on the clicks above changes nothing.
+    return observed(click_log_probs(params, log), log.clicks, log.mask)
+
+
+def relevance(params: PBMParams, pairs: Array) -> Array:
+    return jax.nn.sigmoid(params.attraction[pairs])
+
+
+def sample(key: PRNGKey, params: PBMParams, pairs: Array, mask: Array) -> Array:
+    u_exam, u_attr = jax.random.uniform(key, (2,) + jnp.shape(mask))
+    exam = jax.nn.sigmoid(rank_table(params.examination, jnp.shape(mask)[-1]))
+    return mask & (u_exam < exam) & (u_attr < jax.nn.sigmoid(params.attraction[pairs]))
+
+
+def statistics(params: PBMParams, log: SessionLog) -> Statistics:
+    log_attr, log_not_attr, log_exam, log_not_exam = _factors(params, log.pair, log.mask.shape[-1])
+    log_no_click = log1mexp(log_attr + log_exam)
+    attr = jnp.where(log.clicks, 1.0, jnp.exp(log_attr + log_not_exam - log_no_click))
+    exam = jnp.where(log.clicks, 1.0, jnp.exp(log_exam + log_not_attr - log_no_click))
+    ones = jnp.ones(log.mask.shape, params.attraction.dtype)
+    num_pairs, num_positions = params.attraction.shape[0], params.examination.shape[0]
+    return Statistics(
+        PBMParams(pair_sum(attr, log.pair, log.mask, num_pairs), rank_sum(exam, log.mask, num_positions)),
+        PBMParams(pair_sum(ones, log.pair, log.mask, num_pairs), rank_sum(ones, log.mask, num_positions)))
+
+
+def make() -> ClickModel:
+    return ClickModel("pbm", init, conditional_log_probs, click_log_probs, click_probs, relevance, sample, statistics,
+                      FITTING)

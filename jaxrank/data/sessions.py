@@ -1,0 +1,215 @@
+"""Session logs: the search sessions a click model is fitted to (``jaxrank.click_models``).
+
+A session is one result page of one query: the documents shown at positions ``0 .. n-1``
+(``n <= K``) and which of them were clicked. A log of ``S`` sessions is a ``SessionLog`` of flat
+``[S]`` / ``[S, K]`` arrays, so its memory grows with the number of sessions (``S·K`` entries of a few
+bytes each) and ``K`` is the only padded size. Positions are numbered from 0 in display order; the
+shown positions of a session are a prefix (``mask``), padding holds zeros and is never read.
+
+Documents are identified per query: ``pair`` is a dense id in ``[0, num_pairs)`` of the
+(query, document) pair, the unit that click models attach attractiveness and satisfaction to, as in
+PyClick's ``QueryDocumentParamContainer`` (Chuklin, Markov, de Rijke, *Click Models for Web Search*,
+2015, §3). ``query`` is a dense id in ``[0, num_queries)`` and ``doc`` keeps the source's own document
+id (a URL id of the Yandex log, a document's index in its query for generated logs).
+
+The plain text format (``write_sessions_tsv`` / ``read_sessions_tsv``), one session a line::
+
+    # jaxrank sessions: num_queries=Q num_pairs=P num_positions=K
+    <query>\\t<doc>,<doc>,...\\t<pair>,<pair>,...\\t<clicks>
+
+``<clicks>`` is one character per shown position, ``1`` clicked and ``0`` not (``0100``). The header
+line comes first; lines starting with ``#`` after it and blank lines are skipped. The Yandex click log
+is read by ``jaxrank.data.yandex``.
+"""
+
+import re
+from pathlib import Path
+from typing import NamedTuple, Optional
+
+import jax
+import numpy as np
+
+from jaxrank.data.atomic import write_atomic
+from jaxrank.types import Array
+
+DEFAULT_POSITIONS = 10  # PyClick's RANK_MAX and CLAX's max_positions: logs are cut at 10 results
+_HEADER = re.compile(r"#\s*jaxrank sessions:\s*num_queries=(\d+)\s+num_pairs=(\d+)\s+num_positions=(\d+)\s*$")
+_ID_LIMIT = 2**31  # ids are int32
+
+
+class SessionLog(NamedTuple):
+    """``S`` search sessions of up to ``K`` positions (host numpy arrays from the readers, device arrays
+    from ``jaxrank.click_models.generate_sessions``); a pytree, so it passes through ``jit`` and
+    ``vmap`` (``num_pairs`` and ``num_queries`` are ``[]`` leaves: shapes of fitted parameters take
+    them as Python ints, read outside ``jit``)."""
+
+    query: Array  # [S] i32 query id in [0, num_queries)
+    pair: Array  # [S, K] i32 (query, document) pair id in [0, num_pairs); 0 on padding
+    doc: Array  # [S, K] i32 the source's document id; 0 on padding
+    clicks: Array  # [S, K] bool, False on padding
+    mask: Array  # [S, K] bool, True on the shown positions (a prefix of every row)
+    num_pairs: Array  # [] i32 number of distinct pair ids (the size of a pair parameter table)
+    num_queries: Array  # [] i32 number of distinct query ids
+
+    @property
+    def num_sessions(self) -> int:
+        return self.pair.shape[-2]
+
+    @property
+    def num_positions(self) -> int:
+        return self.pair.shape[-1]
+
+
+def session_log(query, pair, doc, clicks, mask, *, num_pairs: Optional[int] = None,
+                num_queries: Optional[int] = None) -> SessionLog:
+    """A checked ``SessionLog`` of numpy arrays from array-likes; padding is zeroed.
+
+    Args:
+      query: ``[S]`` query ids.
+      pair, doc, clicks, mask: ``[S, K]``; ``mask`` a prefix of each row with at least one position.
+      num_pairs, num_queries: sizes of the id spaces (default: largest id + 1).
+
+    Raises:
+      ValueError: for mismatched shapes, a mask that is not a non-empty prefix, an id out of range or a
+        click on a padded position, naming the session.
+    """
+    mask = np.asarray(mask, bool)
+    pair, doc, clicks = np.asarray(pair), np.asarray(doc), np.asarray(clicks)
+    query = np.asarray(query)
+    if mask.ndim != 2 or any(a.shape != mask.shape for a in (pair, doc, clicks)) or query.shape != mask.shape[:1]:
+        raise ValueError(f"a session log needs query [S] and pair, doc, clicks, mask [S, K]; got shapes {query.shape}, "
+                         f"{pair.shape}, {doc.shape}, {clicks.shape}, {mask.shape}.")
+    if mask.shape[1] == 0:
+        raise ValueError("a session log needs K >= 1 positions; got K = 0.")
+    if clicks.dtype != bool:
+        if not np.isin(clicks, (0, 1)).all():
+            raise ValueError("clicks must be 0/1 or bool; got other values.")
+        clicks = clicks.astype(bool)
+    ids = {}
+    for name, values, where in (("query", query, None), ("pair", pair, mask), ("doc", doc, mask)):
+        if values.size and not np.issubdtype(values.dtype, np.integer):
+            raise ValueError(f"{name} ids must be integers; got dtype {values.dtype}.")
+        real = values if where is None else values[where]
+        if real.size and (real.min() < 0 or real.max() >= _ID_LIMIT):
+            bad = real[(real < 0) | (real >= _ID_LIMIT)][0]
+            raise ValueError(f"{name} id {int(bad)} is outside [0, 2^31); ids are int32 (renumber them densely).")
+        ids[name] = int(real.max()) + 1 if real.size else 0
+    num_pairs = ids["pair"] if num_pairs is None else num_pairs
+    num_queries = ids["query"] if num_queries is None else num_queries
+    for name, size, needed in (("num_pairs", num_pairs, ids["pair"]), ("num_queries", num_queries, ids["query"])):
+        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < needed:
+            raise ValueError(f"{name} must be an int >= the largest id + 1 = {needed}; got {size!r}.")
+    log = SessionLog(query.astype(np.int32), np.where(mask, pair, 0).astype(np.int32),
+                     np.where(mask, doc, 0).astype(np.int32), clicks & mask, mask,
+                     np.asarray(num_pairs, np.int32), np.asarray(num_queries, np.int32))
+    check_session_log(log, clicks_outside=clicks & ~mask)
+    return log
+
+
+def check_session_log(log: SessionLog, *, clicks_outside=None) -> None:
+    """Raises ``ValueError`` unless every row's mask is a non-empty prefix, clicks lie on shown positions
+    and ids are in range. Traced logs (inside ``jit``) pass unchecked."""
+    if any(isinstance(leaf, jax.core.Tracer) for leaf in log):
+        return
+    mask = np.asarray(log.mask, bool)
+    if mask.ndim != 2:
+        raise ValueError(f"SessionLog.mask must be [S, K]; got shape {mask.shape}.")
+    lengths = mask.sum(-1)
+    prefix = mask == (np.arange(mask.shape[1]) < lengths[:, None])
+    bad = np.flatnonzero(~prefix.all(-1) | (lengths == 0))
+    if bad.size:
+        s = int(bad[0])
+        raise ValueError(f"session {s}: mask {mask[s].astype(int).tolist()} is not a non-empty prefix; shown positions "
+                         "come first (drop empty sessions).")
+    outside = np.asarray(log.clicks, bool) & ~mask if clicks_outside is None else np.asarray(clicks_outside)
+    if outside.any():
+        s = int(np.flatnonzero(outside.any(-1))[0])
+        raise ValueError(f"session {s} has a click on a position it does not show.")
+    for name, values, size, where in (("pair", log.pair, log.num_pairs, mask), ("query", log.query, log.num_queries,
+                                                                               None)):
+        values = np.asarray(values)
+        real = values if where is None else values[where]
+        if real.size and (real.min() < 0 or real.max() >= int(size)):
+            bad = real[(real < 0) | (real >= int(size))][0]
+            raise ValueError(f"{name} id {int(bad)} is outside [0, num_{name}s = {int(size)}).")
+
+
+def take_sessions(log: SessionLog, index) -> SessionLog:
+    """The sessions ``index`` (an int array or a slice) of ``log``, with the same id spaces."""
+    return log._replace(query=log.query[index], pair=log.pair[index], doc=log.doc[index], clicks=log.clicks[index],
+                        mask=log.mask[index])
+
+
+def write_sessions_tsv(path, log: SessionLog) -> Path:
+    """Writes ``log`` in the text format of this module's docstring, atomically
+    (``jaxrank.data.atomic.write_atomic``)."""
+    check_session_log(log)
+    query, pair, doc = (np.asarray(a) for a in (log.query, log.pair, log.doc))
+    clicks, mask = np.asarray(log.clicks, bool), np.asarray(log.mask, bool)
+    lengths = mask.sum(-1)
+
+    def write(f):
+        f.write(f"# jaxrank sessions: num_queries={int(log.num_queries)} num_pairs={int(log.num_pairs)} "
+                f"num_positions={mask.shape[1]}\n")
+        for s in range(mask.shape[0]):
+            n = lengths[s]
+            f.write(f"{query[s]}\t{','.join(map(str, doc[s, :n]))}\t{','.join(map(str, pair[s, :n]))}\t"
+                    f"{''.join('1' if c else '0' for c in clicks[s, :n])}\n")
+
+    return write_atomic(path, write, mode="w")
+
+
+def read_sessions_tsv(path) -> SessionLog:
+    """Reads a log written by ``write_sessions_tsv`` (format in this module's docstring).
+
+    Raises:
+      ValueError: naming the file and the line, for a missing header, a line without four tab-separated
+        fields, a non-integer id, unequal numbers of documents, pairs and clicks, more positions than
+        the header's ``num_positions``, or an id beyond the header's sizes.
+    """
+    path = Path(path)
+    with open(path, encoding="utf-8") as f:
+        header = f.readline()
+        match = _HEADER.match(header.strip())
+        if not match:
+            raise ValueError(f"{path}:1: expected the header '# jaxrank sessions: num_queries=Q num_pairs=P "
+                             f"num_positions=K'; got {header.strip()[:80]!r}.")
+        num_queries, num_pairs, num_positions = (int(g) for g in match.groups())
+        queries, rows = [], []
+        for lineno, line in enumerate(f, start=2):
+            line = line.rstrip("\n")
+            if not line.strip() or line.startswith("#"):
+                continue
+            fields = line.split("\t")
+            if len(fields) != 4:
+                raise ValueError(f"{path}:{lineno}: expected 4 tab-separated fields (query, docs, pairs, clicks); "
+                                 f"got {len(fields)}.")
+            try:
+                query = int(fields[0])
+                docs = [int(t) for t in fields[1].split(",")]
+                pairs = [int(t) for t in fields[2].split(",")]
+            except ValueError:
+                raise ValueError(f"{path}:{lineno}: ids must be integers; got {line[:80]!r}.") from None
+            flags = fields[3]
+            if not (len(docs) == len(pairs) == len(flags)) or set(flags) - {"0", "1"}:
+                raise ValueError(f"{path}:{lineno}: needs as many documents, pairs and 0/1 click flags; got "
+                                 f"{len(docs)}, {len(pairs)} and {flags!r}.")
+            if len(docs) > num_positions:
+                raise ValueError(f"{path}:{lineno}: {len(docs)} positions but the header says num_positions="
+                                 f"{num_positions}.")
+            if not 0 <= query < num_queries or min(pairs) < 0 or max(pairs) >= num_pairs:
+                raise ValueError(f"{path}:{lineno}: query {query} or a pair id in {pairs} is outside the header's "
+                                 f"num_queries={num_queries}, num_pairs={num_pairs}.")
+            queries.append(query)
+            rows.append((docs, pairs, flags))
+    num = len(rows)
+    pair = np.zeros((num, num_positions), np.int64)
+    doc = np.zeros((num, num_positions), np.int64)
+    clicks = np.zeros((num, num_positions), bool)
+    mask = np.zeros((num, num_positions), bool)
+    for s, (docs, pairs, flags) in enumerate(rows):
+        n = len(docs)
+        doc[s, :n], pair[s, :n], mask[s, :n] = docs, pairs, True
+        clicks[s, :n] = [c == "1" for c in flags]
+    return session_log(np.asarray(queries, np.int64), pair, doc, clicks, mask, num_pairs=num_pairs,
+                       num_queries=num_queries)

@@ -212,6 +212,8 @@ def run(config: Config, run_dir) -> dict:
             "learner": learner, "ranker": ranker_name, "options": options, "hparams": hparams,
             "checkpoints": list(checkpoints), "discount": config.discount, "stop_rule": config.stop_rule,
             "test_queries": config.test_queries})
+        # A row resumed from its checkpoints did part of its work in an earlier process: no throughput.
+        resumed = any(Path(checkpoint_dir(run_dir)).glob(f"{learner}-*.npz"))
         start = time.perf_counter()
         out = oltr.simulate_grid(ranker, keys, train, test, model_stack, checkpoints=checkpoints, hparams=hparams,
                                  discount=config.discount, stop_rule=config.stop_rule, checkpoint=saved,
@@ -237,11 +239,13 @@ def run(config: Config, run_dir) -> dict:
                 "num_runs": int(off[..., -1].size),
             }
         impressions = lanes_per_learner * config.num_impressions
-        timing[learner] = {"wall_s": round(run_s, 2), "impressions_per_s": round(impressions / run_s)}
+        timing[learner] = ({"wall_s": round(run_s, 2), "resumed": True} if resumed else
+                           {"wall_s": round(run_s, 2), "impressions_per_s": round(impressions / run_s)})
         results[learner] = per_model
         print(f"[oltr] {learner}: offline " + " ".join(f"{m} {v['final_offline']:.4f}" for m, v in per_model.items())
               + " | online " + " ".join(f"{v['final_online']:.1f}" for v in per_model.values())
-              + f" ({run_s:.1f} s with compilation, {impressions / run_s:,.0f} impressions/s)", flush=True)
+              + (f" (resumed, {run_s:.1f} s)" if resumed else
+                 f" ({run_s:.1f} s with compilation, {impressions / run_s:,.0f} impressions/s)"), flush=True)
     total_s = time.perf_counter() - wall
     data.write_npz(Path(run_dir) / "arrays.npz", **arrays)
     ordering = {}  # compared on the unrounded means

@@ -139,6 +139,7 @@ def table(results: dict) -> str:
             f"mean (std) over {PAPER_RUNS} runs (Tables 3-4, MQ2008); ✗ marks a cell whose paper mean is outside "
             f"our CI and more than {AGREE_SE:g} combined standard errors away.")
     comparable = not paper_comparable(results)
+    learners = [l for l in LABELS if l in learners] + [l for l in learners if l not in LABELS]  # the paper's order
     lines = [head, "", "| row | " + " | ".join(f"offline {m}" for m in models) + " | "
              + " | ".join(f"online {m}" for m in models) + " |", "|---|" + "---|" * (2 * len(models))]
     for learner in learners:

@@ -277,11 +277,12 @@ def _scalability(solar, ours, paper_alg=None, sizes=(100, 784)):
 
 
 def test_solar_scalability():
-    # ratios 1.0 -> 1.2 (ours) and 5 -> 150 (paper's): only the paper's algorithm is 100x, and grows 30x
+    # 7.84x the queries: SOLAR-I 10x the time (power 1.12), the paper's algorithm 300x (power 2.78):
+    # 150x faster at 784 queries, and 1.66 powers steeper
     summary = _scalability([0.01, 0.1], [0.01, 0.12], [0.05, 15.0])
     assert _verdicts(solar_scalability.verdicts, summary) == [F, H, H]
-    flat = _scalability([0.01, 0.1], [0.01, 0.12])
-    assert _verdicts(solar_scalability.verdicts, flat) == [F, U, F]  # ours grows 1.2x < 1.5x
+    flat = _scalability([0.01, 0.1], [0.01, 0.12])  # ours 12x the time: power 1.21, only 0.09 steeper
+    assert _verdicts(solar_scalability.verdicts, flat) == [F, U, F]
     assert _verdicts(solar_scalability.verdicts, {**flat, "timings": {}}) == [U, U, U]
 
 

@@ -13,7 +13,9 @@ from experiments.analysis.solar import LABELS
 from jaxrank.data import write_text
 
 PAPER_RATIO = 100.0  # §5.4: "SOLAR is much faster (e.g., 100+ times faster on this dataset)"
-GROWTH = 1.5  # "significantly more scalable": the time ratio grows at least this much over the prefixes
+# "significantly more scalable": on Fig. 3's log axes the RankSVM curve rises faster, by at least half a
+# power of the training-set size (time ∝ n^a against SOLAR-I's n^b with a − b ≥ 1/2).
+STEEPER = 0.5
 PAPER_LABEL = "RankSVM (paper's algorithm: Chapelle's primal Newton, NumPy)"
 
 
@@ -33,8 +35,8 @@ def verdicts(results: dict) -> list:
     claims = ("SOLAR-I trains > 100× faster than the primal RankSVM baseline: jaxrank's RankSVM (Fig. 3)",
               "SOLAR-I trains > 100× faster than the primal RankSVM baseline: the paper's algorithm, "
               "Chapelle's primal Newton (Fig. 3)",
-              f"SOLAR is more scalable: the RankSVM / SOLAR-I time ratio grows ≥ {GROWTH}× from the smallest to the "
-              "largest training set (Fig. 3)")
+              f"SOLAR is more scalable: RankSVM's time grows with a power of the training-set size ≥ {STEEPER} above "
+              "SOLAR-I's (Fig. 3)")
     seconds = (results.get("timings") or {}).get("seconds")
     if not seconds:
         return [V.Verdict(c, V.UNTESTABLE, "no timings.json: the times are not in the summary") for c in claims]
@@ -60,11 +62,12 @@ def verdicts(results: dict) -> list:
         first, final = _ratio(seconds, name, 0), _ratio(seconds, name, last)
         exps = {a: math.log(seconds[a][last] / seconds[a][0]) / math.log(sizes[last] / sizes[0])
                 for a in (name, "solar_first_order")}
-        out.append(V.Verdict(claims[2], V.HOLDS if final >= GROWTH * first else V.FAILS,
+        steeper = exps[name] - exps["solar_first_order"]
+        out.append(V.Verdict(claims[2], V.HOLDS if steeper >= STEEPER else V.FAILS,
                              f"{LABELS.get(name, PAPER_LABEL) if name == 'ranksvm' else PAPER_LABEL}: ratio "
-                             f"{first:.1f}× at {sizes[0]} queries, {final:.1f}× at {sizes[last]} (growth "
-                             f"{final / first:.2f}×); time ∝ queries^{exps[name]:.2f} vs SOLAR-I's "
-                             f"^{exps['solar_first_order']:.2f}"))
+                             f"{first:.1f}× at {sizes[0]} queries, {final:.1f}× at {sizes[last]}; time ∝ "
+                             f"queries^{exps[name]:.2f} vs SOLAR-I's ^{exps['solar_first_order']:.2f} "
+                             f"(difference {steeper:+.2f})"))
     return out
 
 

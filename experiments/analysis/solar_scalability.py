@@ -66,8 +66,9 @@ def verdicts(results: dict) -> list:
         out.append(V.Verdict(claims[2], V.HOLDS if steeper >= STEEPER else V.FAILS,
                              f"{LABELS.get(name, PAPER_LABEL) if name == 'ranksvm' else PAPER_LABEL}: ratio "
                              f"{first:.1f}× at {sizes[0]} queries, {final:.1f}× at {sizes[last]}; time ∝ "
-                             f"queries^{exps[name]:.2f} vs SOLAR-I's ^{exps['solar_first_order']:.2f} "
-                             f"(difference {steeper:+.2f})"))
+                             f"queries^{exps[name]:.3f} vs SOLAR-I's ^{exps['solar_first_order']:.3f} "
+                             f"(difference {steeper:+.3f}; times of single runs on shared cores decide the third "
+                             "decimal)"))
     return out
 
 

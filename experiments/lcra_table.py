@@ -30,16 +30,7 @@ from jaxrank.learners.pairwise import semi_supervised as protocol
 from jaxrank.learners.pairwise.pair_sampling import SAMPLERS
 from jaxrank.types import QueryBatch
 
-PAPER_TABLE = {  # Table 1 of the paper: LCRA-1-5, LCRA-1-1, SPD, SPD-MV
-    "TD2003": (0.15, 0.11, 0.10, 0.11),
-    "TD2004": (0.14, 0.12, 0.10, 0.10),
-    "NP2003": (0.54, 0.54, 0.47, 0.49),
-    "NP2004": (0.51, 0.48, 0.44, 0.45),
-    "HP2003": (0.60, 0.57, 0.50, 0.52),
-    "HP2004": (0.52, 0.50, 0.45, 0.45),
-    "OHSUMED": (0.33, 0.31, 0.29, 0.30),
-}
-PAPER_COLUMNS = ("LCRA-1-5", "LCRA-1-1", "SPD", "SPD-MV")
+PAPER_TABLE, PAPER_COLUMNS = analysis.PAPER_TABLE, analysis.PAPER_ORDER  # Table 1 of the paper
 DEFAULTS = {"lcra": {"project_ball": True}}  # sofia-ml's projection, as the SPD baseline runs it
 SEARCHED = {"lam": "lambdas", "mu": "mus", "eta0": "eta0s"}  # lcra hyperparameter: the Config grid it is searched over
 

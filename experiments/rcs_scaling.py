@@ -7,11 +7,14 @@ comparisons are reported at every checkpoint. Per-algorithm settings: ``--set pa
 
 import dataclasses
 
+import numpy as np
+
 from experiments.common import duel_runs
 from experiments.analysis import rcs_scaling as analysis
 from experiments.common.matrices import load_matrices
 from experiments.common.registry import checkpoint_dir, register
 from jaxrank import data
+from jaxrank.metrics.confidence import mean_ci
 
 PAPER_HORIZONS = {20: 1_000_000, 30: 1_500_000, 40: 2_000_000}
 DEFAULTS = {"rcs": {"alpha": 0.501}, "rucb": {"alpha": 0.501}}  # the paper's alpha (WSDM 2014, §5)
@@ -28,6 +31,15 @@ class Config:
     params: tuple[str, ...] = ()  # "algo.key=value" overrides of DEFAULTS and the modules' HPARAMS / OPTIONS
     seed: int = 0
     chunk_size: int = 4096  # most steps between two recordings; a checkpoint is written every 16 such segments
+
+
+def window_shares(checkpoints, shares) -> np.ndarray:
+    """``[R, C]`` share of suboptimal duels between consecutive checkpoints (from the start for the
+    first) from the cumulative shares ``[R, C]``: the paper's "in the vicinity of" a time is a local
+    rate, which the cumulative share (dominated by the exploration so far) hides."""
+    steps = np.asarray(checkpoints, np.float64)
+    counts = np.asarray(shares, np.float64) * steps  # suboptimal duels so far
+    return np.diff(counts, axis=-1, prepend=0.0) / np.diff(steps, prepend=0.0)
 
 
 @register("rcs_scaling", Config, report=analysis.report)
@@ -52,7 +64,10 @@ def run(config: Config, run_dir) -> dict:
                 key = f"{m.name} K={len(m.rankers)}"
                 entry = results.setdefault(key, {"source": m.source, "rankers": m.rankers, "horizon": horizon,
                                                  "checkpoints": traces[m.name].checkpoints.tolist(), "algorithms": {}})
-                entry["algorithms"][name] = duel_runs.summarize(traces[m.name])
+                entry["algorithms"][name] = summary = duel_runs.summarize(traces[m.name])
+                window, half = mean_ci(window_shares(traces[m.name].checkpoints, traces[m.name].suboptimal[0]))
+                summary["window_suboptimal"] = window.round(5).tolist()
+                summary["window_suboptimal_ci95"] = half.round(5).tolist()
                 arrays[f"{name}__{key}__regret"] = traces[m.name].regret[0]
                 arrays[f"{name}__{key}__suboptimal"] = traces[m.name].suboptimal[0]
         for key in [key for key in results if key.endswith(f"K={k}")]:

@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from experiments.common import letor_datasets
-from experiments.analysis import solar as analysis
+from experiments.analysis import solar, solar_batch as analysis
 from experiments.common.params import parse, settings
 from experiments.common.registry import register
 from jaxrank.learners import LEARNERS, linear
@@ -86,7 +86,7 @@ def _ranksvm(train, vali, test, lams, key, folds):
     return batch_protocol.evaluate_folds(keys, linear.score, w, vali, test)
 
 
-@register("solar_batch", Config, report=analysis.report_batch)
+@register("solar_batch", Config, report=analysis.report)
 def run(config: Config, run_dir) -> dict:
     """Table 3 row of the SOLAR paper on one dataset."""
     if config.select_by not in online_pass.METRIC_NAMES:
@@ -126,4 +126,5 @@ def run(config: Config, run_dir) -> dict:
               f"{seconds:.1f} s with compile", flush=True)
     timings = {"seconds_with_compile": {name: r.pop("seconds_with_compile") for name, r in results.items()}}
     return {"dataset": ds.name, "source": ds.source, "folds": list(config.folds), "select_by": config.select_by, "timings": timings,
-            "metrics": list(online_pass.METRIC_NAMES), "algorithms": results, "order": list(results), "paper": analysis.paper_table3(ds.name)}
+            "metrics": list(online_pass.METRIC_NAMES), "algorithms": results, "order": list(results),
+            "paper": solar.paper_table3(ds.name)}

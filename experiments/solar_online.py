@@ -9,7 +9,7 @@ import jax
 import numpy as np
 
 from experiments.common import letor_datasets
-from experiments.analysis import solar as analysis
+from experiments.analysis import solar, solar_online as analysis
 from experiments.common.params import settings
 from experiments.common.registry import register
 from jaxrank import data
@@ -41,7 +41,7 @@ def learners(config: Config) -> dict:
     return {name: (LEARNERS.build(name, **options), hparams) for name, (options, hparams) in chosen.items()}
 
 
-@register("solar_online", Config, report=analysis.report_online)
+@register("solar_online", Config, report=analysis.report)
 def run(config: Config, run_dir) -> dict:
     """Table 2 row and Fig. 2 curves of the SOLAR paper on one dataset."""
     chosen = learners(config)
@@ -66,6 +66,7 @@ def run(config: Config, run_dir) -> dict:
         results[name] = {
             "mean": final.mean(0).round(4).tolist(),
             "std": final.std(0, ddof=1).round(4).tolist() if len(final) > 1 else [0.0] * 4,
+            "per_permutation": final.round(4).tolist(),  # [P, 4]: every algorithm sees the same permutations
             "instances": int(stream.first.shape[0]),
             "passes_s": round(passes_s, 3),  # with the compile: the lane runner compiles per call
             "score_s": round(score_s, 3),
@@ -78,5 +79,5 @@ def run(config: Config, run_dir) -> dict:
     timings = {name: {k: r.pop(k) for k in ("passes_s", "score_s")} for name, r in results.items()}
     return {"dataset": ds.name, "source": ds.source, "num_queries": queries.num_queries,
             "num_permutations": config.num_permutations, "metrics": list(online_pass.METRIC_NAMES),
-            "algorithms": results, "order": list(results), "paper": analysis.paper_table2(ds.name),
+            "algorithms": results, "order": list(results), "paper": solar.paper_table2(ds.name),
             "timings": {"algorithms": timings, "table_row_seconds": round(sum(t["passes_s"] + t["score_s"] for t in timings.values()), 3)}}

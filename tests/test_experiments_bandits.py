@@ -56,6 +56,19 @@ def test_rcs_scaling_says_when_it_is_shorter_than_the_paper(tmp_path, no_data, c
     _, results = _launch(tmp_path, "rcs_scaling", "num_runs=2", "num_steps=300", "arm_counts=4,5")
     assert "the paper uses" in capsys.readouterr().out
     assert set(results["panels"]) == {"ArXiv_6_rankers K=4", "ArXiv_6_rankers K=5"}
+    for panel in results["panels"].values():  # the local shares the verdicts read: one per checkpoint, in [0, 1]
+        for algo in panel["algorithms"].values():
+            assert len(algo["window_suboptimal"]) == len(panel["checkpoints"]) == len(algo["window_suboptimal_ci95"])
+            assert all(-1e-6 <= s <= 1 + 1e-6 for s in algo["window_suboptimal"])
+
+
+def test_rcs_scaling_window_shares_from_cumulative_ones():
+    """Cumulative shares 1/2, 1/2, 1/4 at steps 10, 20, 40 are 5, 10, 10 suboptimal duels: 5 of the
+    first 10 steps, 5 of the next 10, none of the last 20."""
+    from experiments.rcs_scaling import window_shares
+
+    np.testing.assert_allclose(window_shares([10, 20, 40], [[0.5, 0.5, 0.25], [1.0, 1.0, 1.0]]),
+                               [[0.5, 0.5, 0.0], [1.0, 1.0, 1.0]])
 
 
 def test_unknown_algorithm_is_rejected_before_running(tmp_path, no_data):

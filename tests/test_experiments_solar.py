@@ -31,6 +31,8 @@ def test_solar_online_synthetic(tmp_path, no_data, capsys):
         expected = online_pass.online_protocol(jax.random.key(0), LEARNERS.build(name), queries, 2, hparams=hparams)
         np.testing.assert_array_equal(arrays[f"{name}__cumulative_mean"], np.asarray(expected.cumulative).mean(0))
         np.testing.assert_array_equal(arrays[f"{name}__final"], np.asarray(expected.cumulative)[:, -1])
+        np.testing.assert_allclose(results["algorithms"][name]["per_permutation"],  # what the verdicts pair
+                                   np.asarray(expected.cumulative)[:, -1], atol=5e-5)
     default_c = online_pass.online_protocol(jax.random.key(0), LEARNERS.build("solar_first_order"), queries, 2)
     assert not np.array_equal(arrays["solar_first_order__final"], np.asarray(default_c.cumulative)[:, -1])
     assert (run_dir / "table.md").is_file() and (run_dir / "solar_online.png").is_file()
@@ -81,9 +83,41 @@ def test_solar_scalability_synthetic(tmp_path, no_data):
             count += sum(int(a > b) for a in lab for b in lab)
         assert reported == count
     seconds = json.loads((run_dir / "timings.json").read_text())["seconds"]
-    assert set(seconds) == {"solar_first_order", "solar_second_order", "ranksvm"}
+    assert set(seconds) == {"solar_first_order", "solar_second_order", "ranksvm", "ranksvm_paper"}
     assert all(len(v) == 2 and all(np.isfinite(x) and x > 0 for x in v) for v in seconds.values())
-    assert (run_dir / "table.md").is_file()
+    assert set(results["newton_steps"]) == {"ranksvm", "ranksvm_paper"}
+    assert all(len(v) == 2 and all(k >= 1 for k in v) for v in results["newton_steps"].values())
+    assert (run_dir / "table.md").is_file() and "#### Verdicts" in (run_dir / "timings.md").read_text()
+
+
+def test_primal_ranksvm_reaches_the_optimum_of_its_objective():
+    """The paper's baseline (Chapelle's primal Newton, NumPy) stops where the gradient of
+    ½‖w‖² + (C/2) Σ_p max(0, 1 − wᵀ(x_i − x_j))², written out here pair by pair, vanishes, and there
+    jaxrank's RankSVM (λ = 2 / (C N_p)) finds the same weights."""
+    from experiments.common.primal_ranksvm import primal_ranksvm
+    from jaxrank.solvers.pairwise import make_pairs
+    from jaxrank.solvers.ranksvm import ranksvm
+
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(12, 3))
+    labels = rng.integers(0, 3, size=12)
+    pairs = [(i, j) for q in (range(0, 6), range(6, 12)) for i in q for j in q if labels[i] > labels[j]]
+    first, second = (np.array(p) for p in zip(*pairs))
+    c = 0.7
+    w, info = primal_ranksvm(x, first, second, c, prec=1e-12)
+    grad = w.copy()
+    for i, j in pairs:
+        z = x[i] - x[j]
+        grad -= c * max(0.0, 1.0 - w @ z) * z
+    assert np.abs(grad).max() < 1e-8 and info.newton_steps >= 1
+    from jaxrank.data import as_ragged
+    from jaxrank.types import QueryBatch
+
+    batch = QueryBatch(features=x.reshape(2, 6, 3).astype(np.float32), labels=labels.reshape(2, 6).astype(np.float32),
+                       mask=np.ones((2, 6), bool), qid=np.arange(2, dtype=np.int32))
+    with jax.enable_x64(True):
+        ours, _ = ranksvm(make_pairs(as_ragged(batch), dtype=jax.numpy.float64), 2.0 / (c * len(pairs)), tol=1e-12)
+    np.testing.assert_allclose(np.asarray(ours), w, atol=1e-5)
 
 
 @pytest.mark.parametrize("overrides,message", [

@@ -1,9 +1,36 @@
-"""Table and bar plot for ``feature_rankers`` results (reads ``results.json`` only)."""
+"""Table, bar plot and verdicts for ``feature_rankers`` results (reads ``results.json`` only)."""
 
+import statistics
 from pathlib import Path
 
+from experiments.analysis import verdicts as V
 from experiments.analysis.plotting import tabulate
 from jaxrank.data import write_atomic
+
+
+def verdicts(results: dict) -> list:
+    """The RCS paper's arms are single-feature rankers of unequal quality (Zoghi et al. 2014, §5):
+    the best feature's NDCG beats the median feature's, paired over the same folds. The claim fails
+    when the whole interval of that gap lies below the noise of one feature's own fold mean (the
+    arms would be indistinguishable)."""
+    claim = "The single-feature rankers (the arms) differ in quality: the best beats the median feature in NDCG"
+    metric = [m for m in results["metrics"] if m.startswith("NDCG")][-1]
+    folds = results["per_fold"][metric]  # [F][D]
+    if len(folds) < 2:
+        return [V.Verdict(claim, V.UNTESTABLE, f"{len(folds)} fold: no spread over folds to judge a difference")]
+    means = results["mean"][metric]
+    order = sorted(range(len(means)), key=lambda d: -means[d])
+    best, median = order[0], order[len(order) // 2]
+    diff, half = V.mean_half([f[best] - f[median] for f in folds])
+    noise = statistics.fmean(V.mean_half([f[d] for f in folds])[1] for d in range(len(means)))
+    verdict, why = V.direction(diff, half, runs=f"{len(folds)} folds")
+    if verdict == V.UNTESTABLE and diff + half < noise:
+        verdict, why = V.FAILS, f"the whole interval is below one feature's own noise ({noise:.3f})"
+    return [V.Verdict(claim, verdict,
+                      f"{metric} of feature {results['features'][best]} {means[best]:.3f} vs median feature "
+                      f"{results['features'][median]} {means[median]:.3f}: paired difference over {len(folds)} folds "
+                      f"{V.fmt(diff, half)} ({why}); the {len(means)} features' means span "
+                      f"{min(means):.3f}..{max(means):.3f}")]
 
 
 def table(results: dict, *, top: int = 0) -> str:
@@ -23,7 +50,7 @@ def table(results: dict, *, top: int = 0) -> str:
     for d in rows:
         cells = [f"{results['mean'][m][d]:.4f} ± {results['std'][m][d]:.4f}" for m in names]
         lines.append(f"| {results['features'][d]} | " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
+    return V.with_section("\n".join(lines) + "\n", verdicts, results)
 
 
 def plot(results: dict, path: Path) -> None:

@@ -20,6 +20,17 @@ def tabulate(run_dir, table_fn) -> dict:
     return results
 
 
+def load_summary(run_dir) -> dict:
+    """An experiment's summary as its ``run`` returned it: ``results.json`` with ``timings.json``
+    (which the registry writes apart) under ``"timings"``: what ``verdicts`` functions read."""
+    run_dir = Path(run_dir)
+    results = json.loads((run_dir / "results.json").read_text())
+    timings = run_dir / "timings.json"
+    if timings.is_file():
+        results["timings"] = json.loads(timings.read_text())
+    return results
+
+
 def figure_grid(num_panels: int, *, width: float = 4.5, height: float = 3.5):
     """``(fig, flat list of axes)`` for ``num_panels`` panels, or None without matplotlib."""
     try:

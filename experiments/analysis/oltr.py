@@ -6,6 +6,7 @@ from pathlib import Path
 import numpy as np
 
 from experiments.analysis.plotting import figure_grid, save_figure, tabulate
+from experiments.analysis.verdicts import with_section
 
 LABELS = {"dbgd": "DBGD (linear)", "dbgd_neural": "DBGD (neural)", "mgd": "MGD (linear)",
           "pairwise": "Pairwise (linear)", "pdgd": "PDGD (linear)", "pdgd_neural": "PDGD (neural)"}
@@ -110,6 +111,8 @@ def verdicts(summary: dict) -> list[tuple[str, str, str]]:
                 misses.append(model)
         verdict = "holds" if not misses else "does not hold"
         gap = f" (not under {', '.join(misses)})" if misses else ""
+        if summary["num_impressions"] != 10_000:
+            gap += f"; measured after {summary['num_impressions']:,} impressions, the paper after 10,000"
         out.append((claim, verdict, "; ".join(details) + gap))
     claim = (f"Every cell of Tables 3-4 (MQ2008) is reproduced: the paper's mean inside our 95% CI or within "
              f"{AGREE_SE:g} combined standard errors")
@@ -159,9 +162,8 @@ def table(results: dict) -> str:
     if not comparable:
         lines += ["", f"Not the paper's protocol ({paper_comparable(results)}): the bracketed values are for reading "
                       "only."]
-    lines += ["", "Verdicts:", ""] + [f"- **{v}**: {c}. {d}." for c, v, d in verdicts(results)]
     lines += ["", f"Paper: {results['paper']['claim']} ({results['paper']['numbers']})"]
-    return "\n".join(lines) + "\n"
+    return with_section("\n".join(lines) + "\n", verdicts, results)
 
 
 def report(run_dir) -> None:

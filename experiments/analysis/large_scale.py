@@ -60,7 +60,8 @@ def _rows_table(results: dict, stage: str) -> list:
             pair = [algos.get("merge_dts" + suffix), algos.get("merge_rucb" + suffix)]
             if all(pair) and pair[0]["num_steps"] == pair[1]["num_steps"]:
                 ratio = pair[0]["final"]["regret_mean"] / max(pair[1]["final"]["regret_mean"], 1e-9)
-                lines.append(f"| {name} | | MergeDTS{suffix} / MergeRUCB{suffix} | | | | {ratio:.3f} | | |")
+                lines.append(f"| {name} | | {_label('merge_dts' + suffix)} / {_label('merge_rucb' + suffix)} | | | | "
+                             f"{ratio:.3f} | | |")
     return lines
 
 

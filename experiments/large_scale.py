@@ -1,8 +1,39 @@
 """Large-scale online ranker evaluation (Li, Markov, de Rijke, Zoghi, MergeDTS, TOIS 2020, the
-large-scale experiments): MergeDTS vs MergeRUCB vs D-TS (and RCS) on the 136-ranker MSLR-Perfect
-and the 135-ranker MSLR-Informational matrices, cumulative regret on log-log axes; and a Copeland
-setting: seeded MSLR subsets without a Condorcet winner, CCB / SCB / D-TS / MergeDTS (RUCB and
-RCS for contrast) by Copeland regret (Zoghi et al., NIPS 2015).
+large-scale experiments): MergeDTS against the baselines of its authors' code
+(github.com/chang-li/MergeDTS, ``demo.py``) on the 136-ranker MSLR-Perfect and the 135-ranker
+MSLR-Informational matrices, cumulative regret on log-log axes; and a Copeland setting: seeded
+MSLR subsets without a Condorcet winner, CCB / SCB / D-TS / MergeDTS (RUCB and RCS for contrast)
+by Copeland regret (Zoghi et al., NIPS 2015).
+
+Rows (``algorithms``): a row is a registered bandit at its module's defaults (``merge_dts``) or a
+preset ``algo@variant`` (``VARIANTS``): ``@tuned`` is the setting the authors' code ships as the
+algorithm's best (``individual_run.py``: "MergeDTSBest" α = 0.8⁶, C = 4·10⁵, M = 16;
+"MergeRUCBBEST" α = 0.8⁶, C = 4·10⁵, M = 8; "DTSBEST" α = 0.8⁷); ``sparring`` is Sparring with UCB
+inside (α = 0.51, as ``demo.py``), ``sparring@ts`` and ``sparring@exp3`` with Thompson sampling and
+Exp3 (γ by Auer et al. 2002, Corollary 3.2, for the run's K and T, ``exp3_gamma``; the authors' code
+runs a fixed 0.51 by a bug). The default rows are ``ROWS``: MergeDTS, MergeRUCB and D-TS in their
+default and tuned settings, RCS, RMED1, Self-Sparring, REX3 and the three Sparrings; every other
+setting is the module's default, which is the authors' (``docs`` of each module). Choose rows
+with ``--set algorithms=merge_dts@tuned,merge_rucb@tuned`` and change a row's setting with
+``--set params=merge_dts@tuned.alpha=0.5`` (a row's own name; ``experiments.common.params``).
+
+Horizons: the paper runs 10^8 steps; the default here is 10^6 steps × 10 runs, what fits a small
+CPU (``results.json`` records the horizon and runs used next to the paper's). Rows of the
+algorithms in ``slow`` (D-TS and RMED1, whose steps cost O(K²): a K x K bound matrix, all
+divergences) run ``slow_num_steps`` (2·10⁴) instead, as the table says. The long stage reruns
+the rows of ``long_algorithms`` to ``long_num_steps`` with ``long_num_runs`` runs (default: the
+same runs): ``best`` stands for the three rows with the least summed regret at ``num_steps`` over
+the matrices (slow rows left out). It is off by default (``long_num_steps=None``): on the shared
+2-core CPU (other jobs on its cores), 10 runs of one row on one matrix advanced 12,000 (MergeDTS
+tuned), 9,000 (Self-Sparring), 30,000 (MergeDTS) to 130,000 (Sparring-UCB) run-steps per second,
+so ``--set long_num_steps=10000000 --set long_num_runs=5`` (10^7 steps, three rows, both
+matrices) takes a night there, the longest horizon that machine allows, and the paper's 10^8 ten
+times that.
+
+Arm relabelling (``permute_arms``, default on): as the authors' driver, every run relabels the
+arms by a random permutation (``experiments.common.relabel``): run ``r``'s order comes from its
+own key (``fold_in(seed key, r)``), so it differs between runs and is the same for every row of
+one seed; regret is scored in the matrix's own labels.
 
 Copeland subsets (``copeland_subsets``): "cycle" (default) builds each subset around the matrix's
 widest Condorcet cycle (three rankers a ≻ b ≻ c ≻ a, largest smallest margin: 0.016 on
@@ -12,14 +43,11 @@ rankers that all three beat by ``copeland_filler_margin`` and that are ``copelan
 paper's regret bounds speak. "uniform" draws subsets uniformly among those without a Condorcet
 winner; on the MSLR matrices these have 2–3 Copeland winners within about 0.001 of 1/2 of each
 other, so RUCB's candidate set never empties at feasible horizons, its duels among the winners
-cost no Copeland regret, and no algorithm but RCS is visibly linear there.
+cost no Copeland regret, and no algorithm but RCS is visibly linear there. Each run's late/early
+figures (regret per step in the second half of the horizon against the first) decide whether a
+curve is sublinear (``experiments.analysis.large_scale.verdicts``).
 
-The paper runs 10^8 steps; the defaults here are what fits a small CPU (``results.json`` records
-the horizon and runs used next to the paper's). Algorithms whose step costs O(K²) (``slow``: D-TS)
-run a shorter horizon. Every algorithm uses its module's default hyperparameters (MergeDTS and
-MergeRUCB: α = 1.01, M = 4, failure probability 0.01, the authors' code defaults; D-TS and RCS
-α = 0.51) unless ``--set params=algo.key=value`` (``experiments.common.params``) says otherwise; every
-setting, matrix size and Copeland subset is checked before the first run.
+Every setting, matrix size and Copeland subset is checked before the first run.
 
 "Winner dropped": MergeDTS and MergeRUCB drop arms for good. They run through ``survival_probe``,
 whose report is the Condorcet winner while it survives (and the algorithm's own report, never the
@@ -28,22 +56,40 @@ winner at each checkpoint and the runs that dropped it are counted exactly.
 """
 
 import dataclasses
+import math
 import time
 import types
+from typing import NamedTuple, Optional
 
 import jax
 import numpy as np
 
-from experiments.common import duel_runs
+from experiments.common import duel_runs, relabel
+from experiments.common import params as params_lib
 from experiments.analysis import large_scale as analysis
-from experiments.common.matrices import MATRIX_DIR, load_matrices
+from experiments.common.matrices import MATRIX_DIR, by_size, load_matrices
 from experiments.common.registry import checkpoint_dir, register
 from jaxrank import bandits, data, envs
+from jaxrank.bandits import merge_dts, merge_rucb
+from jaxrank.metrics.confidence import mean_ci
 from jaxrank.types import Bandit
 from jaxrank.utils.checks import check_int, check_number
 
 PAPER_HORIZON = 100_000_000
-ELIMINATING = ("merge_dts", "merge_rucb")  # report among surviving arms
+ELIMINATING = ("merge_dts", "merge_rucb")  # algorithms that drop arms for good: run through survival_probe
+DTS_TUNED = {"alpha": 0.8**7}  # "DTSBEST" of the MergeDTS authors' individual_run.py
+# Presets of the rows beyond a module's defaults: row -> (algorithm, settings).
+VARIANTS = {
+    "merge_dts@tuned": ("merge_dts", {**merge_dts.TUNED_OPTIONS, **merge_dts.TUNED}),
+    "merge_rucb@tuned": ("merge_rucb", dict(merge_rucb.TUNED)),
+    "dts@tuned": ("dts", dict(DTS_TUNED)),
+    "sparring@ts": ("sparring", {"inner": "ts"}),
+    "sparring@exp3": ("sparring", {"inner": "exp3"}),
+}
+ROWS = ("merge_dts", "merge_dts@tuned", "merge_rucb", "merge_rucb@tuned", "dts", "dts@tuned", "rcs", "rmed",
+        "self_sparring", "rex3", "sparring", "sparring@ts", "sparring@exp3")
+BEST = "best"  # in long_algorithms: the LONG_BEST rows with the least regret at num_steps
+LONG_BEST = 3
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,9 +98,13 @@ class Config:
     num_arms: int = 136  # larger matrices are cut to the RCS paper's first K rankers
     num_runs: int = 10
     num_steps: int = 1_000_000
-    algorithms: tuple[str, ...] = ("merge_dts", "merge_rucb", "rcs", "dts")
-    slow: tuple[str, ...] = ("dts",)  # O(K^2) steps: run to slow_num_steps only
+    algorithms: tuple[str, ...] = ROWS  # rows: "algo" or "algo@variant" (VARIANTS)
+    slow: tuple[str, ...] = ("dts", "rmed")  # O(K^2) steps: every row of these runs to slow_num_steps only
     slow_num_steps: int = 20_000
+    permute_arms: bool = True  # relabel the arms by a random permutation in every run (experiments.common.relabel)
+    long_algorithms: tuple[str, ...] = (BEST,)  # rows of the long stage; "best": the 3 least-regret rows
+    long_num_steps: Optional[int] = None  # horizon of the long stage; None: no long stage
+    long_num_runs: Optional[int] = None  # runs of the long stage; None: num_runs
     copeland_algorithms: tuple[str, ...] = ("ccb", "scb", "dts", "merge_dts", "rucb", "rcs")
     copeland_subsets: str = "cycle"  # "cycle" (resolvable gaps) or "uniform"; see the module docstring
     copeland_num_arms: int = 8
@@ -63,9 +113,33 @@ class Config:
     copeland_pair_gap: float = 0.02  # "cycle": the other arms are at least this far from 1/2 pairwise
     copeland_num_runs: int = 10
     copeland_num_steps: int = 1_000_000
-    params: tuple[str, ...] = ()  # "algo.key=value" overrides of the modules' HPARAMS / OPTIONS
+    params: tuple[str, ...] = ()  # "row.key=value" overrides (a row's or a Copeland algorithm's name)
     seed: int = 0
     chunk_size: int = 65_536
+
+
+class Row(NamedTuple):
+    """One row of the comparison: a bandit and its settings."""
+
+    algorithm: str  # registered name
+    options: dict  # make()'s static options
+    hparams: dict  # init()'s hyperparameters, all of them
+    auto_gamma: bool  # Exp3's γ follows the run's K and T (exp3_gamma)
+
+
+def exp3_gamma(num_arms: int, num_steps: int) -> float:
+    """Exp3's γ = min(1, sqrt(K ln K / ((e - 1) T))) (Auer et al. 2002, Corollary 3.2, with g = T)."""
+    return min(1.0, math.sqrt(num_arms * math.log(num_arms) / ((math.e - 1) * num_steps)))
+
+
+def row_algorithm(row: str) -> tuple[str, dict]:
+    """``(registered algorithm, preset settings)`` of a row name (``ValueError`` listing the rows)."""
+    if row in VARIANTS:
+        return VARIANTS[row]
+    if "@" not in row and row in bandits.ALGORITHMS:
+        return row, {}
+    raise ValueError(f"unknown row {row!r}; a row is a registered bandit ({', '.join(bandits.ALGORITHMS)}) or one "
+                     f"of {', '.join(VARIANTS)}.")
 
 
 def copeland_subsets(pref: np.ndarray, num_arms: int, count: int, seed: int, *, max_tries: int = 100_000) -> list:
@@ -125,41 +199,79 @@ def cycle_subsets(pref: np.ndarray, num_arms: int, count: int, seed: int, *, fil
                      f"copeland_filler_margin or copeland_pair_gap.")
 
 
-def survival_probe(name: str, winner: int):
+def survival_probe(name: str, winner: int, *, relabelled: bool = False):
     """An algorithm module: bandit ``name`` (with an ``active [K]`` bool state leaf) whose ``best_arm``
     reports ``winner`` while it is active and its own report (an active arm, so never ``winner``) once
-    it is not. Same options and hyperparameters as ``name``."""
+    it is not. Same options and hyperparameters as ``name``; with ``relabelled``, the bandit plays
+    under a per-run relabelling of the arms (``experiments.common.relabel``) and ``winner`` is in
+    the environment's labels."""
     module = bandits.ALGORITHMS[name]
-    probe = types.ModuleType(f"{name}_survival_{winner}")
+    probe = types.ModuleType(f"{name}{'_relabelled' * relabelled}_survival_{winner}")
     probe.HPARAMS, probe.OPTIONS = module.HPARAMS, module.OPTIONS
 
     def make(**options) -> Bandit:
         algo = module.make(**options)
+        if not relabelled:
+            def best_arm(key, state):
+                return jax.numpy.where(state.active[winner], winner, algo.best_arm(key, state))
 
-        def best_arm(key, state):
-            return jax.numpy.where(state.active[winner], winner, algo.best_arm(key, state))
+            return Bandit(algo.init, algo.step, best_arm)
+        outer = relabel.wrap(algo)
 
-        return Bandit(algo.init, algo.step, best_arm)
+        def best_arm_relabelled(key, state: relabel.Relabelled):
+            alive = state.inner.active[relabel.own_label(state, winner)]
+            return jax.numpy.where(alive, winner, outer.best_arm(key, state))
+
+        return Bandit(outer.init, outer.step, best_arm_relabelled)
 
     probe.make = make
     return probe
 
 
-def _check(config: Config) -> dict:
-    """Every setting checked before any work: ``{algo: (options, hparams)}``."""
+def _rows(config: Config, overrides: dict) -> dict[str, Row]:
+    """``{row: Row}`` of the rows of both stages, presets then ``params`` overrides, each checked."""
+    rows = {}
+    for row in dict.fromkeys(config.algorithms):
+        algo, preset = row_algorithm(row)
+        options, hparams = bandits.ALGORITHMS.split(algo, {**preset, **overrides.get(row, {})})
+        built = bandits.ALGORITHMS.build(algo, **options)
+        jax.eval_shape(lambda: built.init(jax.random.key(0), 4, **hparams))  # noqa: B023  (init's own checks)
+        auto = options.get("inner") == "exp3" and "gamma" not in overrides.get(row, {})
+        rows[row] = Row(algo, options, hparams, auto)
+    return rows
+
+
+def _check(config: Config) -> tuple[dict, dict]:
+    """Every setting checked before any work: ``({row: Row}, {copeland algo: (options, hparams)})``."""
     if not config.algorithms and not config.copeland_algorithms:
         raise ValueError("algorithms and copeland_algorithms are both empty; name at least one bandit.")
-    names = list(dict.fromkeys((*config.algorithms, *config.copeland_algorithms)))
-    settings = duel_runs.settings(config.params, names)
+    overrides = params_lib.parse(config.params)
+    stray = sorted(set(overrides) - set(config.algorithms) - set(config.copeland_algorithms))
+    if stray:
+        raise ValueError(f"params set {', '.join(stray)}, which this run does not run; rows: "
+                         f"{', '.join(config.algorithms) or 'none'}; Copeland algorithms: "
+                         f"{', '.join(config.copeland_algorithms) or 'none'}.")
+    rows = _rows(config, overrides)
+    copeland = {}
+    if config.copeland_algorithms:
+        items = [p for p in config.params if p.partition(".")[0].strip() in config.copeland_algorithms]
+        copeland = duel_runs.settings(items, config.copeland_algorithms)
     for field in ("num_arms", "num_runs", "num_steps", "slow_num_steps", "copeland_num_runs",
                   "copeland_num_steps", "copeland_num_subsets"):
         check_int(field, getattr(config, field), minimum=1)
+    for field in ("long_num_steps", "long_num_runs"):
+        if getattr(config, field) is not None:
+            check_int(field, getattr(config, field), minimum=1)
+    for row in config.long_algorithms if config.long_num_steps is not None else ():
+        if row != BEST and row not in rows:
+            raise ValueError(f"long_algorithms names {row!r}, which is not a row of this run; rows: "
+                             f"{', '.join(rows)} (or {BEST!r}: the {LONG_BEST} least-regret rows).")
     check_int("copeland_num_arms", config.copeland_num_arms, minimum=3)
     if config.copeland_subsets not in ("cycle", "uniform"):
         raise ValueError(f"copeland_subsets must be 'cycle' or 'uniform'; got {config.copeland_subsets!r}.")
     check_number("copeland_filler_margin", config.copeland_filler_margin, low=0, high=0.5)
     check_number("copeland_pair_gap", config.copeland_pair_gap, low=0, high=0.5, low_inclusive=True)
-    return settings
+    return rows, copeland
 
 
 def _copeland_subsets(config: Config, matrices) -> dict:
@@ -179,14 +291,23 @@ def _copeland_subsets(config: Config, matrices) -> dict:
     return out
 
 
-def _run_one(name, prefs, settings, *, seed, num_runs, num_steps, regret, chunk_size, run_dir, algo=None):
-    """One algorithm on ``prefs [M, K, K]`` (one compiled program): ``(Trace, wall seconds)``."""
-    options, hparams = settings[name]
+def _module(algo: str, permute: bool, winner: Optional[int] = None):
+    """What ``run_sweep`` runs: the survival probe of ``winner`` for an eliminating algorithm, else
+    the bandit itself, relabelled per run when ``permute``."""
+    if winner is not None:
+        return survival_probe(algo, winner, relabelled=permute)
+    return relabel.relabelled(bandits.ALGORITHMS[algo], algo) if permute else algo
+
+
+def _run_one(algo, prefs, options, hparams, *, module, seed, num_runs, num_steps, regret, chunk_size, run_dir,
+             label):
+    """One bandit on ``prefs [M, K, K]`` (one compiled program): ``(Trace, wall seconds)``."""
     start = time.perf_counter()
-    trace = bandits.run_sweep(algo or name, jax.random.key(seed), prefs, num_runs=num_runs, num_steps=num_steps,
-                          options=options, hparams=duel_runs.changed(name, hparams), chunk_size=chunk_size,
-                          regret=regret, label=f"{name} K={prefs.shape[-1]} x{prefs.shape[0]}",
-                          checkpoint_dir=checkpoint_dir(run_dir))
+    mesh = bandits.lane_mesh()
+    trace = bandits.run_sweep(module, jax.random.key(seed), prefs, num_runs=num_runs, num_steps=num_steps,
+                              options=options, hparams=duel_runs.changed(algo, hparams), chunk_size=chunk_size,
+                              regret=regret, label=label, mesh=mesh, checkpoint_dir=checkpoint_dir(run_dir),
+                              compiler_options=bandits.sweep.compiler_options_for(algo, mesh) or {})
     return trace, time.perf_counter() - start
 
 
@@ -199,40 +320,108 @@ def _summary(trace, m: int, seconds: float, steps: int, runs: int) -> dict:
     return out
 
 
+def _run_row(name: str, row: Row, matrices, *, steps: int, runs: int, config: Config, run_dir,
+             arrays: dict, stage: str) -> dict:
+    """Row ``name`` on every matrix (those of one size in one program; an eliminating algorithm one
+    matrix at a time, probed for its winner): ``{matrix name: summary}``."""
+    out = {}
+    eliminating = row.algorithm in ELIMINATING
+    groups = [[m] for m in matrices] if eliminating else list(by_size(matrices).values())
+    for group in groups:
+        num_arms = group[0].pref.shape[0]
+        hparams = dict(row.hparams)
+        if row.auto_gamma:
+            hparams["gamma"] = exp3_gamma(num_arms, steps)
+        winner = int(envs.condorcet_winner(group[0].pref)) if eliminating else None
+        trace, seconds = _run_one(
+            row.algorithm, np.stack([m.pref for m in group]), row.options, hparams,
+            module=_module(row.algorithm, config.permute_arms, winner), seed=config.seed, num_runs=runs,
+            num_steps=steps, regret="condorcet", chunk_size=config.chunk_size, run_dir=run_dir,
+            label=f"{name} K={num_arms} x{len(group)} T={steps:,}")
+        for i, m in enumerate(group):
+            summary = _summary(trace, i, seconds, steps, runs)
+            summary["settings"] = {**row.options, **{k: round(float(v), 8) for k, v in hparams.items()}}
+            if eliminating:
+                summary["winner_dropped_runs"] = int((~trace.correct[i, 0, :, -1]).sum())
+                summary["final"]["accuracy"] = None  # the probe's curve is survival, not best-arm accuracy
+                summary["winner_kept"] = summary.pop("accuracy")
+            out[m.name] = summary
+            arrays[f"{stage}__{name}__{m.name}__regret"] = trace.regret[i, 0]
+            print(f"[large_scale] {m.name} {name}: regret at T = {steps:,} "
+                  f"{summary['final']['regret_mean']:.1f} ± {summary['final']['regret_ci95']:.1f} "
+                  f"({seconds:.1f} s)", flush=True)
+    return out
+
+
+def best_rows(results: dict, count: int = LONG_BEST) -> list[str]:
+    """The ``count`` rows with the least summed mean regret at ``num_steps`` over the matrices (rows
+    run on every matrix at ``num_steps`` only: slow rows are left out)."""
+    totals = {}
+    for m in results["matrices"].values():
+        for row, s in m["algorithms"].items():
+            if s["num_steps"] == results["num_steps"]:
+                totals.setdefault(row, []).append(s["final"]["regret_mean"])
+    full = {row: sum(v) for row, v in totals.items() if len(v) == len(results["matrices"])}
+    return sorted(full, key=full.get)[:count]
+
+
+def late_early(checkpoints: np.ndarray, regret: np.ndarray) -> dict:
+    """Per run, regret per step over the second half of the horizon (late) and over the first
+    (early), and their difference's mean and 95% CI over runs (``regret [R, C]`` at ``checkpoints [C]``):
+    a difference below 0 by more than its CI is a curve that bends down (sublinear)."""
+    horizon = checkpoints[-1]
+    half = int(np.argmin(np.abs(checkpoints - horizon / 2)))
+    regret = np.asarray(regret, np.float64)
+    early = regret[:, half] / checkpoints[half]
+    late = (regret[:, -1] - regret[:, half]) / (horizon - checkpoints[half])
+    diff, ci = mean_ci(late - early)
+    return {"early": float(early.mean()), "late": float(late.mean()), "diff": float(diff), "diff_ci95": float(ci)}
+
+
 @register("large_scale", Config, report=analysis.report)
 def run(config: Config, run_dir) -> dict:
-    """MergeDTS vs MergeRUCB vs D-TS (+ RCS) at K = 136, and Copeland bandits on subsets without a Condorcet winner."""
-    settings = _check(config)
+    """MergeDTS against its authors' baselines at K = 136, and Copeland bandits on subsets without a Condorcet winner."""
+    rows, copeland_settings = _check(config)
     matrices = load_matrices(config.matrices, config.num_arms)
     copeland = _copeland_subsets(config, matrices)
-    prefs = np.stack([m.pref for m in matrices]) if len({m.pref.shape for m in matrices}) == 1 else None
     results = {"paper_horizon": PAPER_HORIZON, "num_runs": config.num_runs, "num_steps": config.num_steps,
-               "slow": list(config.slow), "slow_num_steps": config.slow_num_steps, "matrices": {}, "copeland": {}}
+               "slow": list(config.slow), "slow_num_steps": config.slow_num_steps,
+               "permute_arms": config.permute_arms, "rows": {}, "matrices": {}, "copeland": {}}
+    for name, row in rows.items():
+        hparams = {k: round(float(v), 8) for k, v in row.hparams.items()}
+        defaults = {**bandits.ALGORITHMS.options(row.algorithm),
+                    **{k: round(float(v), 8) for k, v in bandits.ALGORITHMS.hparams(row.algorithm).items()}}
+        changed = {k: v for k, v in {**row.options, **hparams}.items() if v != defaults.get(k)}
+        results["rows"][name] = {"algorithm": row.algorithm, "options": row.options, "hparams": hparams,
+                                 "changed": changed, "exp3_gamma": "auto (K, T)" if row.auto_gamma else None}
     arrays = {}
     for m in matrices:
-        results["matrices"][m.name] = {"source": m.source, "num_arms": m.pref.shape[0],
-                                       "condorcet_winner": m.rankers[int(envs.condorcet_winner(m.pref))],
-                                       "algorithms": {}}
-    for name in config.algorithms:
-        steps = config.slow_num_steps if name in config.slow else config.num_steps
-        # Eliminating algorithms run one matrix at a time, probed for their matrix's winner.
-        together = prefs is not None and name not in ELIMINATING
-        groups = [(prefs, matrices)] if together else [(m.pref[None], [m]) for m in matrices]
-        for group_prefs, group in groups:
-            probe = survival_probe(name, int(envs.condorcet_winner(group[0].pref))) if name in ELIMINATING else None
-            trace, seconds = _run_one(name, group_prefs, settings, seed=config.seed, num_runs=config.num_runs, num_steps=steps,
-                                      regret="condorcet", chunk_size=config.chunk_size, run_dir=run_dir, algo=probe)
-            for i, m in enumerate(group):
-                summary = _summary(trace, i, seconds, steps, config.num_runs)
-                if name in ELIMINATING:
-                    summary["winner_dropped_runs"] = int((~trace.correct[i, 0, :, -1]).sum())
-                    summary["final"]["accuracy"] = None  # the probe's curve is survival, not best-arm accuracy
-                    summary["winner_kept"] = summary.pop("accuracy")
-                results["matrices"][m.name]["algorithms"][name] = summary
-                arrays[f"{name}__{m.name}__regret"] = trace.regret[i, 0]
-                print(f"[large_scale] {m.name} {name}: regret at T = {steps:,} "
-                      f"{summary['final']['regret_mean']:.1f} ± {summary['final']['regret_ci95']:.1f} "
-                      f"({seconds:.1f} s)", flush=True)
+        winner = int(envs.condorcet_winner(m.pref))
+        entry = {"source": m.source, "num_arms": m.pref.shape[0], "condorcet_winner": m.rankers[winner],
+                 "algorithms": {}, "long": {}}
+        if config.permute_arms:  # the winner's label in each run: the relabelling at work
+            orders = relabel.run_orders(jax.random.key(config.seed), config.num_runs, m.pref.shape[0])
+            entry["winner_label_by_run"] = [int(np.flatnonzero(o == winner)[0]) for o in orders]
+        results["matrices"][m.name] = entry
+    for name, row in rows.items():
+        steps = config.slow_num_steps if row.algorithm in config.slow else config.num_steps
+        for m_name, summary in _run_row(name, row, matrices, steps=steps, runs=config.num_runs, config=config,
+                                        run_dir=run_dir, arrays=arrays, stage="main").items():
+            results["matrices"][m_name]["algorithms"][name] = summary
+
+    # Long stage: chosen rows again, to long_num_steps.
+    long_rows = []
+    if config.long_num_steps is not None:
+        for row in config.long_algorithms:
+            long_rows += best_rows(results) if row == BEST else [row]
+        long_rows = list(dict.fromkeys(long_rows))
+    results.update(long_algorithms=long_rows, long_num_steps=config.long_num_steps,
+                   long_num_runs=config.long_num_runs or config.num_runs)
+    for name in long_rows:
+        for m_name, summary in _run_row(name, rows[name], matrices, steps=config.long_num_steps,
+                                        runs=results["long_num_runs"], config=config, run_dir=run_dir,
+                                        arrays=arrays, stage="long").items():
+            results["matrices"][m_name]["long"][name] = summary
 
     # Copeland setting: subsets of each full matrix without a Condorcet winner.
     for m in matrices if config.copeland_algorithms else []:
@@ -247,19 +436,31 @@ def run(config: Config, run_dir) -> dict:
                                         "construction": config.copeland_subsets,
                                         "smallest_gap": round(float(sub_gap.min()), 5), "algorithms": {}}
         for name in config.copeland_algorithms:
-            trace, seconds = _run_one(name, sub_prefs, settings, seed=config.seed, num_runs=config.copeland_num_runs,
+            options, hparams = copeland_settings[name]
+            trace, seconds = _run_one(name, sub_prefs, options, hparams, module=_module(name, config.permute_arms),
+                                      seed=config.seed, num_runs=config.copeland_num_runs,
                                       num_steps=config.copeland_num_steps, regret="copeland",
-                                      chunk_size=config.chunk_size, run_dir=run_dir)
+                                      chunk_size=config.chunk_size, run_dir=run_dir,
+                                      label=f"{name} K={sub_prefs.shape[-1]} x{len(subsets)}")
             for s in range(len(subsets)):
                 key = f"{m.name} subset {s}"
                 summary = _summary(trace, s, seconds, config.copeland_num_steps, config.copeland_num_runs)
                 summary["sublinearity"] = sublinearity(trace.checkpoints, trace.regret[s, 0])
+                summary["late_early"] = {k: round(v, 7) for k, v in
+                                         late_early(trace.checkpoints, trace.regret[s, 0]).items()}
                 results["copeland"][key]["algorithms"][name] = summary
                 arrays[f"copeland__{name}__{m.name}__{s}__regret"] = trace.regret[s, 0]
     data.write_npz(run_dir / "arrays.npz", **arrays)
     results["matrix_dir"] = MATRIX_DIR
-    results["timings"] = {"wall_s": {f"{group}: {key}: {name}": s.pop("wall_s") for group in ("matrices", "copeland")
-                                     for key, entry in results[group].items() for name, s in entry["algorithms"].items()}}
+    wall = {}
+    for key, entry in results["matrices"].items():
+        for stage in ("algorithms", "long"):
+            for name, s in entry[stage].items():
+                wall[f"{'long' if stage == 'long' else 'matrices'}: {key}: {name}"] = s.pop("wall_s")
+    for key, entry in results["copeland"].items():
+        for name, s in entry["algorithms"].items():
+            wall[f"copeland: {key}: {name}"] = s.pop("wall_s")
+    results["timings"] = {"wall_s": wall}
     return results
 
 

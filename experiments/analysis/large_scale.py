@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from experiments.analysis.plotting import figure_grid, save_figure, tabulate
+from experiments.analysis.verdicts import with_section
 
 LABELS = {"merge_dts": "MergeDTS", "merge_rucb": "MergeRUCB", "dts": "D-TS", "rcs": "RCS", "rucb": "RUCB",
           "ccb": "CCB", "scb": "SCB", "rmed": "RMED1", "self_sparring": "Self-Sparring", "rex3": "REX3",
@@ -97,10 +98,9 @@ def table(results: dict) -> str:
                 lines.append(f"| {key} ({c['construction']}) | {rankers} | {winners} | {c['smallest_gap']:.4f} | "
                              f"{_label(algo)} | {s['num_steps']:,} | {_cell(s)} | {s['sublinearity']:.3f} | "
                              f"{diff} | {s['final']['accuracy']:.2f} |")
-    lines += ["", "Verdicts (95% CIs; a difference holds when it exceeds the CI of the difference of the "
-              "means, sqrt(ci_a² + ci_b²)):", "", "| claim | verdict | measured |", "|---|---|---|"]
-    lines += [f"| {claim} | {verdict} | {detail} |" for claim, verdict, detail in verdicts(results)]
-    return "\n".join(lines) + "\n"
+    lines += ["", "Verdicts use 95% CIs: a difference holds when it exceeds the CI of the difference of the means, "
+              "sqrt(ci_a² + ci_b²)."]
+    return with_section("\n".join(lines) + "\n", verdicts, results)
 
 
 # --- verdicts -------------------------------------------------------------------------------------

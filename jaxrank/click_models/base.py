@@ -182,6 +182,33 @@ def previous_click(clicks: Array) -> Array:
     return jnp.concatenate([jnp.full(at.shape[:-1] + (1,), -1, at.dtype), before[..., :-1]], axis=-1)
 
 
+@jax.jit
+def _id_range(pair, mask):
+    """``(smallest, largest)`` pair id over the shown positions (one fused pass, no copy of the log)."""
+    return jnp.min(jnp.where(mask, pair, 0)), jnp.max(jnp.where(mask, pair, 0))
+
+
+def check_fit_log(log, num_pairs: int) -> None:
+    """Raises ``ValueError`` for a log a fit cannot use: not ``[S, K]`` with ``S, K >= 1``, or a shown pair
+    id outside ``[0, num_pairs)`` (a gather would clamp it and a segment sum drop it, silently).
+    Traced logs (a fit inside ``jit`` or ``vmap``) pass unchecked."""
+    if any(isinstance(leaf, jax.core.Tracer) for leaf in (log.pair, log.mask)):
+        return
+    shape = np.shape(log.mask)
+    if len(shape) != 2 or np.shape(log.pair) != shape or np.shape(log.clicks) != shape:
+        raise ValueError(f"a fit needs a SessionLog with pair, clicks and mask [S, K]; got shapes {np.shape(log.pair)}, "
+                         f"{np.shape(log.clicks)}, {shape}.")
+    if shape[0] == 0 or shape[1] == 0:
+        raise ValueError(f"the log has {shape[0]} sessions of {shape[1]} positions; a fit needs at least one session "
+                         "with one shown position.")
+    with jax.ensure_compile_time_eval():  # concrete even when the fit is called inside a trace (vmap over keys)
+        low, high = (int(v) for v in _id_range(log.pair, log.mask))
+    if low < 0 or high >= num_pairs:
+        bad = low if low < 0 else high
+        raise ValueError(f"pair id {bad} of the log is outside [0, num_pairs = {num_pairs}); pass num_pairs > "
+                         f"{max(high, 0)} or renumber the pairs (jaxrank.data.session_log checks its ids).")
+
+
 def check_sizes(num_pairs, num_positions) -> None:
     """Raises ``ValueError`` unless both sizes are ints, ``num_pairs >= 0`` and ``num_positions >= 1``."""
     for name, value, low in (("num_pairs", num_pairs, 0), ("num_positions", num_positions, 1)):

@@ -25,7 +25,7 @@ import functools
 import jax
 import jax.numpy as jnp
 
-from jaxrank.click_models.base import PRIOR, PROB_CAP, ClickModel, maximize
+from jaxrank.click_models.base import PRIOR, PROB_CAP, ClickModel, check_fit_log, maximize
 from jaxrank.data.sessions import SessionLog
 from jaxrank.utils.checks import check_int
 
@@ -100,6 +100,9 @@ def fit_em(log: SessionLog, model: ClickModel, *, num_iterations: int = 50, init
 
     Returns:
       the fitted parameters (logits), the model's params NamedTuple.
+
+    Raises:
+      ValueError: for a bad option, a log with no session, or a shown pair id outside ``[0, num_pairs)``.
     """
     check_int("num_iterations", num_iterations, minimum=1)
     if num_pairs is None:
@@ -109,6 +112,7 @@ def fit_em(log: SessionLog, model: ClickModel, *, num_iterations: int = 50, init
             raise ValueError("log.num_pairs is traced (fit_em inside jit or vmap); pass num_pairs= as an int.") \
                 from None
     check_int("num_pairs", num_pairs, minimum=0)
+    check_fit_log(log, num_pairs)
     if chunk_size is not None:
         check_int("chunk_size", chunk_size, minimum=1)
     dtype = jnp.dtype(jax.dtypes.canonicalize_dtype(jnp.float64) if dtype is None else dtype)

@@ -14,7 +14,8 @@ EM models: PBM, UBM, CCM, DBN; counting (maximum likelihood) models: GCTR, RCTR,
 ``fit_gradient`` fits any of them with optax, its parameters as tables or as functions of the pairs'
 features (``parametrization``).
 ``generate_sessions`` simulates logs (with ``jaxrank.clicks`` simulators or a fitted model's ``sample``);
-``metrics`` evaluates a fitted model (log-likelihood, perplexity).
+``metrics`` evaluates a fitted model (log-likelihood, perplexity); ``study`` runs many fits (seeds,
+settings, logs) as lanes of ``jaxrank.lanes``.
 """
 
 from jaxrank.click_models import (ccm, chain, cm, dbn, dcm, dctr, gctr, gradient, metrics, parametrization, pbm, rctr,
@@ -25,6 +26,7 @@ from jaxrank.click_models.em import em_step, fit_em
 from jaxrank.click_models.generate import generate_sessions
 from jaxrank.click_models.gradient import fit_gradient, gradient_fitter
 from jaxrank.click_models.metrics import Perplexity, conditional_perplexity, log_likelihood, perplexity
+from jaxrank.click_models import study  # noqa: E402  (after the fitters it runs as lanes)
 from jaxrank.registry import Registry
 
 CLICK_MODELS = Registry("click model", {
@@ -73,5 +75,6 @@ __all__ = [
     "probabilities",
     "rctr",
     "sdbn",
+    "study",
     "ubm",
 ]

@@ -211,7 +211,9 @@ def _id_range(pair, mask):
 def check_fit_log(log, num_pairs: int) -> None:
     """Raises ``ValueError`` for a log a fit cannot use: not ``[S, K]`` with ``S, K >= 1``, or a shown pair
     id outside ``[0, num_pairs)`` (a gather would clamp it and a segment sum drop it, silently).
-    Traced logs (a fit inside ``jit`` or ``vmap``) pass unchecked."""
+    A row with no shown position (``jaxrank.data.session_log`` rejects them; chunked fits pad with
+    them) adds nothing to a fit or a metric. Traced logs (a fit inside ``jit`` or ``vmap``) pass
+    unchecked."""
     if any(isinstance(leaf, jax.core.Tracer) for leaf in (log.pair, log.mask)):
         return
     shape = np.shape(log.mask)

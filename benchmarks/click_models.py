@@ -5,15 +5,16 @@ peak memory of a chunked fit of 10⁷ sessions.
     python benchmarks/click_models.py [--sessions 1000000] [--reference-sessions 2000] [--big-sessions 10000000]
                                       [--json PATH]
 
-* EM per iteration (DBN, CCM): one jitted ``em_step`` on the whole log, compile excluded, mean of 3.
+* EM per iteration (DBN, CCM): one jitted ``em_step`` over the log in chunks of ``DEFAULT_CHUNK_SIZE``
+  sessions (``fit_em``'s default), compile excluded, mean of 3; and once on the whole log at once.
   The reference is ``tests/reference/click_models.py``'s ``em_iteration_by_depth`` (exact posteriors by
   enumerating the examination depth and each click's satisfaction, a Python loop per session),
   timed on the first ``--reference-sessions`` sessions and scaled per session to the whole log.
-* Whole fit: ``fit_em`` with 50 iterations, compile included (target: under a minute).
+* Whole fit: ``fit_em`` with 50 iterations (default chunks), compile included (target: under a minute).
 * Gradient (PBM, UBM, DBN): sessions per second of one epoch of Adam, full batch and minibatches of
   4096 (CLAX's) and 65536, compile excluded (target: at least 10⁶).
 * Memory: in a child process, a ``--big-sessions`` log generated in parts, then ``fit_em(DBN,
-  chunk_size=100000)`` for 2 iterations (memory does not grow with iterations): the peak resident
+  chunk_size=--chunk-size)`` (default ``DEFAULT_CHUNK_SIZE``) for 2 iterations (memory does not grow with iterations): the peak resident
   set during the fit (``VmHWM`` after resetting it, Linux) and the process's ``ru_maxrss``, next to
   the log's own bytes.
 """
@@ -35,6 +36,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from jaxrank.click_models import CLICK_MODELS, em_step, fit_em, generate_sessions, gradient_fitter  # noqa: E402
+from jaxrank.click_models.em import DEFAULT_CHUNK_SIZE  # noqa: E402
 from jaxrank.clicks import cascade_model  # noqa: E402
 from jaxrank.data import synthetic_queries  # noqa: E402
 from tests.reference import click_models as ref  # noqa: E402
@@ -73,8 +75,10 @@ def em_rows(log, reference_sessions: int) -> list[dict]:
     for name in ("dbn", "ccm"):
         model = CLICK_MODELS.build(name)
         params = model.init(int(log.num_pairs), log.pair.shape[1])
-        step = jax.jit(lambda p, lg, model=model: em_step(model, p, lg))
+        step = jax.jit(lambda p, lg, model=model: em_step(model, p, lg, chunk_size=DEFAULT_CHUNK_SIZE))
         per_iteration = _timed(step, params, log)
+        whole_step = jax.jit(lambda p, lg, model=model: em_step(model, p, lg))
+        per_iteration_whole = _timed(whole_step, params, log, repeats=1)
         start = time.perf_counter()
         jax.block_until_ready(fit_em(log, model, num_iterations=50))
         whole = time.perf_counter() - start
@@ -90,7 +94,8 @@ def em_rows(log, reference_sessions: int) -> list[dict]:
         ref_per_session = (time.perf_counter() - start) / len(subset)
         ref_scaled = ref_per_session * num
         rows.append({"model": name.upper(), "sessions": num, "em_iteration_s": round(per_iteration, 3),
-                     "sessions_per_s": round(num / per_iteration), "fit_50_iterations_s": round(whole, 1),
+                     "sessions_per_s": round(num / per_iteration),
+                     "em_iteration_whole_log_s": round(per_iteration_whole, 3), "fit_50_iterations_s": round(whole, 1),
                      "reference_iteration_s_scaled": round(ref_scaled, 1),
                      "reference_sessions_timed": len(subset), "ratio": round(ref_scaled / per_iteration, 1)})
         print(rows[-1], flush=True)
@@ -149,7 +154,7 @@ def main():
     parser.add_argument("--sessions", type=int, default=1_000_000)
     parser.add_argument("--reference-sessions", type=int, default=2000)
     parser.add_argument("--big-sessions", type=int, default=10_000_000)
-    parser.add_argument("--chunk-size", type=int, default=100_000)
+    parser.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE)
     parser.add_argument("--skip", default="", help="comma-separated parts to skip: em, gradient, memory")
     parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
     parser.add_argument("--memory-child", action="store_true", help=argparse.SUPPRESS)

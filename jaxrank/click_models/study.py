@@ -29,7 +29,7 @@ from jaxrank import lanes
 from jaxrank.click_models import gradient as gradient_lib
 from jaxrank.click_models import parametrization as param_lib
 from jaxrank.click_models.base import PRIOR, PROB_CAP, ClickModel, check_fit_log
-from jaxrank.click_models.em import chunk_sessions, em_step
+from jaxrank.click_models.em import DEFAULT_CHUNK_SIZE, em_step
 from jaxrank.data.sessions import SessionLog
 from jaxrank.types import Array
 from jaxrank.utils.checks import check_choice, check_int
@@ -62,9 +62,10 @@ def _hparam(hparams: dict, name: str, defaults: dict, dtype):
     return jnp.asarray(hparams.get(name, defaults[name]), dtype)
 
 
-def em_study(model: ClickModel, *, num_pairs: int, chunked: bool = False, dtype=jnp.float32) -> lanes.Study:
-    """EM of ``model`` as a lane: carry and result are the params (with ``chunked``, the log comes from
-    ``jaxrank.click_models.em.chunk_sessions``)."""
+def em_study(model: ClickModel, *, num_pairs: int, chunk_size: Optional[int] = None,
+             dtype=jnp.float32) -> lanes.Study:
+    """EM of ``model`` as a lane: carry and result are the params (``chunk_size``: sessions per E-step
+    chunk, at most the lane's sessions; ``None``: all at once)."""
 
     def init(key, hparams, data, lane_data):
         del key
@@ -77,7 +78,7 @@ def em_study(model: ClickModel, *, num_pairs: int, chunked: bool = False, dtype=
         log = _inputs(data, lane_data).log
 
         def iteration(params, _):
-            return em_step(model, params, log, prior=carry.prior, cap=carry.cap, chunked=chunked), None
+            return em_step(model, params, log, prior=carry.prior, cap=carry.cap, chunk_size=chunk_size), None
 
         return carry._replace(params=jax.lax.scan(iteration, carry.params, chunk)[0])
 
@@ -117,7 +118,7 @@ def gradient_study(model: ClickModel, *, num_pairs: int, parametrization=None,
 def fit_lanes(estimator: str, model: ClickModel, keys, *, log: Optional[SessionLog] = None,
               logs: Optional[SessionLog] = None, features=None, hparams: Optional[dict] = None,
               num_steps: Optional[int] = None, steps_per_chunk: Optional[int] = None, chunks_per_call: int = 1,
-              num_pairs: Optional[int] = None, chunk_size: Optional[int] = None, parametrization=None,
+              num_pairs: Optional[int] = None, chunk_size: Optional[int] = DEFAULT_CHUNK_SIZE, parametrization=None,
               batch_size: Optional[int] = gradient_lib.DEFAULT_BATCH_SIZE, optimizer: str = "adam",
               schedule: str = "constant", prior=None, dtype=None, mesh=None, checkpoint=None, label=None):
     """``N`` fits of ``model`` as lanes (``jaxrank.lanes.run_lanes``).
@@ -135,7 +136,7 @@ def fit_lanes(estimator: str, model: ClickModel, keys, *, log: Optional[SessionL
       steps_per_chunk: iterations or epochs per chunk (default all); must divide ``num_steps``.
       chunks_per_call: chunks per compiled call (checkpoints and progress come between calls).
       num_pairs: size of the pair tables (default the log's).
-      chunk_size: EM only: sessions per E-step chunk (``jaxrank.click_models.fit_em``'s).
+      chunk_size: EM only: sessions per E-step chunk (``jaxrank.click_models.fit_em``'s; ``None``: all at once).
       parametrization, batch_size, optimizer, schedule, prior: gradient only, as ``fit_gradient``
         (EM's prior is the ``prior_a`` / ``prior_b`` hyperparameters).
       dtype: of the parameters; default float32 (float64 under ``jax.enable_x64``).
@@ -177,10 +178,9 @@ def fit_lanes(estimator: str, model: ClickModel, keys, *, log: Optional[SessionL
     if estimator == "em":
         if chunk_size is not None:
             check_int("chunk_size", chunk_size, minimum=1)
-            if not shared:
-                raise ValueError("chunk_size= chunks one shared log; per-lane logs are fitted whole.")
-            source = chunk_sessions(source, chunk_size)
-        study = em_study(model, num_pairs=num_pairs, chunked=chunk_size is not None, dtype=dtype)
+        if chunk_size is not None and chunk_size >= source.pair.shape[-2]:
+            chunk_size = None  # one chunk
+        study = em_study(model, num_pairs=num_pairs, chunk_size=chunk_size, dtype=dtype)
     else:
         prior = gradient_lib.check_options(num_epochs=num_steps, batch_size=batch_size, optimizer=optimizer,
                                            schedule=schedule, prior=prior)

@@ -14,9 +14,9 @@ peak memory of a chunked fit of 10⁷ sessions.
 * Gradient (PBM, UBM, DBN): sessions per second of one epoch of Adam, full batch and minibatches of
   4096 (CLAX's) and 65536, compile excluded (target: at least 10⁶).
 * Memory: in a child process, a ``--big-sessions`` log generated in parts, then ``fit_em(DBN,
-  chunk_size=--chunk-size)`` (default ``DEFAULT_CHUNK_SIZE``) for 2 iterations (memory does not grow with iterations): the peak resident
-  set during the fit (``VmHWM`` after resetting it, Linux) and the process's ``ru_maxrss``, next to
-  the log's own bytes.
+  chunk_size=--chunk-size)`` (default ``DEFAULT_CHUNK_SIZE``) for 2 iterations (memory does not
+  grow with iterations): the peak resident set during the fit (``VmHWM`` after resetting it,
+  Linux) and the process's ``ru_maxrss``, next to the log's own bytes.
 """
 
 import argparse

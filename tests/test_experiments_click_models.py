@@ -13,7 +13,7 @@ from experiments.common import registry
 from jaxrank.click_models import CLICK_MODELS, conditional_perplexity, fit_em, log_likelihood, perplexity
 from tests.conftest import killed_after_checkpoints, launch_experiment as _launch
 
-TINY = ("num_sessions=300", "num_seeds=2", "num_iterations=4", "models=pbm,dbn,sdbn,dctr",
+TINY = ("num_sessions=300", "num_seeds=2", "num_iterations=4", "models=pbm,dbn,dctr",
         "simulators=navigational,pbm")
 
 
@@ -21,7 +21,7 @@ def test_synthetic_run_is_the_library_fit_of_each_lane(tmp_path, no_data, capsys
     run_dir, results = _launch(tmp_path, "click_models", *TINY)
     assert "using synthetic data instead" in capsys.readouterr().out
     assert results["simulators"] == ["navigational", "pbm"] and results["dataset"] == "synthetic"
-    assert set(results["table"]["pbm"]) == {"pbm/em", "dbn/em", "sdbn/em", "dctr/em"}
+    assert set(results["table"]["pbm"]) == {"pbm/em", "dbn/em", "dctr/em"}
     assert (results["train_sessions"], results["test_sessions"]) == (225, 75)
     arrays = np.load(run_dir / "arrays.npz")
     # Lane (pbm simulator, seed 1), fitted and scored alone through the public API.

@@ -120,9 +120,30 @@ def preference_estimate(mesh=None):
             for method in ("team_draft",)]
 
 
+def click_model_fits(mesh=None, **kwargs):
+    """Click-model fits (``jaxrank.click_models.study.fit_lanes``): EM of DBN from 5 starting
+    probabilities on one log, and Adam on PBM in minibatches of 64 with 3 learning rates x 2 keys."""
+    from jaxrank.click_models import CLICK_MODELS, generate_sessions, study
+    from jaxrank.clicks import cascade_model
+    from jaxrank.types import QueryBatch
+
+    labels = jnp.asarray(np.random.default_rng(8).integers(0, 3, (4, 6)), jnp.float32)
+    queries = QueryBatch(jnp.zeros((4, 6, 1)), labels, jnp.ones((4, 6), bool), np.arange(4))
+    log = generate_sessions(jax.random.key(8), queries, 300, cascade_model("informational", 3), temperature=1.0,
+                            num_positions=5)
+    keys = jax.random.split(jax.random.key(9), 6)
+    em = study.fit_lanes("em", CLICK_MODELS.build("dbn"), keys[:5], log=log,
+                         hparams={"init": [0.2, 0.35, 0.5, 0.65, 0.8]}, num_steps=12, steps_per_chunk=4, mesh=mesh,
+                         **kwargs)
+    grad = study.fit_lanes("gradient", CLICK_MODELS.build("pbm"), keys, log=log,
+                           hparams={"learning_rate": [0.01, 0.05, 0.1] * 2}, num_steps=4, steps_per_chunk=2,
+                           batch_size=64, mesh=mesh, **kwargs)
+    return {"em": em, "gradient": grad}
+
+
 STUDIES = {"toy": toy, "bandit_sweep": bandit_sweep, "oltr": oltr_grid, "online_passes": online_passes,
            "batch_folds": batch_folds, "lcra_cross_validation": lcra_cross_validation,
-           "preference_estimate": preference_estimate}
+           "preference_estimate": preference_estimate, "click_model_fits": click_model_fits}
 
 
 def run_all(mesh) -> dict:

@@ -166,6 +166,15 @@ def test_em_equals_reference(name):
     assert all(got[key] == pytest.approx(0.5) for key in untouched)
 
 
+@pytest.mark.parametrize("name", ("dbn", "ccm"))
+def test_reference_by_depth_equals_the_enumeration(name):
+    """The linear-time reference iteration (used to time the reference at 10 positions) is the full one."""
+    _, rows = _em_log(seed=6, num_sessions=60)
+    params = ref.em(name, rows, num_iterations=2)
+    assert ref.em_iteration_by_depth(name, rows, params) == pytest.approx(ref.em(name, rows, num_iterations=3),
+                                                                          rel=1e-12)
+
+
 @pytest.mark.parametrize("name", COUNTING_MODELS)
 def test_counting_models_equal_counting(name):
     log, rows = _em_log(seed=1)

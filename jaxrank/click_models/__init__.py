@@ -7,19 +7,26 @@ registers them (a new model is one module plus one line)::
     from jaxrank.click_models import CLICK_MODELS, fit_em, generate_sessions
     model = CLICK_MODELS.build("dbn")
     params = fit_em(log, model)                         # 50 EM iterations, PyClick's conventions
+    params = fit_gradient(key, log, model)              # or Adam on the same likelihood (CLAX)
     log_lik = model.conditional_log_probs(params, log)  # [S, K]
 
 EM models: PBM, UBM, CCM, DBN; counting (maximum likelihood) models: GCTR, RCTR, DCTR, CM, DCM, SDBN.
+``fit_gradient`` fits any of them with optax, its parameters as tables or as functions of the pairs'
+features (``parametrization``).
 ``generate_sessions`` simulates logs (with ``jaxrank.clicks`` simulators or a fitted model's ``sample``);
-``metrics`` evaluates a fitted model (log-likelihood, perplexity).
+``metrics`` evaluates a fitted model (log-likelihood, perplexity); ``study`` runs many fits (seeds,
+settings, logs) as lanes of ``jaxrank.lanes``.
 """
 
-from jaxrank.click_models import ccm, chain, cm, dbn, dcm, dctr, gctr, metrics, pbm, rctr, sdbn, ubm
+from jaxrank.click_models import (ccm, chain, cm, dbn, dcm, dctr, gctr, gradient, metrics, parametrization, pbm, rctr,
+                                   sdbn, ubm)
 from jaxrank.click_models.base import (PRIOR, PROB_CAP, ClickModel, Statistics, from_probabilities, log1mexp, logit,
                                        maximize, probabilities)
 from jaxrank.click_models.em import em_step, fit_em
 from jaxrank.click_models.generate import generate_sessions
+from jaxrank.click_models.gradient import fit_gradient, gradient_fitter
 from jaxrank.click_models.metrics import Perplexity, conditional_perplexity, log_likelihood, perplexity
+from jaxrank.click_models import study  # noqa: E402  (after the fitters it runs as lanes)
 from jaxrank.registry import Registry
 
 CLICK_MODELS = Registry("click model", {
@@ -51,18 +58,23 @@ __all__ = [
     "dctr",
     "em_step",
     "fit_em",
+    "fit_gradient",
     "from_probabilities",
     "gctr",
     "generate_sessions",
+    "gradient",
+    "gradient_fitter",
     "log1mexp",
     "log_likelihood",
     "logit",
     "maximize",
     "metrics",
+    "parametrization",
     "pbm",
     "perplexity",
     "probabilities",
     "rctr",
     "sdbn",
+    "study",
     "ubm",
 ]

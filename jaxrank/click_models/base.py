@@ -133,20 +133,40 @@ def rank_table(table: Array, num_positions: int) -> Array:
     return table[:num_positions]
 
 
+def spread(x, shape) -> Array:
+    """``x`` (a number, ``[]`` or ``[K]`` per-rank values) repeated to ``shape [..., K]``.
+
+    The values of ``jnp.broadcast_to``, taken by a gather, so that the gradient (a scatter-add in
+    the sessions' order) has the same bits whatever the shapes around it: vmapped lanes then give
+    the same gradient fits on any number of devices (``jaxrank.lanes``); a broadcast's gradient is a
+    ``jnp.sum`` that XLA vectorises by shape (see ``rank_sum``)."""
+    shape = tuple(shape)
+    if not isinstance(x, jax.Array) or x.shape == shape:
+        return jnp.broadcast_to(x, shape)
+    if x.ndim == 0:
+        return x.reshape(1)[jnp.zeros(shape, jnp.int32)]
+    return x[jnp.broadcast_to(jnp.arange(shape[-1]), shape)]
+
+
 def pair_sum(values: Array, pair: Array, mask: Array, num_pairs: int) -> Array:
     """``[P]`` sums of ``values [S, K]`` over the positions showing each pair (the M-step's segment sum)."""
     return jax.ops.segment_sum(jnp.where(mask, values, 0).ravel(), pair.ravel(), num_segments=num_pairs)
 
 
 def rank_sum(values: Array, mask: Array, num_positions: int) -> Array:
-    """``[K']`` sums of ``values [S, K]`` per position, zero-padded to a table of ``K' >= K``."""
-    sums = jnp.sum(jnp.where(mask, values, 0), axis=0)
-    return jnp.pad(sums, (0, num_positions - sums.shape[0]))
+    """``[K']`` sums of ``values [S, K]`` per position, zero-padded to a table of ``K' >= K``.
+
+    Summed by a segment sum, as ``pair_sum``: its order of addition is the sessions' order whatever
+    the shapes around it, so vmapped lanes give the same bits on any number of devices
+    (``jaxrank.lanes``), which a ``jnp.sum`` does not guarantee (XLA vectorises it by shape)."""
+    ranks = jnp.broadcast_to(jnp.arange(values.shape[-1]), values.shape)
+    return jax.ops.segment_sum(jnp.where(mask, values, 0).ravel(), ranks.ravel(), num_segments=num_positions)
 
 
 def total(values: Array, mask: Array) -> Array:
-    """``[]`` sum of ``values`` over the shown positions."""
-    return jnp.sum(jnp.where(mask, values, 0))
+    """``[]`` sum of ``values`` over the shown positions (a segment sum, see ``rank_sum``)."""
+    flat = jnp.where(mask, values, 0).ravel()
+    return jax.ops.segment_sum(flat, jnp.zeros(flat.shape, jnp.int32), num_segments=1)[0]
 
 
 def observed(log_click: Array, clicks: Array, mask: Array) -> Array:
@@ -180,6 +200,35 @@ def previous_click(clicks: Array) -> Array:
     at = jnp.where(clicks, jnp.arange(k), -1)
     before = jax.lax.cummax(at, axis=at.ndim - 1)
     return jnp.concatenate([jnp.full(at.shape[:-1] + (1,), -1, at.dtype), before[..., :-1]], axis=-1)
+
+
+@jax.jit
+def _id_range(pair, mask):
+    """``(smallest, largest)`` pair id over the shown positions (one fused pass, no copy of the log)."""
+    return jnp.min(jnp.where(mask, pair, 0)), jnp.max(jnp.where(mask, pair, 0))
+
+
+def check_fit_log(log, num_pairs: int) -> None:
+    """Raises ``ValueError`` for a log a fit cannot use: not ``[S, K]`` with ``S, K >= 1``, or a shown pair
+    id outside ``[0, num_pairs)`` (a gather would clamp it and a segment sum drop it, silently).
+    A row with no shown position (``jaxrank.data.session_log`` rejects them; chunked fits pad with
+    them) adds nothing to a fit or a metric. Traced logs (a fit inside ``jit`` or ``vmap``) pass
+    unchecked."""
+    if any(isinstance(leaf, jax.core.Tracer) for leaf in (log.pair, log.mask)):
+        return
+    shape = np.shape(log.mask)
+    if len(shape) != 2 or np.shape(log.pair) != shape or np.shape(log.clicks) != shape:
+        raise ValueError(f"a fit needs a SessionLog with pair, clicks and mask [S, K]; got shapes "
+                         f"{np.shape(log.pair)}, {np.shape(log.clicks)}, {shape}.")
+    if shape[0] == 0 or shape[1] == 0:
+        raise ValueError(f"the log has {shape[0]} sessions of {shape[1]} positions; a fit needs at least one session "
+                         "with one shown position.")
+    with jax.ensure_compile_time_eval():  # concrete even when the fit is called inside a trace (vmap over keys)
+        low, high = (int(v) for v in _id_range(log.pair, log.mask))
+    if low < 0 or high >= num_pairs:
+        bad = low if low < 0 else high
+        raise ValueError(f"pair id {bad} of the log is outside [0, num_pairs = {num_pairs}); pass num_pairs > "
+                         f"{max(high, 0)} or renumber the pairs (jaxrank.data.session_log checks its ids).")
 
 
 def check_sizes(num_pairs, num_positions) -> None:

@@ -26,7 +26,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxrank.click_models.base import log1mexp
+from jaxrank.click_models.base import log1mexp, spread
 from jaxrank.types import Array, PRNGKey
 
 
@@ -53,7 +53,7 @@ class Posterior(NamedTuple):
 def make_chain(log_attr, log_not_attr, log_skip_cont, log_branch, log_branch_cont, mask) -> Chain:
     """A ``Chain`` with every factor broadcast to ``mask``'s shape and padding made transparent."""
     shape = mask.shape
-    full = lambda x: jnp.broadcast_to(x, shape)  # noqa: E731
+    full = lambda x: spread(x, shape)  # noqa: E731  (a gather: see base.spread)
     return Chain(
         jnp.where(mask, full(log_attr), -jnp.inf),
         jnp.where(mask, full(log_not_attr), 0.0),

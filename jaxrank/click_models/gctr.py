@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxrank.click_models.base import (ClickModel, Statistics, check_sizes, filled, log_probs, observed,
-                                       shown_log_probs, total)
+                                       shown_log_probs, spread, total)
 from jaxrank.data.sessions import SessionLog
 from jaxrank.types import Array, PRNGKey
 
@@ -31,7 +31,7 @@ def init(num_pairs: int, num_positions: int, *, prob=0.5, dtype=jnp.float32) -> 
 
 
 def click_log_probs(params: GCTRParams, log: SessionLog) -> Array:
-    return shown_log_probs(jnp.broadcast_to(log_probs(params.ctr)[0], log.mask.shape), log.mask)
+    return shown_log_probs(spread(log_probs(params.ctr)[0], log.mask.shape), log.mask)
 
 
 def click_probs(params: GCTRParams, log: SessionLog) -> Array:

@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxrank.click_models.base import ClickModel
+from jaxrank.click_models.parametrization import pair_fields
 from jaxrank.clicks.models import CascadeModel, PositionBasedModel, cascade_clicks, position_based_clicks
 from jaxrank.data.sessions import DEFAULT_POSITIONS, SessionLog, check_session_log
 from jaxrank.types import Array, PRNGKey
@@ -94,7 +95,8 @@ def generate_sessions(key: PRNGKey, queries, num_sessions: int, click_model, *, 
 
     Raises:
       ValueError: for a bad size, shapes that do not match ``queries``, a ranking whose shown
-        documents are not a prefix, or a click model without (or with stray) ``params``.
+        documents are not a prefix, a click model without (or with stray) ``params``, or pair tables
+        smaller than ``Q·L``.
     """
     check_int("num_sessions", num_sessions, minimum=1)
     check_int("num_positions", num_positions, minimum=1)
@@ -109,6 +111,12 @@ def generate_sessions(key: PRNGKey, queries, num_sessions: int, click_model, *, 
         if params is None:
             raise ValueError(f"click model {click_model.name!r} samples from fitted parameters; pass params=.")
         model, simulator = click_model, None
+        needed = labels.shape[0] * labels.shape[1]
+        for field in pair_fields(model):
+            size = jnp.shape(getattr(params, field))[0]
+            if size < needed:
+                raise ValueError(f"params.{field} has {size} pairs but the queries hold Q·L = {needed} (pair q·L + d); "
+                                 f"fit or init the model with num_pairs >= {needed}.")
     elif isinstance(click_model, (CascadeModel, PositionBasedModel)):
         if params is not None:
             raise ValueError(f"{type(click_model).__name__} simulates from labels; params= is for a ClickModel.")

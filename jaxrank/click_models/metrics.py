@@ -17,9 +17,11 @@ instead the mean over all shown positions; ``log_likelihood(..., per_session=Fal
 
 from typing import NamedTuple
 
+import jax
 import jax.numpy as jnp
 
-from jaxrank.click_models.base import ClickModel, observed
+from jaxrank.click_models.base import ClickModel, check_fit_log, observed
+from jaxrank.click_models.parametrization import pair_fields
 from jaxrank.data.sessions import SessionLog
 from jaxrank.types import Array
 
@@ -29,9 +31,18 @@ class Perplexity(NamedTuple):
     per_rank: Array  # [K] perplexity at each position (NaN where no session shows it)
 
 
+def check_ids(model: ClickModel, params, log: SessionLog) -> None:
+    """Raises ``ValueError`` when ``log`` shows a pair id beyond ``params``' pair tables (a gather would
+    clamp it to the last pair, silently). Traced logs or params pass unchecked."""
+    sizes = [getattr(params, field).shape[0] for field in pair_fields(model)]
+    if sizes and not any(isinstance(x, jax.core.Tracer) for x in jax.tree.leaves(params)):
+        check_fit_log(log, min(sizes))
+
+
 def log_likelihood(model: ClickModel, params, log: SessionLog, *, per_session: bool = True) -> Array:
     """``[]`` mean conditional log-likelihood of the observed clicks (PyClick's ``LogLikelihood``; with
     ``per_session=False`` the mean over all shown positions, as CLAX)."""
+    check_ids(model, params, log)
     log_probs = model.conditional_log_probs(params, log)
     lengths = jnp.sum(log.mask, axis=-1)
     if not per_session:
@@ -50,9 +61,11 @@ def _perplexity(log_probs: Array, mask: Array) -> Perplexity:
 
 def perplexity(model: ClickModel, params, log: SessionLog) -> Perplexity:
     """Perplexity of the unconditional click probabilities (PyClick's ``Perplexity``)."""
+    check_ids(model, params, log)
     return _perplexity(observed(model.click_log_probs(params, log), log.clicks, log.mask), log.mask)
 
 
 def conditional_perplexity(model: ClickModel, params, log: SessionLog) -> Perplexity:
     """Perplexity of the click probabilities given the clicks above (PyClick's ``PerplexityCond``)."""
+    check_ids(model, params, log)
     return _perplexity(model.conditional_log_probs(params, log), log.mask)

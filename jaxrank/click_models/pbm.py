@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxrank.click_models.base import (ClickModel, Statistics, check_sizes, filled, log1mexp, log_probs, observed,
-                                       pair_sum, rank_sum, rank_table, shown_log_probs)
+                                       pair_sum, rank_sum, rank_table, shown_log_probs, spread)
 from jaxrank.data.sessions import SessionLog
 from jaxrank.types import Array, PRNGKey
 
@@ -39,7 +39,8 @@ def init(num_pairs: int, num_positions: int, *, prob=0.5, dtype=jnp.float32) -> 
 
 def _factors(params: PBMParams, pairs: Array, num_positions: int):
     log_attr, log_not_attr = log_probs(params.attraction[pairs])
-    log_exam, log_not_exam = log_probs(rank_table(params.examination, num_positions))
+    exam = log_probs(rank_table(params.examination, num_positions))
+    log_exam, log_not_exam = (spread(x, pairs.shape) for x in exam)
     return log_attr, log_not_attr, log_exam, log_not_exam
 
 

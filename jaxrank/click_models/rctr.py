@@ -12,7 +12,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxrank.click_models.base import (ClickModel, Statistics, check_sizes, filled, log_probs, observed, rank_sum,
-                                       rank_table, shown_log_probs)
+                                       rank_table, shown_log_probs, spread)
 from jaxrank.data.sessions import SessionLog
 from jaxrank.types import Array, PRNGKey
 
@@ -32,7 +32,7 @@ def init(num_pairs: int, num_positions: int, *, prob=0.5, dtype=jnp.float32) -> 
 
 def click_log_probs(params: RCTRParams, log: SessionLog) -> Array:
     log_ctr = log_probs(rank_table(params.ctr, log.mask.shape[-1]))[0]
-    return shown_log_probs(jnp.broadcast_to(log_ctr, log.mask.shape), log.mask)
+    return shown_log_probs(spread(log_ctr, log.mask.shape), log.mask)
 
 
 def click_probs(params: RCTRParams, log: SessionLog) -> Array:

@@ -110,7 +110,8 @@ def sample(key: PRNGKey, params: UBMParams, pairs: Array, mask: Array) -> Array:
         return jnp.where(click, r, previous), click
 
     init = jnp.full(jnp.shape(mask)[:-1], -1, jnp.int32)
-    _, clicks = jax.lax.scan(step, init, (jnp.arange(k), jnp.moveaxis(u_exam, -1, 0), jnp.moveaxis(attracted, -1, 0)))
+    ranks = jnp.arange(k, dtype=jnp.int32)  # the carry is i32 (also under jax.enable_x64)
+    _, clicks = jax.lax.scan(step, init, (ranks, jnp.moveaxis(u_exam, -1, 0), jnp.moveaxis(attracted, -1, 0)))
     return jnp.moveaxis(clicks, 0, -1)
 
 

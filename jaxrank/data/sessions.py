@@ -164,7 +164,7 @@ def read_sessions_tsv(path) -> SessionLog:
 
     Raises:
       ValueError: naming the file and the line, for a missing header, a line without four tab-separated
-        fields, a non-integer id, unequal numbers of documents, pairs and clicks, more positions than
+        fields, an empty session, a non-integer id, unequal numbers of documents, pairs and clicks, more positions than
         the header's ``num_positions``, or an id beyond the header's sizes.
     """
     path = Path(path)
@@ -184,6 +184,9 @@ def read_sessions_tsv(path) -> SessionLog:
             if len(fields) != 4:
                 raise ValueError(f"{path}:{lineno}: expected 4 tab-separated fields (query, docs, pairs, clicks); "
                                  f"got {len(fields)}.")
+            if not fields[1] or not fields[2] or not fields[3]:
+                raise ValueError(f"{path}:{lineno}: an empty session (no shown document); every session shows at "
+                                 "least one document: drop the line.")
             try:
                 query = int(fields[0])
                 docs = [int(t) for t in fields[1].split(",")]

@@ -1,0 +1,203 @@
+"""Click-model fitting throughput on one generated log of 10⁶ sessions (10 positions): EM iterations
+of DBN and CCM against the NumPy reference loop, a whole 50-iteration fit, gradient epochs, and the
+peak memory of a chunked fit of 10⁷ sessions.
+
+    python benchmarks/click_models.py [--sessions 1000000] [--reference-sessions 2000] [--big-sessions 10000000]
+                                      [--json PATH]
+
+* EM per iteration (DBN, CCM): one jitted ``em_step`` over the log in chunks of ``DEFAULT_CHUNK_SIZE``
+  sessions (``fit_em``'s default), compile excluded, mean of 3; and once on the whole log at once.
+  The reference is ``tests/reference/click_models.py``'s ``em_iteration_by_depth`` (exact posteriors by
+  enumerating the examination depth and each click's satisfaction, a Python loop per session),
+  timed on the first ``--reference-sessions`` sessions and scaled per session to the whole log.
+* Whole fit: ``fit_em`` with 50 iterations (default chunks), compile included (target: under a minute).
+* Gradient (PBM, UBM, DBN): sessions per second of one epoch of Adam, full batch and minibatches of
+  4096 (CLAX's) and 65536, compile excluded (target: at least 10⁶).
+* Memory: in a child process, a ``--big-sessions`` log generated in parts, then ``fit_em(DBN,
+  chunk_size=--chunk-size)`` (default ``DEFAULT_CHUNK_SIZE``) for 2 iterations (memory does not
+  grow with iterations): the peak resident set during the fit (``VmHWM`` after resetting it,
+  Linux) and the process's ``ru_maxrss``, next to the log's own bytes.
+"""
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from jaxrank.click_models import CLICK_MODELS, em_step, fit_em, generate_sessions, gradient_fitter  # noqa: E402
+from jaxrank.click_models.em import DEFAULT_CHUNK_SIZE  # noqa: E402
+from jaxrank.clicks import cascade_model  # noqa: E402
+from jaxrank.data import synthetic_queries  # noqa: E402
+from tests.reference import click_models as ref  # noqa: E402
+
+NUM_QUERIES, LIST_SIZE = 1000, 32  # 32,000 (query, document) pairs
+
+
+def make_log(num_sessions: int, seed: int = 0, part: int = 1_000_000):
+    """``num_sessions`` informational-cascade sessions over synthetic queries, generated in parts."""
+    queries = synthetic_queries(jax.random.key(seed), num_queries=NUM_QUERIES, list_size=LIST_SIZE, num_features=4)
+    model = cascade_model("informational", 3)
+    parts = [generate_sessions(jax.random.fold_in(jax.random.key(seed + 1), i), queries,
+                               min(part, num_sessions - start), model, temperature=1.0)
+             for i, start in enumerate(range(0, num_sessions, part))]
+    if len(parts) == 1:
+        return parts[0]
+    log = jax.tree.map(lambda *x: jnp.concatenate(x) if x[0].ndim else x[0], *parts)
+    del parts
+    return log
+
+
+def _timed(fn, *args, repeats=3):
+    jax.block_until_ready(fn(*args))  # compile
+    start = time.perf_counter()
+    for _ in range(repeats):
+        out = fn(*args)
+    jax.block_until_ready(out)
+    return (time.perf_counter() - start) / repeats
+
+
+def em_rows(log, reference_sessions: int) -> list[dict]:
+    rows = []
+    num = log.pair.shape[0]
+    subset = [(tuple(int(p) for p in log.pair[s, :n]), tuple(int(c) for c in log.clicks[s, :n]))
+              for s, n in enumerate(np.asarray(log.mask[:reference_sessions]).sum(1))]
+    for name in ("dbn", "ccm"):
+        model = CLICK_MODELS.build(name)
+        params = model.init(int(log.num_pairs), log.pair.shape[1])
+        step = jax.jit(lambda p, lg, model=model: em_step(model, p, lg, chunk_size=DEFAULT_CHUNK_SIZE))
+        per_iteration = _timed(step, params, log)
+        whole_step = jax.jit(lambda p, lg, model=model: em_step(model, p, lg))
+        per_iteration_whole = _timed(whole_step, params, log, repeats=1)
+        start = time.perf_counter()
+        jax.block_until_ready(fit_em(log, model, num_iterations=50))
+        whole = time.perf_counter() - start
+        start_params = {}
+        for pairs, _ in subset:  # every key the subset touches, at PyClick's start 0.5
+            for p in pairs:
+                start_params[("attr", p)] = 0.5
+                if name == "dbn":
+                    start_params[("sat", p)] = 0.5
+        start_params.update({("cont",): 0.5} if name == "dbn" else {(t,): 0.5 for t in ("tau1", "tau2", "tau3")})
+        start = time.perf_counter()
+        ref.em_iteration_by_depth(name, subset, start_params)
+        ref_per_session = (time.perf_counter() - start) / len(subset)
+        ref_scaled = ref_per_session * num
+        rows.append({"model": name.upper(), "sessions": num, "em_iteration_s": round(per_iteration, 3),
+                     "sessions_per_s": round(num / per_iteration),
+                     "em_iteration_whole_log_s": round(per_iteration_whole, 3), "fit_50_iterations_s": round(whole, 1),
+                     "reference_iteration_s_scaled": round(ref_scaled, 1),
+                     "reference_sessions_timed": len(subset), "ratio": round(ref_scaled / per_iteration, 1)})
+        print(rows[-1], flush=True)
+    return rows
+
+
+def gradient_rows(log) -> list[dict]:
+    rows = []
+    num = log.pair.shape[0]
+    for name in ("pbm", "ubm", "dbn"):
+        model = CLICK_MODELS.build(name)
+        for batch in (None, 4096, 65536):
+            fitter = gradient_fitter(model, num_pairs=int(log.num_pairs), batch_size=batch)
+            state = fitter.init(jax.random.key(0), log)
+            epoch = jax.jit(fitter.epoch)
+            seconds = _timed(epoch, state, log, repeats=2)
+            rows.append({"model": name.upper(), "batch": "full" if batch is None else batch,
+                         "epoch_s": round(seconds, 3), "sessions_per_s": round(num / seconds)})
+            print(rows[-1], flush=True)
+    return rows
+
+
+def _status(field: str) -> int:
+    """``/proc/self/status`` ``field`` in bytes (Linux)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) * 1024
+    return -1
+
+
+def memory_child(num_sessions: int, chunk_size: int) -> dict:
+    """Runs in a fresh process: the peak memory of a chunked DBN fit of ``num_sessions`` sessions."""
+    start = time.perf_counter()
+    log = make_log(num_sessions)
+    jax.block_until_ready(log)
+    generate_s = time.perf_counter() - start
+    log_bytes = sum(np.asarray(x).nbytes for x in jax.tree.leaves(log))
+    before = _status("VmRSS")
+    try:  # reset the peak resident set size (Linux >= 4.0), so VmHWM is the fit's peak
+        Path("/proc/self/clear_refs").write_text("5")
+        reset = True
+    except OSError:
+        reset = False
+    start = time.perf_counter()
+    jax.block_until_ready(fit_em(log, CLICK_MODELS.build("dbn"), num_iterations=2, chunk_size=chunk_size))
+    return {"sessions": num_sessions, "chunk_size": chunk_size, "iterations": 2,
+            "generate_s": round(generate_s, 1), "fit_s": round(time.perf_counter() - start, 1),
+            "log_bytes": log_bytes, "rss_before_fit_bytes": before,
+            "peak_rss_during_fit_bytes": _status("VmHWM") if reset else None,
+            "ru_maxrss_bytes": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+            "num_pairs": NUM_QUERIES * LIST_SIZE}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=1_000_000)
+    parser.add_argument("--reference-sessions", type=int, default=2000)
+    parser.add_argument("--big-sessions", type=int, default=10_000_000)
+    parser.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE)
+    parser.add_argument("--skip", default="", help="comma-separated parts to skip: em, gradient, memory")
+    parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
+    parser.add_argument("--memory-child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.memory_child:
+        print(json.dumps(memory_child(args.big_sessions, args.chunk_size)))
+        return
+    load_start = os.getloadavg()[0]
+    skip = set(filter(None, args.skip.split(",")))
+    print(f"{jax.default_backend()} x{jax.device_count()}, {os.cpu_count()} cores, load {load_start:.1f}", flush=True)
+    start = time.perf_counter()
+    log = make_log(args.sessions)
+    jax.block_until_ready(log)
+    print(f"generated {args.sessions:,} sessions in {time.perf_counter() - start:.1f}s", flush=True)
+    em = em_rows(log, args.reference_sessions) if "em" not in skip else []
+    grad = gradient_rows(log) if "gradient" not in skip else []
+    del log
+    memory = None
+    if "memory" not in skip:
+        done = subprocess.run([sys.executable, __file__, "--memory-child", f"--big-sessions={args.big_sessions}",
+                               f"--chunk-size={args.chunk_size}"], capture_output=True, text=True, cwd=REPO)
+        if done.returncode != 0:
+            raise SystemExit(done.stderr[-3000:])
+        memory = json.loads(done.stdout.strip().splitlines()[-1])
+        print(memory, flush=True)
+    print("\n| model | EM iteration | sessions/s | 50 iterations | NumPy reference iteration (scaled) | ratio |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for r in em:
+        print(f"| {r['model']} | {r['em_iteration_s']:.2f} s | {r['sessions_per_s']:,} | "
+              f"{r['fit_50_iterations_s']:.1f} s | {r['reference_iteration_s_scaled']:,.0f} s | {r['ratio']:,.0f}x |")
+    if args.json:
+        from report import write_json  # benchmarks/report.py: the one JSON shape BENCHMARKS.md is built from
+
+        rows = [{"part": "em", **r} for r in em] + [{"part": "gradient", **r} for r in grad]
+        write_json(args.json, __file__, rows=rows, load_start=load_start,
+                   reference=[{"what": f"{r['model']}: one EM iteration on {r['sessions']:,} sessions, jaxrank over "
+                               f"the NumPy reference loop (timed on {r['reference_sessions_timed']:,} sessions, scaled "
+                               "per session)", "ratio": r["ratio"]} for r in em],
+                   figures={"sessions": args.sessions, "positions": 10, "pairs": NUM_QUERIES * LIST_SIZE,
+                            "clicks": "informational cascade, Plackett-Luce temperature 1",
+                            "targets": {"fit_50_iterations_s": "< 60", "gradient_sessions_per_s": ">= 1e6"},
+                            "memory": memory})
+
+
+if __name__ == "__main__":
+    main()

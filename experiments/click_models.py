@@ -1,0 +1,312 @@
+"""Click models fitted to simulated and real session logs: the ten models of ``jaxrank.click_models``
+compared by test log-likelihood and perplexity (Chuklin, Markov, de Rijke, *Click Models for Web
+Search*, 2015, ch. 5; Grotov et al., CLEF 2015; CLAX, Hager et al., 2025), with 95% CIs over seeds.
+
+Simulated logs: the queries of a LETOR collection (MQ2008 by default, the MSLR-WEB subset, any
+SVMlight file, or synthetic) are shown by a production ranker (scores = label + ``ranker_noise`` ·
+N(0, 1) per document, fixed per seed, shown as a Plackett–Luce draw at ``temperature``, top
+``num_positions``) and clicked by each of jaxrank's simulators: the cascade users of
+``jaxrank.clicks.cascade_model`` (perfect, navigational, informational) and a position-based
+user (``pbm``: examination ``(1/rank)^pbm_eta``, attraction ``ε− + (ε+ − ε−)(2^g − 1)/(2^{G−1} − 1)``
+with ``pbm_attraction = (ε−, ε+)``; the PBM of Ai et al., SIGIR 2018, as ULTRA's
+``pbm_0.1_1.0_4_1.0.json``). Each seed draws its ranker noise and its ``num_sessions`` sessions;
+the first ``1 - test_fraction`` of them train, the rest test (sessions are i.i.d.).
+
+Per model: test log-likelihood (PyClick's per-session mean), perplexity (unconditional) and
+conditional perplexity with their per-rank values, relevance prediction (NDCG@10 of each query's
+documents ordered by the fitted relevance against the editorial labels, over the queries the
+training sessions show that have a relevant document, next to the production ranker's), the
+recovered position bias (PBM's ``ε_r``, UBM's ``γ_{r,r+1}`` with no click above, both relative to
+rank 1) next to the simulator's marginal examination ``P(E_r)``, and wall times. ``log=PATH`` fits a
+Yandex-format click log instead (``jaxrank.data.read_yandex``; each seed a random train/test split;
+no labels, so no relevance or position-bias truth).
+
+Every (simulator, seed) is a lane (``jaxrank.click_models.study.fit_lanes``, per-lane logs): one
+compiled program per model and estimator, checkpointed, so ``--resume`` continues a killed run.
+Estimators: ``em`` (PyClick's EM / counting, 50 iterations) and ``gradient`` (Adam on the same
+likelihood, ``jaxrank.click_models.fit_gradient``).
+"""
+
+import dataclasses
+import time
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from experiments.analysis import click_models as analysis
+from experiments.common import letor_datasets
+from experiments.common.registry import checkpoint_dir, register
+from jaxrank import data, lanes
+from jaxrank.click_models import CLICK_MODELS, generate_sessions, metrics, probabilities, study
+from jaxrank.clicks import CASCADE_GRADES, cascade_model, make_position_based_model
+from jaxrank.data.sessions import take_sessions
+from jaxrank.metrics import ndcg
+from jaxrank.metrics.confidence import mean_ci
+from jaxrank.utils.checks import check_choice, check_int, check_number
+
+SIMULATORS = ("perfect", "navigational", "informational", "pbm")
+MODELS = tuple(CLICK_MODELS)
+ESTIMATORS = study.ESTIMATORS
+LOG_SIMULATOR = "log"  # the row name of a real log's results
+
+
+@dataclasses.dataclass(frozen=True)
+class Config:
+    dataset: str = "auto"  # LETOR folder (MQ2008), an SVMlight file/folder (MSLR-WEB_Fold1_subset), synthetic, auto
+    log: str = ""  # a Yandex WSCD-format click log (a path): fitted instead of simulated logs
+    simulators: tuple[str, ...] = SIMULATORS
+    models: tuple[str, ...] = MODELS
+    estimators: tuple[str, ...] = ("em",)  # add "gradient" for Adam fits of the same models
+    num_sessions: int = 10_000  # per seed (train + test); a real log: its first num_sessions (0: all)
+    test_fraction: float = 0.25
+    num_seeds: int = 3
+    num_positions: int = 10
+    num_iterations: int = 50  # EM (PyClick's 50)
+    num_epochs: int = 50  # gradient (CLAX's Trainer)
+    batch_size: int = 1024  # gradient: sessions per Adam step
+    learning_rate: float = 0.05  # gradient
+    temperature: float = 1.0  # Plackett-Luce temperature of the displayed rankings
+    ranker_noise: float = 1.0  # production ranker: label + ranker_noise * N(0, 1)
+    pbm_eta: float = 1.0  # the pbm simulator's examination (1 / rank)^eta
+    pbm_attraction: tuple[float, ...] = (0.1, 1.0)  # the pbm simulator's (eps-, eps+)
+    seed: int = 0
+
+
+def _check(config: Config) -> None:
+    for field, values, choices in (("simulators", config.simulators, SIMULATORS), ("models", config.models, MODELS),
+                                   ("estimators", config.estimators, ESTIMATORS)):
+        if not values:
+            raise ValueError(f"{field} must name at least one of {', '.join(choices)}.")
+        for value in values:
+            check_choice(field, value, choices)
+        if len(set(values)) != len(values):
+            raise ValueError(f"{field}={','.join(values)} names an entry twice.")
+    check_int("num_sessions", config.num_sessions, minimum=0 if config.log else 2)
+    check_int("num_seeds", config.num_seeds, minimum=1)
+    check_int("num_positions", config.num_positions, minimum=1)
+    check_int("num_iterations", config.num_iterations, minimum=1)
+    check_int("num_epochs", config.num_epochs, minimum=1)
+    check_int("batch_size", config.batch_size, minimum=1)
+    check_number("test_fraction", config.test_fraction, low=0.0, high=1.0, fix="a share of the sessions held out")
+    check_number("learning_rate", config.learning_rate, low=0.0)
+    check_number("temperature", config.temperature, low=0.0, low_inclusive=True)
+    check_number("ranker_noise", config.ranker_noise, low=0.0, low_inclusive=True)
+    check_number("pbm_eta", config.pbm_eta, low=0.0, low_inclusive=True)
+    if len(config.pbm_attraction) != 2 or not 0.0 <= config.pbm_attraction[0] <= config.pbm_attraction[1] <= 1.0:
+        raise ValueError(f"pbm_attraction must be two probabilities eps- <= eps+; got {config.pbm_attraction}.")
+
+
+def load_queries(config: Config):
+    """``(name, source, QueryBatch)``: every query of the collection, padded."""
+    if config.dataset in ("auto", "synthetic") or (data.resolve(config.dataset) / "Fold1").is_dir():
+        ds = letor_datasets.resolve(config.dataset, "click_models")
+        queries = letor_datasets.all_queries(ds, config.seed)
+        name, source = ds.name, ds.source
+    else:
+        path = data.resolve(config.dataset)
+        files = [path] if path.is_file() else sorted(p for p in path.iterdir() if p.suffix in (".txt", ".gz"))
+        if len(files) != 1:
+            raise FileNotFoundError(f"{path}: expected a LETOR folder with Fold1..Fold5 or one SVMlight file.")
+        queries = data.load_queries(files[0])
+        name, source = path.name, str(files[0])
+    return name, source, data.pad_queries(queries)
+
+
+def num_grades(queries) -> int:
+    """The click simulators' grades: the smallest table size (2, 3 or 5) that holds the labels."""
+    top = int(np.asarray(queries.labels).max()) + 1
+    return min([g for g in CASCADE_GRADES if g >= top], default=5)
+
+
+def simulator(config: Config, name: str, grades: int):
+    if name != "pbm":
+        return cascade_model(name, grades)
+    low, high = config.pbm_attraction
+    gain = (2.0 ** np.arange(grades) - 1.0) / (2.0 ** (grades - 1) - 1.0)
+    exam = (1.0 / np.arange(1, config.num_positions + 1)) ** config.pbm_eta
+    return make_position_based_model(exam, low + (high - low) * gain)
+
+
+def production_scores(config: Config, queries, seed: int):
+    """``[Q, L]`` the production ranker of seed ``seed``: label + noise."""
+    key = jax.random.fold_in(jax.random.fold_in(jax.random.key(config.seed), seed), 0)
+    return queries.labels + config.ranker_noise * jax.random.normal(key, queries.labels.shape)
+
+
+def simulate(config: Config, queries, name: str, seed: int, grades: int):
+    """``(train, test)`` logs of simulator ``name`` and seed ``seed``."""
+    key = jax.random.fold_in(jax.random.fold_in(jax.random.key(config.seed), seed), 1 + SIMULATORS.index(name))
+    log = generate_sessions(key, queries, config.num_sessions, simulator(config, name, grades),
+                            scores=production_scores(config, queries, seed), temperature=config.temperature,
+                            num_positions=config.num_positions)
+    return split(config, jax.tree.map(np.asarray, log))
+
+
+def split(config: Config, log):
+    num_train = int(round(log.pair.shape[0] * (1.0 - config.test_fraction)))
+    if not 0 < num_train < log.pair.shape[0]:
+        raise ValueError(f"num_sessions={log.pair.shape[0]} with test_fraction={config.test_fraction} leaves "
+                         f"{num_train} training sessions; both parts need at least one.")
+    return take_sessions(log, slice(0, num_train)), take_sessions(log, slice(num_train, None))
+
+
+def true_examination(config: Config, name: str, grades: int, labels, log) -> np.ndarray:
+    """``[K]`` the simulator's marginal ``P(E_r)`` averaged over ``log``'s sessions (float64)."""
+    k = config.num_positions
+    if name == "pbm":
+        return (1.0 / np.arange(1, k + 1)) ** config.pbm_eta
+    model = cascade_model(name, grades)
+    grade = np.clip(np.round(labels[np.asarray(log.query)[:, None], np.asarray(log.doc)]), 0, grades - 1).astype(int)
+    stop = np.asarray(model.click_prob, np.float64)[grade] * np.asarray(model.stop_prob, np.float64)[grade]
+    go_on = np.where(np.asarray(log.mask), 1.0 - stop, 1.0)
+    exam = np.concatenate([np.ones((go_on.shape[0], 1)), np.cumprod(go_on, axis=1)[:, :-1]], axis=1)
+    shown = np.asarray(log.mask)
+    return np.where(shown.sum(0) > 0, (exam * shown).sum(0) / np.maximum(shown.sum(0), 1), np.nan)
+
+
+def _evaluate(model, params, test, train_query, pairs, labels, mask, num_queries):
+    """One lane's metrics (jit + vmap over lanes)."""
+    perplexity = metrics.perplexity(model, params, test)
+    conditional = metrics.conditional_perplexity(model, params, test)
+    out = {"log_likelihood": metrics.log_likelihood(model, params, test),
+           "perplexity": perplexity.overall, "perplexity_per_rank": perplexity.per_rank,
+           "conditional_perplexity": conditional.overall, "conditional_perplexity_per_rank": conditional.per_rank}
+    if labels is not None:
+        seen = jnp.zeros(num_queries, bool).at[train_query].set(True) & (jnp.max(labels, axis=1) > 0)
+        per_query = ndcg(model.relevance(params, pairs), labels, where=mask, topn=10, reduce_fn=None)
+        out["ndcg@10"] = jnp.sum(jnp.where(seen, per_query, 0.0)) / jnp.maximum(jnp.sum(seen), 1)
+    return out
+
+
+def _ndcg_of(scores, labels, mask, train_query, num_queries):
+    seen = np.zeros(num_queries, bool)
+    seen[np.asarray(train_query)] = True
+    seen &= np.asarray(labels).max(1) > 0
+    per_query = np.asarray(ndcg(jnp.asarray(scores), labels, where=mask, topn=10, reduce_fn=None))
+    return float(per_query[seen].mean()) if seen.any() else float("nan")
+
+
+def _summary(values: np.ndarray, rows: list[str], num_seeds: int) -> dict:
+    """``{row: [mean, 95% CI half-width]}`` of lane values ``[R·num_seeds]`` (rows major)."""
+    values = np.asarray(values, np.float64).reshape(len(rows), num_seeds, *np.shape(values)[1:])
+    mean, half = mean_ci(values, axis=1)
+
+    def plain(x):  # JSON: NaN (a rank no test session shows) as null
+        x = np.round(x, 6)
+        return None if np.ndim(x) == 0 and np.isnan(x) else (float(x) if np.ndim(x) == 0 else
+                                                           [None if np.isnan(v) else float(v) for v in x])
+
+    return {row: [plain(mean[i]), plain(half[i])] for i, row in enumerate(rows)}
+
+
+def _real_log(config: Config):
+    path = Path(config.log).expanduser()
+    if not path.is_file():
+        raise FileNotFoundError(f"log={config.log}: no such file (a Yandex WSCD-format click log).")
+    log, ids = data.read_yandex(path, num_positions=config.num_positions, max_sessions=config.num_sessions or None)
+    print(f"[click_models] {path}: {log.pair.shape[0]:,} sessions, {int(log.num_queries):,} queries, "
+          f"{int(log.num_pairs):,} pairs ({ids.num_truncated} pages cut to {config.num_positions}, {ids.num_empty} "
+          f"empty dropped, {ids.num_ignored_clicks} clicks ignored)", flush=True)
+    return path, log
+
+
+@register("click_models", Config, report=analysis.report)
+def run(config: Config, run_dir) -> dict:
+    """Every model x estimator fitted to every (simulator, seed) log; test metrics with 95% CIs over seeds."""
+    _check(config)
+    real = bool(config.log)
+    if real:
+        path, whole = _real_log(config)
+        rows, queries, grades, labels = [LOG_SIMULATOR], None, None, None
+        splits = []
+        for s in range(config.num_seeds):
+            order = np.asarray(jax.random.permutation(jax.random.fold_in(jax.random.key(config.seed), s),
+                                                      whole.pair.shape[0]))
+            splits.append(split(config, take_sessions(whole, order)))
+        dataset = {"log": str(path), "num_sessions": int(whole.pair.shape[0]), "num_queries": int(whole.num_queries),
+                   "num_pairs": int(whole.num_pairs)}
+    else:
+        name, source, queries = load_queries(config)
+        grades, rows = num_grades(queries), list(config.simulators)
+        labels = np.asarray(queries.labels)
+        print(f"[click_models] {name}: {queries.labels.shape[0]} queries (L = {queries.labels.shape[1]}), {grades} "
+              f"grades; simulators {', '.join(rows)}; {config.num_seeds} seeds x {config.num_sessions:,} sessions",
+              flush=True)
+        splits = [simulate(config, queries, r, s, grades) for r in rows for s in range(config.num_seeds)]
+        dataset = {"dataset": name, "source": source, "num_queries": int(queries.labels.shape[0]),
+                   "list_size": int(queries.labels.shape[1]), "num_grades": grades,
+                   "num_pairs": int(splits[0][0].num_pairs)}
+    num_pairs = int(splits[0][0].num_pairs)
+    train = jax.tree.map(lambda *x: np.stack(x), *[t for t, _ in splits])
+    test = jax.tree.map(lambda *x: np.stack(x), *[t for _, t in splits])
+    num_lanes = len(splits)
+    keys = jax.vmap(lambda i: jax.random.fold_in(jax.random.key(config.seed + 1), i))(jnp.arange(num_lanes))
+    if not real:
+        pairs = jnp.arange(num_pairs, dtype=jnp.int32).reshape(queries.labels.shape)
+        eval_data = (pairs, queries.labels, queries.mask)
+        production = np.asarray([_ndcg_of(production_scores(config, queries, s), queries.labels, queries.mask,
+                                          splits[i * config.num_seeds + s][0].query, labels.shape[0])
+                                 for i in range(len(rows)) for s in range(config.num_seeds)])
+    else:
+        eval_data = (None, None, None)
+    table, per_rank, arrays, timings, fitted_bias = {r: {} for r in rows}, {r: {} for r in rows}, {}, {}, {}
+    wall = time.perf_counter()
+    for model_name in config.models:
+        model = CLICK_MODELS.build(model_name)
+        for estimator in config.estimators:
+            label = f"{model_name}/{estimator}"
+            steps = config.num_iterations if estimator == "em" else config.num_epochs
+            options = {} if estimator == "em" else dict(batch_size=config.batch_size)
+            hparams = None if estimator == "em" else {"learning_rate": np.full(num_lanes, config.learning_rate)}
+            saved = lanes.Checkpoint(checkpoint_dir(run_dir), label.replace("/", "-"),
+                                     {"model": model_name, "estimator": estimator, "steps": steps, **options})
+            start = time.perf_counter()
+            params = study.fit_lanes(estimator, model, keys, logs=train, hparams=hparams, num_steps=steps,
+                                     steps_per_chunk=_chunk(steps), num_pairs=num_pairs, checkpoint=saved, **options)
+            fit_s = time.perf_counter() - start
+            num_queries = 0 if labels is None else len(labels)
+            evaluate = jax.jit(jax.vmap(lambda p, t, q, pr, lb, mk: _evaluate(model, p, t, q, pr, lb, mk, num_queries),
+                                        in_axes=(0, 0, 0, None, None, None)))
+            out = jax.tree.map(np.asarray, evaluate(params, test, train.query, *eval_data))
+            timings[label] = {"fit_s": round(fit_s, 2), "lanes": num_lanes,
+                              "train_sessions_per_lane": int(train.pair.shape[1])}
+            for key, values in out.items():
+                arrays[f"{model_name}__{estimator}__{key}"] = values
+                target = per_rank if key.endswith("per_rank") else table
+                for row, value in _summary(values, rows, config.num_seeds).items():
+                    target[row].setdefault(label, {})[key.removesuffix("_per_rank")] = value
+            if model_name in ("pbm", "ubm"):
+                probs = probabilities(params).examination
+                curve = probs if model_name == "pbm" else np.diagonal(probs, axis1=1, axis2=2)
+                fitted_bias[label] = np.asarray(curve, np.float64) / np.asarray(curve, np.float64)[:, :1]
+                arrays[f"{model_name}__{estimator}__position_bias"] = fitted_bias[label]
+            ll = table[rows[0]][label]["log_likelihood"][0]
+            print(f"[click_models] {label}: fitted {num_lanes} lanes in {fit_s:.1f}s; test LL ({rows[0]}) {ll:.4f}",
+                  flush=True)
+    summary = {**dataset, "simulators": rows, "models": list(config.models), "estimators": list(config.estimators),
+               "num_seeds": config.num_seeds, "train_sessions": int(train.pair.shape[1]),
+               "test_sessions": int(test.pair.shape[1]), "num_positions": config.num_positions,
+               "table": table, "per_rank": per_rank}
+    if not real:
+        summary["production_ndcg@10"] = _summary(production, rows, config.num_seeds)
+        arrays["production__ndcg@10"] = production
+        truth = np.stack([true_examination(config, r, grades, labels, splits[i * config.num_seeds + s][0])
+                          for i, r in enumerate(rows) for s in range(config.num_seeds)])
+        arrays["true_position_bias"] = truth
+        bias = {"true": _summary(truth / truth[:, :1], rows, config.num_seeds)}
+        for label, curve in fitted_bias.items():
+            error = np.nanmax(np.abs(curve - truth / truth[:, :1]), axis=1)
+            bias[label] = _summary(curve, rows, config.num_seeds)
+            bias[f"{label} max error"] = _summary(error, rows, config.num_seeds)
+        summary["position_bias"] = {row: {k: v[row] for k, v in bias.items()} for row in rows}
+    summary["verdicts"] = [list(v) for v in analysis.verdicts(summary)]
+    summary["timings"] = {"fits": timings, "total_s": round(time.perf_counter() - wall, 1)}
+    data.write_npz(Path(run_dir) / "arrays.npz", **arrays)
+    return summary
+
+
+def _chunk(steps: int) -> int:
+    """Steps per chunk (a checkpoint after each): about ten chunks, dividing ``steps``."""
+    return max(d for d in range(1, steps + 1) if steps % d == 0 and d <= max(steps // 10, 1))

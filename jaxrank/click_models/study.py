@@ -1,0 +1,198 @@
+"""Many click-model fits as lanes of one program (``jaxrank.lanes``): "fit model m on log l with
+settings h", for many seeds, settings or logs at once, sharded over devices, checkpointed and
+resumable.
+
+A lane is one fit. Its inputs are a ``FitInputs`` (the log and, for feature parametrizations, the
+pairs' features): shared by every lane (``data``: one log, many settings or seeds) or one per lane
+(``lane_data``: logs of one shape stacked ``[N, S, K]``, e.g. one generated log per seed). Each
+lane's settings are its ``hparams`` (``[N]`` each):
+
+* ``em_study``: ``init`` (starting probability, PyClick's 0.5), ``prior_a``, ``prior_b``
+  (pseudo-counts, PyClick's 1 and 2), ``cap`` (PyClick's ``1 - 10⁻⁶``); a chunk is a row of EM
+  iterations (``jaxrank.click_models.em.em_step``, chunked E-step with ``chunk_size``);
+* ``gradient_study``: ``learning_rate``, ``weight_decay``, ``init``; a chunk is a row of epochs
+  (``jaxrank.click_models.gradient.gradient_fitter``), each lane drawing its minibatch orders from
+  its own key.
+
+Every lane reports the fitted params (logits). ``fit_lanes`` builds the study and the chunks and
+calls ``jaxrank.lanes.run_lanes``; like every study, its results do not depend on the number of
+devices.
+"""
+
+from typing import NamedTuple, Optional
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxrank import lanes
+from jaxrank.click_models import gradient as gradient_lib
+from jaxrank.click_models import parametrization as param_lib
+from jaxrank.click_models.base import PRIOR, PROB_CAP, ClickModel, check_fit_log
+from jaxrank.click_models.em import DEFAULT_CHUNK_SIZE, em_step
+from jaxrank.data.sessions import SessionLog
+from jaxrank.types import Array
+from jaxrank.utils.checks import check_choice, check_int
+
+ESTIMATORS = ("em", "gradient")
+EM_HPARAMS = {"init": 0.5, "prior_a": PRIOR[0], "prior_b": PRIOR[1], "cap": PROB_CAP}
+GRADIENT_HPARAMS = {"learning_rate": gradient_lib.DEFAULT_LEARNING_RATE,
+                    "weight_decay": gradient_lib.DEFAULT_WEIGHT_DECAY, "init": 0.5}
+
+
+class FitInputs(NamedTuple):
+    log: SessionLog  # the sessions ([S, K], or [N, S, K] as per-lane data)
+    features: Optional[Array] = None  # [P, D] pair features (features parametrizations only)
+
+
+class EMCarry(NamedTuple):
+    """An EM lane's carry: the params and its M-step settings."""
+
+    params: object  # the model's params (logits)
+    prior: tuple  # ([], []) pseudo-counts (a, b)
+    cap: Array  # [] upper bound of every probability
+
+
+def _inputs(data: "FitInputs", lane_data: Optional["FitInputs"]) -> "FitInputs":
+    """This lane's log (its own, else the shared one) with the shared features."""
+    return FitInputs(data.log if lane_data is None else lane_data.log, data.features)
+
+
+def _hparam(hparams: dict, name: str, defaults: dict, dtype):
+    return jnp.asarray(hparams.get(name, defaults[name]), dtype)
+
+
+def em_study(model: ClickModel, *, num_pairs: int, chunk_size: Optional[int] = None,
+             dtype=jnp.float32) -> lanes.Study:
+    """EM of ``model`` as a lane: carry and result are the params (``chunk_size``: sessions per E-step
+    chunk, at most the lane's sessions; ``None``: all at once)."""
+
+    def init(key, hparams, data, lane_data):
+        del key
+        k = _inputs(data, lane_data).log.pair.shape[-1]
+        params = model.init(num_pairs, k, prob=_hparam(hparams, "init", EM_HPARAMS, dtype), dtype=dtype)
+        prior = (_hparam(hparams, "prior_a", EM_HPARAMS, dtype), _hparam(hparams, "prior_b", EM_HPARAMS, dtype))
+        return EMCarry(params, prior, _hparam(hparams, "cap", EM_HPARAMS, dtype))
+
+    def advance(carry, chunk, data, lane_data):
+        log = _inputs(data, lane_data).log
+
+        def iteration(params, _):
+            return em_step(model, params, log, prior=carry.prior, cap=carry.cap, chunk_size=chunk_size), None
+
+        return carry._replace(params=jax.lax.scan(iteration, carry.params, chunk)[0])
+
+    def result(carry, data, lane_data):
+        return carry.params
+
+    return lanes.Study(init, advance, result)
+
+
+def gradient_study(model: ClickModel, *, num_pairs: int, parametrization=None,
+                   batch_size: Optional[int] = gradient_lib.DEFAULT_BATCH_SIZE, optimizer: str = "adam",
+                   schedule: str = "constant", num_epochs: int = gradient_lib.DEFAULT_EPOCHS, prior=None,
+                   dtype=jnp.float32) -> lanes.Study:
+    """Gradient fitting of ``model`` as a lane: the carry is a ``GradientState``, the result the params
+    (options as ``jaxrank.click_models.gradient.gradient_fitter``)."""
+    fitter = gradient_lib.gradient_fitter(model, num_pairs=num_pairs, parametrization=parametrization,
+                                          batch_size=batch_size, optimizer=optimizer, schedule=schedule,
+                                          num_epochs=num_epochs, prior=prior)
+
+    def init(key, hparams, data, lane_data):
+        inputs = _inputs(data, lane_data)
+        return fitter.init(key, inputs.log, inputs.features,
+                           learning_rate=_hparam(hparams, "learning_rate", GRADIENT_HPARAMS, dtype),
+                           weight_decay=_hparam(hparams, "weight_decay", GRADIENT_HPARAMS, dtype),
+                           prob=_hparam(hparams, "init", GRADIENT_HPARAMS, dtype), dtype=dtype)
+
+    def advance(state, chunk, data, lane_data):
+        inputs = _inputs(data, lane_data)
+        return jax.lax.scan(lambda s, _: (fitter.epoch(s, inputs.log, inputs.features), None), state, chunk)[0]
+
+    def result(state, data, lane_data):
+        return fitter.params(state, _inputs(data, lane_data).features)
+
+    return lanes.Study(init, advance, result)
+
+
+def fit_lanes(estimator: str, model: ClickModel, keys, *, log: Optional[SessionLog] = None,
+              logs: Optional[SessionLog] = None, features=None, hparams: Optional[dict] = None,
+              num_steps: Optional[int] = None, steps_per_chunk: Optional[int] = None, chunks_per_call: int = 1,
+              num_pairs: Optional[int] = None, chunk_size: Optional[int] = DEFAULT_CHUNK_SIZE, parametrization=None,
+              batch_size: Optional[int] = gradient_lib.DEFAULT_BATCH_SIZE, optimizer: str = "adam",
+              schedule: str = "constant", prior=None, dtype=None, mesh=None, checkpoint=None, label=None):
+    """``N`` fits of ``model`` as lanes (``jaxrank.lanes.run_lanes``).
+
+    Args:
+      estimator: ``"em"`` or ``"gradient"``.
+      model: a ``ClickModel``.
+      keys: ``[N]`` PRNG keys, one per lane (EM ignores them; gradient lanes draw their batches from them).
+      log: one log shared by every lane, or
+      logs: ``[N, S, K]`` logs, one per lane (``jax.tree.map(jnp.stack, ...)`` of logs of one shape).
+      features: ``[P, D]`` pair features, shared (for a ``features(...)`` parametrization).
+      hparams: ``{name: [N]}`` per-lane settings (``EM_HPARAMS`` / ``GRADIENT_HPARAMS``; missing ones take
+        their defaults).
+      num_steps: EM iterations (default 50; a counting model does 1) or gradient epochs (default 50).
+      steps_per_chunk: iterations or epochs per chunk (default all); must divide ``num_steps``.
+      chunks_per_call: chunks per compiled call (checkpoints and progress come between calls).
+      num_pairs: size of the pair tables (default the log's).
+      chunk_size: EM only: sessions per E-step chunk (``jaxrank.click_models.fit_em``'s; ``None``: all at once).
+      parametrization, batch_size, optimizer, schedule, prior: gradient only, as ``fit_gradient``
+        (EM's prior is the ``prior_a`` / ``prior_b`` hyperparameters).
+      dtype: of the parameters; default float32 (float64 under ``jax.enable_x64``).
+      mesh, checkpoint, label: as ``jaxrank.lanes.run_lanes``.
+
+    Returns:
+      the fitted params NamedTuple, numpy leaves with leading axis ``[N]``.
+
+    Raises:
+      ValueError: for a bad option, both or neither of ``log`` / ``logs``, an unknown hyperparameter,
+        or a log a fit cannot use.
+    """
+    check_choice("estimator", estimator, ESTIMATORS)
+    if (log is None) == (logs is None):
+        raise ValueError("pass log= (one log for every lane) or logs= (one per lane, stacked), not both or neither.")
+    shared = log is not None
+    source = log if shared else logs
+    if num_pairs is None:
+        num_pairs = int(np.max(np.asarray(source.num_pairs)))
+    check_int("num_pairs", num_pairs, minimum=0)
+    if shared:
+        check_fit_log(source, num_pairs)
+    else:
+        for i in range(np.shape(logs.mask)[0]):
+            check_fit_log(jax.tree.map(lambda x, i=i: x[i], logs), num_pairs)
+    defaults = EM_HPARAMS if estimator == "em" else GRADIENT_HPARAMS
+    unknown = sorted(set(hparams or {}) - set(defaults))
+    if unknown:
+        raise ValueError(f"{estimator} lanes have no hyperparameter {unknown[0]!r}; they take {', '.join(defaults)}.")
+    num_steps = gradient_lib.DEFAULT_EPOCHS if num_steps is None else num_steps
+    check_int("num_steps", num_steps, minimum=1)
+    if estimator == "em" and model.fitting == "counting":
+        num_steps = steps_per_chunk = 1
+    steps_per_chunk = num_steps if steps_per_chunk is None else steps_per_chunk
+    check_int("steps_per_chunk", steps_per_chunk, minimum=1)
+    if num_steps % steps_per_chunk:
+        raise ValueError(f"steps_per_chunk={steps_per_chunk} must divide num_steps={num_steps}.")
+    dtype = jnp.dtype(jax.dtypes.canonicalize_dtype(jnp.float64) if dtype is None else dtype)
+    if estimator == "em":
+        if chunk_size is not None:
+            check_int("chunk_size", chunk_size, minimum=1)
+        if chunk_size is not None and chunk_size >= source.pair.shape[-2]:
+            chunk_size = None  # one chunk
+        study = em_study(model, num_pairs=num_pairs, chunk_size=chunk_size, dtype=dtype)
+    else:
+        prior = gradient_lib.check_options(num_epochs=num_steps, batch_size=batch_size, optimizer=optimizer,
+                                           schedule=schedule, prior=prior)
+        parametrization = param_lib.check_parametrization(parametrization, model, features, num_pairs)
+        study = gradient_study(model, num_pairs=num_pairs, parametrization=parametrization, batch_size=batch_size,
+                               optimizer=optimizer, schedule=schedule, num_epochs=num_steps, prior=prior, dtype=dtype)
+    chunks = np.arange(num_steps, dtype=np.int32).reshape(-1, steps_per_chunk)
+    if chunks.shape[0] % chunks_per_call:
+        raise ValueError(f"chunks_per_call={chunks_per_call} must divide the {chunks.shape[0]} chunks "
+                         f"(num_steps / steps_per_chunk).")
+    features = None if features is None else jnp.asarray(features)
+    data = FitInputs(source if shared else None, features)
+    lane_data = None if shared else FitInputs(source, None)
+    return lanes.run_lanes(study, keys, hparams, data=data, lane_data=lane_data, chunks=chunks,
+                           chunks_per_call=chunks_per_call, mesh=mesh, checkpoint=checkpoint, label=label)

@@ -1,0 +1,146 @@
+"""The ``click_models`` experiment end to end with tiny settings (synthetic data): its numbers are the
+library's own fit and metrics of the same log, the verdicts follow the numbers, a Yandex-format log
+runs, a killed run resumes with identical results, and bad configs are refused with the value named."""
+
+import json
+
+import numpy as np
+import pytest
+
+from experiments import click_models as experiment
+from experiments.analysis import click_models as analysis
+from experiments.common import registry
+from jaxrank.click_models import CLICK_MODELS, conditional_perplexity, fit_em, log_likelihood, perplexity
+from tests.conftest import killed_after_checkpoints, launch_experiment as _launch
+
+TINY = ("num_sessions=300", "num_seeds=2", "num_iterations=4", "models=pbm,dbn,dctr",
+        "simulators=navigational,pbm")
+
+
+def test_synthetic_run_is_the_library_fit_of_each_lane(tmp_path, no_data, capsys):
+    run_dir, results = _launch(tmp_path, "click_models", *TINY)
+    assert "using synthetic data instead" in capsys.readouterr().out
+    assert results["simulators"] == ["navigational", "pbm"] and results["dataset"] == "synthetic"
+    assert set(results["table"]["pbm"]) == {"pbm/em", "dbn/em", "dctr/em"}
+    assert (results["train_sessions"], results["test_sessions"]) == (225, 75)
+    arrays = np.load(run_dir / "arrays.npz")
+    # Lane (pbm simulator, seed 1), fitted and scored alone through the public API.
+    config = registry.make_config(registry.get("click_models"), list(TINY))
+    _, _, queries = experiment.load_queries(config)
+    grades = experiment.num_grades(queries)
+    train, test = experiment.simulate(config, queries, "pbm", 1, grades)
+    lane = 1 * config.num_seeds + 1
+    for name in ("pbm", "dbn"):
+        model = CLICK_MODELS.build(name)
+        params = fit_em(train, model, num_iterations=4, num_pairs=int(train.num_pairs))
+        np.testing.assert_allclose(arrays[f"{name}__em__log_likelihood"][lane], log_likelihood(model, params, test),
+                                   rtol=1e-5)
+        np.testing.assert_allclose(arrays[f"{name}__em__perplexity_per_rank"][lane],
+                                   perplexity(model, params, test).per_rank, rtol=1e-5)
+        np.testing.assert_allclose(arrays[f"{name}__em__conditional_perplexity"][lane],
+                                   conditional_perplexity(model, params, test).overall, rtol=1e-5)
+    np.testing.assert_allclose(arrays["true_position_bias"][lane], 1.0 / np.arange(1, 11))
+    pbm_ll = arrays["pbm__em__log_likelihood"].reshape(2, 2)
+    mean, half = results["table"]["pbm"]["pbm/em"]["log_likelihood"]
+    assert mean == pytest.approx(pbm_ll[1].mean(), abs=1e-6) and half > 0
+    assert 0 < results["production_ndcg@10"]["pbm"][0] <= 1
+    for claim, verdict, detail in results["verdicts"]:
+        assert verdict in (analysis.HOLDS, analysis.FAILS, analysis.UNTESTABLE) and claim and detail
+    assert [tuple(v) for v in results["verdicts"]] == analysis.verdicts(results)
+    for name in ("table.md", "per_rank_perplexity.png", "position_bias.png", "timings.json"):
+        assert (run_dir / name).is_file(), name
+    assert "fit_s" in json.loads((run_dir / "timings.json").read_text())["fits"]["dbn/em"]
+
+
+def _summary(perplexities, lls=None, bias_error=0.02):
+    """A hand-made results dict: one simulator per key of ``perplexities`` ({sim: {label: value}})."""
+    table = {sim: {label: {"perplexity": [value, 0.001], "log_likelihood": [(lls or {}).get(sim, {}).get(label, -0.5),
+                                                                              0.001], "ndcg@10": [0.6, 0.01]}
+                   for label, value in rows.items()} for sim, rows in perplexities.items()}
+    summary = {"simulators": list(perplexities), "estimators": ["em"], "table": table,
+               "production_ndcg@10": {sim: [0.5, 0.01] for sim in perplexities}}
+    if "pbm" in perplexities:
+        summary["position_bias"] = {"pbm": {"pbm/em max error": [bias_error, 0.01]}}
+    return summary
+
+
+def test_verdicts_follow_the_numbers():
+    summary = _summary({"pbm": {"pbm/em": 1.30, "dbn/em": 1.35, "gctr/em": 1.5},
+                        "navigational": {"dbn/em": 1.40, "ccm/em": 1.38, "pbm/em": 1.45}},
+                       lls={"navigational": {"dbn/em": -0.40, "ccm/em": -0.41, "pbm/em": -0.45}})
+    got = {claim.split(":")[0] if "clicks:" in claim else claim.split(" ")[0]: (verdict, detail)
+           for claim, verdict, detail in analysis.verdicts(summary)}
+    assert got["pbm clicks"][0] == analysis.HOLDS  # PBM 1.30 below DBN 1.35
+    assert got["navigational clicks"][0] == analysis.FAILS  # CCM 1.38 beats DBN 1.40 by more than the CIs
+    assert "ccm/em 1.3800" in got["navigational clicks"][1]
+    assert got["DBN"][0] == analysis.HOLDS  # both above PBM's -0.45
+    assert got["PBM"][0] == analysis.HOLDS  # position-bias error 0.02 < 0.05
+    assert got["The"][0] == analysis.HOLDS  # NDCG 0.6 > the production ranker's 0.5
+    assert got["On"][0] == analysis.UNTESTABLE and got["Gradient"][0] == analysis.UNTESTABLE
+    worse = _summary({"pbm": {"pbm/em": 1.30, "gctr/em": 1.5}}, bias_error=0.2)
+    worse["table"]["pbm"]["pbm/em"]["ndcg@10"] = [0.4, 0.01]
+    got = {claim.split(" ")[0]: verdict for claim, verdict, _ in analysis.verdicts(worse)}
+    assert got["PBM"] == analysis.FAILS and got["The"] == analysis.FAILS and got["DBN"] == analysis.UNTESTABLE
+    real = {"simulators": ["log"], "estimators": ["em"],
+            "table": {"log": {f"{m}/em": {"perplexity": [p, 0.001], "log_likelihood": [-0.3, 0.001]}
+                              for m, p in (("ubm", 1.30), ("dbn", 1.31), ("pbm", 1.32), ("gctr", 1.5))}}}
+    got = {claim.split(" ")[0]: verdict for claim, verdict, _ in analysis.verdicts(real)}
+    assert got["On"] == analysis.HOLDS and got["The"] == analysis.UNTESTABLE
+
+
+def _write_yandex(path, num_sessions=80, seed=0):
+    """A small WSCD-format log: 6 queries of 5 URLs each, random clicks."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for s in range(num_sessions):
+        q = int(rng.integers(6))
+        urls = [100 + 10 * q + d for d in rng.permutation(5)]
+        lines.append(f"{s}\t0\tQ\t{q}\t1\t" + "\t".join(map(str, urls)))
+        for r, url in enumerate(urls):
+            if rng.random() < 0.5 / (r + 1):
+                lines.append(f"{s}\t{r + 1}\tC\t{url}")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def test_a_yandex_log_runs(tmp_path, no_data):
+    log = tmp_path / "clicks.tsv"
+    _write_yandex(log)
+    run_dir, results = _launch(tmp_path, "click_models", f"log={log}", "num_seeds=2", "num_iterations=3",
+                               "models=pbm,ubm,gctr", "num_positions=5")
+    assert results["simulators"] == ["log"] and results["num_sessions"] == 80 and results["num_queries"] == 6
+    assert "production_ndcg@10" not in results and "position_bias" not in results
+    assert "ndcg@10" not in results["table"]["log"]["pbm/em"]
+    verdict = {claim.split(" ")[0]: v for claim, v, _ in results["verdicts"]}
+    assert verdict["On"] in (analysis.HOLDS, analysis.FAILS)
+
+
+def test_a_killed_run_resumes_with_identical_results(tmp_path, no_data, monkeypatch):
+    overrides = ["num_sessions=200", "num_seeds=2", "num_iterations=4", "models=pbm,dbn", "simulators=pbm"]
+    full_dir = registry.launch("click_models", tmp_path / "full", overrides)
+    with killed_after_checkpoints(monkeypatch, 6):  # 4 chunks of PBM, then inside DBN
+        registry.launch("click_models", tmp_path / "killed", overrides)
+    (run_dir,) = (tmp_path / "killed" / "click_models").iterdir()
+    assert not (run_dir / "results.json").exists()
+    registry.resume(run_dir)
+    with np.load(full_dir / "arrays.npz") as full, np.load(run_dir / "arrays.npz") as resumed:
+        assert full.files == resumed.files
+        for name in full.files:
+            np.testing.assert_array_equal(resumed[name], full[name], err_msg=name, strict=True)
+    assert (run_dir / "results.json").read_bytes() == (full_dir / "results.json").read_bytes()
+
+
+@pytest.mark.parametrize("overrides, match", [
+    (["models=pbm,clicky"], "models must be one of .*got 'clicky'"),
+    (["simulators=perfect,perfect"], "names an entry twice"),
+    (["estimators=newton"], "estimators must be one of 'em', 'gradient'; got 'newton'"),
+    (["test_fraction=1.5"], r"test_fraction must be in \(0, 1\); got 1.5"),
+    (["num_sessions=1"], "num_sessions must be an int >= 2; got 1"),
+    (["num_sessions=3", "test_fraction=0.1"], "leaves 3 training sessions; both parts need at least one"),
+    (["pbm_attraction=0.5,0.2"], r"pbm_attraction must be two probabilities eps- <= eps\+"),
+    (["log=/no/such/log.tsv"], "log=/no/such/log.tsv: no such file"),
+    (["dataset=no-such-folder"], "no-such-folder"),
+])
+def test_bad_configs_are_refused(tmp_path, no_data, overrides, match):
+    with pytest.raises(registry.ExperimentError, match=match):
+        registry.launch("click_models", tmp_path, overrides)
+    assert not (tmp_path / "click_models").exists() or not any((tmp_path / "click_models").iterdir())

@@ -228,3 +228,138 @@ def dla(scores, logits, clicks, where, max_weight=None):
     rank_loss, rank_grad = listwise(scores, weights(relative(logits)), where)
     exam_loss, exam_grad = listwise(logits, weights(relative(scores)), where)
     return rank_loss, rank_grad, exam_loss, exam_grad
+
+
+# ------------------------------------------------------------------------- propensity estimation
+
+
+def swap_ratio(clicks, mask, swap_rank):
+    """``[K]`` swap-intervention propensities: per rank ``r``, (clicks at r / sessions) over the sessions that
+    swapped rank 0 with ``r`` and show rank ``r``, divided by (clicks at 0 / sessions) over the unchanged
+    sessions that show rank ``r``."""
+    num_sessions, num_positions = np.shape(clicks)
+    out = [1.0]
+    for r in range(1, num_positions):
+        treated, treated_n, control, control_n = 0.0, 0, 0.0, 0
+        for s in range(num_sessions):
+            if not mask[s][r]:
+                continue
+            if swap_rank[s] == r:
+                treated += clicks[s][r]
+                treated_n += 1
+            elif swap_rank[s] == 0:
+                control += clicks[s][0]
+                control_n += 1
+        out.append((treated / treated_n) / (control / control_n) if treated_n and control_n and control else np.nan)
+    return np.array(out)
+
+
+def harvested_sets(query, doc, clicks, mask, num_positions):
+    """``(ĉ [K, K], n [K, K])``: for each (query, document) shown at ranks ``k ≠ k'``, add its click rate at
+    ``k`` to ``ĉ[k, k']`` and 1 to ``n[k, k']``."""
+    shows, hits = {}, {}
+    for s in range(len(query)):
+        for k in range(num_positions):
+            if mask[s][k]:
+                cell = (int(query[s]), int(doc[s][k]))
+                shows.setdefault(cell, np.zeros(num_positions))[k] += 1
+                hits.setdefault(cell, np.zeros(num_positions))[k] += clicks[s][k]
+    c, n = np.zeros((num_positions, num_positions)), np.zeros((num_positions, num_positions))
+    for cell, shown in shows.items():
+        for k in range(num_positions):
+            for k2 in range(num_positions):
+                if k != k2 and shown[k] > 0 and shown[k2] > 0:
+                    c[k, k2] += hits[cell][k] / shown[k]
+                    n[k, k2] += 1
+    return c, n
+
+
+def pivot(c):
+    return np.array([1.0] + [c[k, 0] / c[0, k] for k in range(1, len(c))])
+
+
+def adjacent_chain(c):
+    out = [1.0]
+    for k in range(len(c) - 1):
+        out.append(out[-1] * c[k + 1, k] / c[k, k + 1])
+    return np.array(out)
+
+
+def all_pairs(c, n):
+    """Maximum likelihood of ``Σ_{k≠k'} c[k,k'] log(θ_k r_{kk'}) + (n − c) log(1 − θ_k r_{kk'})`` with
+    ``r_{kk'} = r_{k'k}`` (scipy L-BFGS on logits); ``θ / θ_1``."""
+    from scipy.optimize import minimize
+
+    num = len(c)
+    pairs = [(k, k2) for k in range(num) for k2 in range(k + 1, num)]
+
+    def nll(x):
+        theta, rel = 1 / (1 + np.exp(-x[:num])), 1 / (1 + np.exp(-x[num:]))
+        total = 0.0
+        for i, (a, b) in enumerate(pairs):
+            for k in (a, b):
+                k2 = b if k == a else a
+                p = theta[k] * rel[i]
+                total -= c[k, k2] * np.log(p) + (n[k, k2] - c[k, k2]) * np.log(1 - p)
+        return total / n.sum()
+
+    x = minimize(nll, np.zeros(num + len(pairs)), method="L-BFGS-B", options={"maxiter": 5000, "gtol": 1e-10}).x
+    theta = 1 / (1 + np.exp(-x[:num]))
+    return theta / theta[0]
+
+
+def regression_em(query, doc, clicks, mask, features, num_positions, num_iterations, lam, newton_steps, init=0.5):
+    """EM of the position-based model with ``γ = σ(wᵀx + b)``, impression by impression (Wang et al. 2018):
+    posteriors of every unclicked impression, ``θ_k`` = expected examined share, and ``newton_steps``
+    Newton steps of the ℓ2-penalised (not the bias) logistic regression of each (query, document)'s mean
+    relevance posterior, weighted by its impressions. Returns ``(θ [K], w [D], b)``."""
+    theta = np.full(num_positions, float(init))
+    num_features = features.shape[-1]
+    coef = np.zeros(num_features + 1)
+    for _ in range(num_iterations):
+        examined, shown = np.zeros(num_positions), np.zeros(num_positions)
+        rel_sum, count = {}, {}
+        for s in range(len(query)):
+            for k in range(num_positions):
+                if not mask[s][k]:
+                    continue
+                q, d = int(query[s]), int(doc[s][k])
+                x = np.append(features[q, d], 1.0)
+                gamma = sigmoid(float(x @ coef))
+                if clicks[s][k]:
+                    e, r = 1.0, 1.0
+                else:
+                    e = theta[k] * (1 - gamma) / (1 - theta[k] * gamma)
+                    r = (1 - theta[k]) * gamma / (1 - theta[k] * gamma)
+                examined[k] += e
+                shown[k] += 1
+                rel_sum[(q, d)] = rel_sum.get((q, d), 0.0) + r
+                count[(q, d)] = count.get((q, d), 0) + 1
+        theta = np.clip(examined / np.maximum(shown, 1e-12), 1e-6, 1.0)
+        cells = list(count)
+        xs = np.array([np.append(features[q, d], 1.0) for q, d in cells])
+        targets = np.array([rel_sum[c] / count[c] for c in cells])
+        weights = np.array([count[c] for c in cells], float)
+        penalty = np.full(num_features + 1, lam)
+        penalty[-1] = 0.0
+        for _ in range(newton_steps):
+            p = 1 / (1 + np.exp(-xs @ coef))
+            grad = xs.T @ (weights * (p - targets)) / weights.sum() + penalty * coef
+            hess = (xs * (weights * p * (1 - p))[:, None]).T @ xs / weights.sum() + np.diag(penalty)
+            coef = coef - np.linalg.solve(hess + 1e-8 * np.eye(len(coef)), grad)
+    return theta, coef[:-1], coef[-1]
+
+
+def mlp_scores_and_backward(hidden, bias, output, features, dscores):
+    """Scores ``v·σ(xW + b)`` of ``features [L, D]`` and the gradient of ``Σ_d dscores_d · score_d`` in
+    ``(W, b, v)`` by the chain rule."""
+    grad_w, grad_b, grad_v = np.zeros_like(hidden), np.zeros_like(bias), np.zeros_like(output)
+    scores = np.zeros(len(features))
+    for d, x in enumerate(features):
+        h = np.array([sigmoid(float(x @ hidden[:, j] + bias[j])) for j in range(len(bias))])
+        scores[d] = float(h @ output)
+        back = dscores[d] * output * h * (1 - h)
+        grad_v += dscores[d] * h
+        grad_b += back
+        grad_w += np.outer(x, back)
+    return scores, (grad_w, grad_b, grad_v)

@@ -143,6 +143,18 @@ def simulate_sessions(key: PRNGKey, queries, num_sessions: int, user: User, *, s
     return log
 
 
+def display_frequencies(counts: ClickCounts) -> Array:
+    """``[..., Q, L, K]`` the logged share of each query's sessions showing ``d`` at rank ``k`` (0 for a
+    query without sessions): the frequency estimate of the placement probabilities."""
+    sessions = counts.sessions[..., :, None, None]
+    return counts.displays / jnp.maximum(sessions, 1.0)
+
+
+def click_rates(counts: ClickCounts) -> Array:
+    """``[..., Q, L]`` clicks per session of each document, summed over the ranks it was shown at."""
+    return jnp.sum(counts.clicks, axis=-1) / jnp.maximum(counts.sessions[..., :, None], 1.0)
+
+
 def session_counts(log: SessionLog, num_queries: int, num_docs: int) -> ClickCounts:
     """The ``ClickCounts [Q, L, K]`` of a session log (its ``doc`` field is the document's index in its query)."""
     num_positions = log.mask.shape[-1]

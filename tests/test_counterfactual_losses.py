@@ -256,6 +256,27 @@ def test_propensity_svm_objective_and_gradient_parity():
             np.testing.assert_allclose(grad, want_grad, rtol=1e-6, atol=1e-9)
 
 
+def test_displayed_objective_is_the_objective_with_clicks_on_the_shown_documents():
+    rng = np.random.default_rng(11)
+    features = rng.normal(size=(3, 7, 3))
+    candidates = rng.uniform(size=(3, 7)) > 0.2
+    docs = np.stack([rng.permutation(7)[:4] for _ in range(3)])
+    clicks, propensities = rng.uniform(size=(3, 4)) * (rng.uniform(size=(3, 4)) > 0.4), rng.uniform(0.1, 1, (3, 4))
+    candidates[np.arange(3)[:, None], docs] = True  # a shown document is a candidate
+    scattered_clicks, scattered_props = np.zeros((3, 7)), np.ones((3, 7))
+    for q in range(3):
+        scattered_clicks[q, docs[q]], scattered_props[q, docs[q]] = clicks[q], propensities[q]
+    w, weights = rng.normal(size=3), rng.uniform(1, 3, size=3)
+    with jax.enable_x64(True):
+        kw = dict(lam=0.3, clip=0.2, weights=jnp.asarray(weights))
+        ours = jax.value_and_grad(propensity_svm.displayed_objective)(
+            jnp.asarray(w), jnp.asarray(features), jnp.asarray(candidates), jnp.asarray(docs), jnp.asarray(clicks),
+            jnp.asarray(propensities), **kw)
+    want = ref.propensity_svm(w, features, scattered_clicks, scattered_props, candidates, 0.3, 0.2, weights)
+    np.testing.assert_allclose(ours[0], want[0], rtol=1e-6)
+    np.testing.assert_allclose(ours[1], want[1], rtol=1e-6, atol=1e-9)
+
+
 def test_propensity_svm_training_lowers_the_objective():
     rng = np.random.default_rng(5)
     features = jnp.asarray(rng.normal(size=(6, 6, 3)), jnp.float32)

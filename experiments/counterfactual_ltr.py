@@ -7,8 +7,14 @@ training queries) shows its top ``K = 10`` of every training query; position-bas
 of grade ``g`` with ``ε− + (ε+ − ε−)(2^g − 1)/(2^G_max − 1)``; queries are drawn uniformly. The sessions
 up to each click budget are aggregated into click counts per (query, document, rank)
 (``simulate_click_counts``), and every learner trains a linear ranker with Propensity SVM-Rank's
-objective (each click ranks its document above every other candidate of the query, ``λ/2‖w‖²``,
-full-batch Adam):
+objective (each click ranks its document above every other document of its pairs, ``λ/2‖w‖²``,
+full-batch Adam). ``pairs="shown"`` (the default) pairs each click with the other *shown* documents;
+``pairs="all"`` with every candidate of the query, as the paper, whose users could examine the whole
+ranking: under a top-``K`` cutoff the documents below ``K`` are never clicked whatever their relevance,
+so "clicked above every candidate" is biased against them (the item-selection bias of Oosterhuis &
+de Rijke, SIGIR 2020) and the learners fall back towards the logging ranker.
+
+The learners:
 
 * ``naive``: propensity 1 (clicks as labels);
 * ``ips``: Propensity SVM-Rank with the true propensities ``θ_k / θ_1``;
@@ -17,8 +23,8 @@ full-batch Adam):
 * ``ips_clipped``: true propensities clipped at ``clip`` (τ);
 * ``dr``: the doubly robust targets of Oosterhuis (TOIS 2023) with his clipping ``τ = min(10/√N, 1)``
   (``N`` sessions) and a linear DM regression fitted by the clipped pointwise IPS loss, trained with the
-  same pairwise objective; every document of a logged query gets a target (the DM estimate where it
-  was never shown), as in his ``compute_weights``;
+  same pairwise objective; with ``pairs="all"`` every document of a logged query gets a target (the DM
+  estimate where it was never shown), as in his ``compute_weights``;
 * ``full_info``: the shown documents with the true click probabilities of examined documents as labels
   (the ceiling of the same learner on the same lists).
 
@@ -34,6 +40,7 @@ no data is found (``dataset=auto``), saying so.
 import dataclasses
 import functools
 import time
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -49,6 +56,12 @@ from jaxrank.metrics.confidence import mean_ci
 from jaxrank.solvers import make_pairs, ranksvm
 from jaxrank.utils.checks import check_choice, check_int, check_number
 
+class _Lists(NamedTuple):
+    labels: jax.Array  # [Q, L]
+    mask: jax.Array  # [Q, L]
+
+
+PAIRS = ("shown", "all")
 LEARNERS = ("naive", "ips", "ips_estimated", "ips_clipped", "dr", "full_info")
 EXAMINATION = ("inverse_rank", "eye_tracking")
 
@@ -66,6 +79,7 @@ class Config:
     eps_minus: float = 0.1
     eps_plus: float = 1.0
     learners: tuple[str, ...] = LEARNERS
+    pairs: str = "shown"  # each click against the other shown documents, or "all" candidates (module docstring)
     lam: float = 1e-3  # λ of every objective (SVM-Rank's 1/C)
     clip: float = 0.1  # τ of ips_clipped, on propensities relative to rank 1
     num_steps: int = 300  # Adam steps of every fit
@@ -79,6 +93,7 @@ def _check(config: Config) -> None:
     for learner in config.learners:
         check_choice("learners", learner, LEARNERS)
     check_choice("examination", config.examination, EXAMINATION)
+    check_choice("pairs", config.pairs, PAIRS)
     check_int("num_seeds", config.num_seeds, minimum=1)
     check_int("num_positions", config.num_positions, minimum=2)
     check_int("num_steps", config.num_steps, minimum=1)
@@ -105,11 +120,11 @@ def _lane(clicks, sessions, theta_hat, key, shared, *, config: Config):
     """Test NDCG@10 ``[M]`` of every learner trained on one seed's counts up to one budget.
 
     clicks: ``[Q, K]`` clicks per displayed position; sessions: ``[Q]``; theta_hat: ``[K]`` estimated
-    relative propensities. Each click ranks its document above every other candidate of the query
-    (Propensity SVM-Rank's constraints; ``propensity_svm.displayed_objective``).
+    relative propensities. Each click ranks its document above every other document of ``candidates``
+    (the shown ones, or every candidate; ``propensity_svm.displayed_objective``).
     """
-    features, mask, docs, shown, gamma, theta, test = (
-        shared[k] for k in ("features", "mask", "docs", "shown", "gamma", "theta", "test"))
+    features, candidates, docs, shown, gamma, theta, test = (
+        shared[k] for k in ("features", "candidates", "docs", "shown", "gamma", "theta", "test"))
     rate = clicks / jnp.maximum(sessions, 1.0)[:, None]
     sampled = sessions > 0
     n = jnp.sum(clicks)
@@ -120,7 +135,7 @@ def _lane(clicks, sessions, theta_hat, key, shared, *, config: Config):
 
     def svm(targets, propensities, clip=None):
         def objective(w):
-            return propensity_svm.displayed_objective(w, features, mask, docs, jnp.where(shown, targets, 0.0),
+            return propensity_svm.displayed_objective(w, features, candidates, docs, jnp.where(shown, targets, 0.0),
                                                       propensities, lam=config.lam, clip=clip, weights=sessions,
                                                       num_instances=n)
 
@@ -134,16 +149,20 @@ def _lane(clicks, sessions, theta_hat, key, shared, *, config: Config):
                                               clip=tau, weights=sessions / jnp.maximum(jnp.sum(sessions), 1.0),
                                               reduce_fn=jnp.sum)
         v, _ = rankers.fit(regression, w0, **fit)
+        if config.pairs == "shown":  # deterministic logger: the expected treatment is the actual one, θ_k
+            targets = doubly_robust.doubly_robust_targets(rate, theta, jnp.zeros_like(rate), theta,
+                                                          jax.nn.sigmoid(shown_features @ v), clip=tau)
+            return svm(targets, ones)
         rows = jnp.arange(docs.shape[0])[:, None]
 
         def per_document(x):  # [Q, K] on the shown positions -> [Q, L]
-            return jnp.zeros(mask.shape, x.dtype).at[rows, docs].add(jnp.where(shown, x, 0.0))
+            return jnp.zeros(candidates.shape, x.dtype).at[rows, docs].add(jnp.where(shown, x, 0.0))
 
-        rho = per_document(theta)  # deterministic logger: the expected treatment is the actual one
-        where = mask & sampled[:, None]
+        rho = per_document(theta)
+        where = candidates & sampled[:, None]
         targets = doubly_robust.doubly_robust_targets(per_document(rate), rho, jnp.zeros_like(rho), rho,
                                                       jax.nn.sigmoid(features @ v), clip=tau, where=where)
-        # every document of a sampled query gets a target (the DM estimate where never shown): [Q, L, L] pairs
+        # every candidate of a sampled query gets a target (the DM estimate where never shown): [Q, L, L] pairs
         return rankers.fit(lambda w: propensity_svm.objective(
             w, features, targets, jnp.ones_like(targets), where=where, lam=config.lam, weights=sessions,
             num_instances=n), w0, **fit)[0]
@@ -166,12 +185,13 @@ def _shown_lists(scores, mask, num_positions):
 
 def _estimate_propensities(keys, train, user, scores, config: Config):
     """``[S, K]`` swap-intervention estimates (non-positive or missing ranks floored at 1e-3)."""
-    def one(key):
-        log, r = randomization.swap_sessions(key, train, config.propensity_sessions, user, scores=scores,
-                                             num_positions=config.num_positions)
+    def one(key, labels, mask, user, scores):
+        log, r = randomization.swap_sessions(key, _Lists(labels, mask), config.propensity_sessions, user,
+                                             scores=scores, num_positions=config.num_positions)
         return randomization.swap_propensities(log, r)
 
-    estimate = jax.jit(jax.vmap(one))(keys)
+    # the data enter as arguments, not as constants folded into the program
+    estimate = jax.jit(jax.vmap(one, in_axes=(0, None, None, None, None)))(keys, train.labels, train.mask, user, scores)
     return jnp.where(jnp.isfinite(estimate) & (estimate > 1e-3), estimate, 1e-3)
 
 
@@ -193,6 +213,9 @@ def run(config: Config, run_dir) -> dict:
     scores = train.features @ w0
     docs, shown = _shown_lists(scores, train.mask, config.num_positions)
     grades = jnp.take_along_axis(train.labels, docs, axis=1)
+    rows = jnp.arange(docs.shape[0])[:, None]
+    shown_docs = jnp.zeros(train.mask.shape, bool).at[rows, docs].max(shown)  # [Q, L]
+    candidates = shown_docs if config.pairs == "shown" else train.mask
     max_grade = max(int(np.asarray(train.labels).max()), 1)
     click_prob = user_models.graded_click_probability(max_grade, config.eps_minus, config.eps_plus)
     gamma = jnp.where(shown, click_prob[grades.astype(jnp.int32)], 0.0)
@@ -212,7 +235,7 @@ def run(config: Config, run_dir) -> dict:
         swap_keys = jax.vmap(lambda s: jax.random.fold_in(jax.random.fold_in(key_swap, i), s))(
             jnp.arange(config.num_seeds))
         theta_hat = _estimate_propensities(swap_keys, train, user, scores, config)
-        shared = dict(features=train.features, mask=train.mask, docs=docs, shown=shown, gamma=gamma,
+        shared = dict(features=train.features, candidates=candidates, docs=docs, shown=shown, gamma=gamma,
                       theta=theta / theta[0], test=test)
         ndcg = np.asarray(grid(clicks, counts.sessions, theta_hat, seed_keys, shared))  # [S, C, M]
         curves[f"{eta:g}"] = {name: _summary(ndcg[..., m]) for m, name in enumerate(config.learners)}
@@ -238,7 +261,7 @@ def run(config: Config, run_dir) -> dict:
         "clicks_logged": clicks_logged,
         "propensities": propensities,
         "curves": curves,
-        "settings": {"lam": config.lam, "clip": config.clip, "eps_minus": config.eps_minus,
+        "settings": {"pairs": config.pairs, "lam": config.lam, "clip": config.clip, "eps_minus": config.eps_minus,
                      "eps_plus": config.eps_plus, "num_steps": config.num_steps,
                      "learning_rate": config.learning_rate, "propensity_sessions": config.propensity_sessions},
         "timings": {"seconds": round(time.perf_counter() - start, 1)},

@@ -322,7 +322,8 @@ def test_neural_ranker_objective_gradient_parity(name):
                                              where=jnp.asarray(where), reduce_fn=jnp.sum)
         value, grad = jax.value_and_grad(objective)(params)
     hidden, bias, output = (np.asarray(x) for x in params)
-    total, want = 0.2 * 0.5 * sum(np.sum(x**2) for x in (hidden, bias, output)), [0.2 * hidden, 0.2 * bias, 0.2 * output]
+    total = 0.2 * 0.5 * sum(np.sum(x**2) for x in (hidden, bias, output))
+    want = [0.2 * hidden, 0.2 * bias, 0.2 * output]
     for b in range(3):
         scores, _ = ref.mlp_scores_and_backward(hidden, bias, output, features[b], np.zeros(6))
         loss, dscores = ref.LOSSES[name](scores, ref.ips_weights(clicks[b], propensities[b], where[b]), where[b])

@@ -9,8 +9,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxrank.counterfactual import (bootstrap, click_model_propensities, harvesting, randomization, regression_em,
-                                    simulation, user_models)
+from jaxrank.counterfactual import (bootstrap, click_model_propensities, dla, harvesting, randomization, rankers,
+                                    regression_em, simulation, user_models)
 from jaxrank.data import synthetic_queries
 from tests.reference import counterfactual as ref
 
@@ -107,6 +107,24 @@ def test_regression_em_parity_recovery_and_agreement_with_the_click_model():
     np.testing.assert_allclose(rem, pbm, atol=0.06)
 
 
+def test_dla_learns_the_propensities_with_the_ranker():
+    queries, user, truth = _setting()
+    log = simulation.simulate_sessions(jax.random.key(3), queries, 6000, user, scores=queries.features[..., 0],
+                                       temperature=1.0, num_positions=K)
+    features = queries.features[log.query[:, None], log.doc]  # [S, K, D] shown documents in display order
+
+    @jax.jit
+    def train(features, clicks, where):
+        params = (rankers.init_ranker(jax.random.key(0), features.shape[-1]), jnp.zeros(K))
+        return rankers.fit(lambda p: dla.objective(p, features, clicks, where=where) / clicks.shape[0], params,
+                           num_steps=400, learning_rate=0.05)
+
+    # the summed losses are no objective (each model's weights come from the other and move), so only the
+    # propensity model's estimate is checked
+    (_, logits), _ = train(features, log.clicks.astype(jnp.float32), log.mask)
+    np.testing.assert_allclose(dla.propensities(logits), truth, atol=0.08)
+
+
 def test_bootstrap_replicates_are_the_estimator_on_resampled_sessions():
     log, r = _swap_log(800)
     key = jax.random.key(7)
@@ -143,7 +161,10 @@ def test_estimators_recover_the_examination_within_95_percent_intervals():
     num_queries, num_docs = queries.labels.shape
     assert int(pooled.clicks.sum()) >= 1_000_000
     size = pooled.query.shape[0]
-    sets_of = lambda log: harvesting.intervention_sets(simulation.session_counts(log, num_queries, num_docs))  # noqa: E731
+
+    def sets_of(log):
+        return harvesting.intervention_sets(simulation.session_counts(log, num_queries, num_docs))
+
     for name, fn in (("pivot", harvesting.pivot_propensities), ("adjacent", harvesting.adjacent_chain_propensities),
                      ("all pairs", harvesting.all_pairs_propensities)):
         _inside(bootstrap.bootstrap(key, pooled, lambda log: fn(sets_of(log)), num_sessions=size,

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from jaxrank.clicks import make_cascade_model
-from jaxrank.counterfactual import logging_policy, simulation, user_models
+from jaxrank.counterfactual import logging_policy, policy_aware, simulation, user_models
 from jaxrank.data import synthetic_queries, take_sessions
 from jaxrank.types import QueryBatch
 from tests.reference import counterfactual as ref
@@ -117,6 +117,21 @@ def test_session_counts_by_hand():
     np.testing.assert_array_equal(counts.clicks, clicks)
     np.testing.assert_array_equal(counts.displays, displays)
     np.testing.assert_array_equal(counts.sessions, np.bincount(np.asarray(log.query), minlength=Q))
+
+
+def test_count_views_and_the_policy_oblivious_rates():
+    rng = np.random.default_rng(1)
+    clicks = rng.integers(0, 3, (Q, L, K)).astype(np.float32)
+    displays = rng.integers(3, 6, (Q, L, K)).astype(np.float32)
+    sessions = np.array([4.0, 0.0, 2.0, 5.0], np.float32)
+    counts = simulation.ClickCounts(jnp.asarray(clicks), jnp.asarray(displays), jnp.asarray(sessions),
+                                    jnp.asarray(clicks.sum()))
+    theta = np.array([1.0, 0.5, 0.25, 0.2], np.float32)
+    safe = np.maximum(sessions, 1)[:, None]
+    np.testing.assert_allclose(simulation.click_rates(counts), clicks.sum(-1) / safe, rtol=1e-6)
+    np.testing.assert_allclose(simulation.display_frequencies(counts), displays / safe[..., None], rtol=1e-6)
+    np.testing.assert_allclose(policy_aware.rank_ips_rates(counts, jnp.asarray(theta), clip=0.3),
+                               (clicks / np.maximum(theta, 0.3)).sum(-1) / safe, rtol=1e-6)
 
 
 def test_placement_probabilities():

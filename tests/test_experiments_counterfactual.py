@@ -32,6 +32,16 @@ def test_tiny_run_end_to_end(tmp_path, no_data):
     assert json.loads((run_dir / "timings.json").read_text())["seconds"] > 0
 
 
+def test_pairs_with_every_candidate(tmp_path, no_data):
+    _, results = launch_experiment(
+        tmp_path, "counterfactual_ltr", "etas=2", "num_seeds=2", "click_budgets=60", "num_steps=10",
+        "propensity_sessions=300", "num_positions=4", "chunk_size=128", "learners=ips,dr", "pairs=all",
+        "examination=eye_tracking")
+    assert results["settings"]["pairs"] == "all" and set(results["curves"]["2"]) == {"ips", "dr"}
+    np.testing.assert_allclose(results["propensities"]["2"]["true"], (np.array([0.68, 0.61, 0.48, 0.34]) / 0.68) ** 2,
+                               rtol=1e-5)
+
+
 def test_bad_learner_is_refused(tmp_path, no_data):
     with pytest.raises(registry.ExperimentError, match="learners must be one of"):
         registry.launch("counterfactual_ltr", tmp_path, ["learners=ips,svm"])

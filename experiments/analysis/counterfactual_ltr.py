@@ -32,7 +32,8 @@ def _rise(summary, eta):
     gap = ips["mean"][-1] - naive["mean"][-1]
     above = gap > ips["ci95"][-1] + naive["ci95"][-1]
     rises = ips["mean"][-1] > ips["mean"][0]
-    detail = (f"η = {eta}: at {summary['click_budgets'][-1]:,} clicks IPS {ips['mean'][-1]:.4f} ± {ips['ci95'][-1]:.4f} "
+    detail = (f"η = {eta}: at {summary['click_budgets'][-1]:,} clicks IPS {ips['mean'][-1]:.4f} ± "
+              f"{ips['ci95'][-1]:.4f} "
               f"vs naive {naive['mean'][-1]:.4f} ± {naive['ci95'][-1]:.4f} (from {ips['mean'][0]:.4f} at "
               f"{summary['click_budgets'][0]:,}); gap to the skyline {summary['skyline_ndcg'] - ips['mean'][-1]:+.4f} "
               f"(skyline {summary['skyline_ndcg']:.4f}, logging ranker {summary['logging_ndcg']:.4f})")
@@ -73,7 +74,7 @@ def _clip(summary, eta):
 
 
 def verdicts(summary: dict) -> list[tuple[str, str, str]]:
-    """``(claim, verdict, detail)`` per claim and ``η``; verdict ∈ {"holds", "does not hold", "not testable here"}."""
+    """``(claim, verdict, detail)`` per claim and ``η``; verdict: "holds", "does not hold" or "not testable here"."""
     out = []
     for name, check in (("rise", _rise), ("dr", _dr), ("clip", _clip)):
         for eta in summary["etas"]:

@@ -25,6 +25,8 @@ import jax
 import jax.numpy as jnp
 
 from jaxrank.counterfactual.ips_losses import ReduceFn, listwise_ips_loss
+from jaxrank.counterfactual.rankers import l2_penalty
+from jaxrank.oltr import scorers
 from jaxrank.types import Array
 
 _NEG = -1e30
@@ -62,3 +64,23 @@ def dla_losses(scores: Array, propensity_logits: Array, clicks: Array, *, where:
 def propensities(propensity_logits: Array) -> Array:
     """``[K]`` the propensity model's estimate relative to rank 1, ``softmax(g)_k / softmax(g)_1``."""
     return relative_softmax(propensity_logits)
+
+
+def objective(params, features: Array, clicks: Array, *, where: Optional[Array] = None, model: str = "linear",
+              max_weight=None, weights: Optional[Array] = None, lam=0.0) -> Array:
+    """``ranking_loss + examination_loss + λ ½‖ranker‖²`` summed over the lists, for joint training with
+    ``jaxrank.counterfactual.rankers.fit``: each model only receives its own loss's gradient, and the value
+    is no objective that training must lower (each loss's weights are the other model's moving output).
+
+    Args:
+      params: ``(ranker params, propensity logits [K])`` (``rankers.init_ranker`` and zeros).
+      features: ``[..., K, D]`` the shown documents in display order.
+      clicks, where, max_weight, weights: as ``dla_losses``.
+      model: the ranker, ``"linear"`` or ``"neural"`` (``jaxrank.oltr.scorers``).
+      lam: ℓ2 weight on the ranker.
+    """
+    ranker, logits = params
+    scores = scorers.make(model).apply(ranker, features)
+    ranking, examination = dla_losses(scores, logits, clicks, where=where, max_weight=max_weight, weights=weights,
+                                      reduce_fn=jnp.sum)
+    return ranking + examination + lam * l2_penalty(ranker)

@@ -25,7 +25,7 @@ from jaxrank.data.ragged import as_ragged, take_queries
 from jaxrank.solvers.pairwise import make_pairs
 from jaxrank.solvers.ranksvm import RankSVMInfo, ranksvm
 from jaxrank.types import Array, PRNGKey
-from jaxrank.utils.checks import check_int, check_number
+from jaxrank.utils.checks import check_number
 
 
 def train_logging_ranker(key: PRNGKey, queries, *, fraction=0.01, lam=1e-3) -> tuple[Array, RankSVMInfo, np.ndarray]:

@@ -14,8 +14,8 @@ EM over the hidden examination ``E`` and relevance ``R`` of every impression:
 
 The log enters as ``ClickCounts`` (clicks and impressions per query, document and rank): the
 impressions of one (document, rank) cell share their posteriors, so an iteration costs ``O(Q·L·K +
-Q·L·D²)`` whatever the number of sessions. ``session_weights``-style resampling goes through the
-counts (``jaxrank.counterfactual.bootstrap``).
+Q·L·D²)`` whatever the number of sessions (``jaxrank.counterfactual.bootstrap`` resamples the sessions
+and recounts).
 """
 
 from typing import NamedTuple

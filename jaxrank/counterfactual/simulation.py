@@ -97,7 +97,8 @@ def _check(queries, user, scores, temperature, num_positions):
     elif isinstance(user, CascadeModel):
         check_click_model(user)
     else:
-        raise ValueError(f"user must be an AffineClickModel or a jaxrank.clicks CascadeModel; got {type(user).__name__}.")
+        raise ValueError(f"user must be an AffineClickModel or a jaxrank.clicks CascadeModel; got "
+                         f"{type(user).__name__}.")
     scores = jnp.zeros(labels.shape, jnp.float32) if scores is None else jnp.asarray(scores, jnp.float32)
     if scores.shape != labels.shape:
         raise ValueError(f"scores must be [Q, L] = {labels.shape}; got {scores.shape}.")

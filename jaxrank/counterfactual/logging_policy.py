@@ -1,0 +1,118 @@
+"""The logging (production) policy of the semi-synthetic protocol: a weak ranker whose top-k is shown.
+
+Joachims, Swaminathan & Schnabel (WSDM 2017, §6) log clicks on the rankings of a "production ranker",
+a RankSVM trained on **1%** of the training queries with their true labels (so are ULTRA's
+``example/Yahoo/offline_exp_pipeline.sh``, ``sample_libsvm_data.py ... 0.01``, and Oosterhuis's
+``pretrained_model.txt``, ``percentage_of_data: 0.01``). ``train_logging_ranker`` fits jaxrank's primal
+RankSVM (``jaxrank.solvers.ranksvm``) on such a sample, drawn with an explicit key among the queries
+that hold at least one preference pair.
+
+The policy shows the first ``K`` documents of the ranking by score, deterministically, or stochastically
+as a Plackett–Luce draw from ``softmax(scores / temperature)`` (Gumbel-max trick), the stochastic
+logging policy of Oosterhuis & de Rijke (SIGIR 2020, §5) and Oosterhuis (TOIS 2023).
+``placement_probabilities`` gives ``P(document d at rank k)`` under either: exact for the deterministic
+policy, a Monte-Carlo average of ``num_samples`` Gumbel draws for the stochastic one (what Oosterhuis's
+``prob_per_rank_query`` does, HarrieO/2022-doubly-robust-LTR ``utils/estimators.py``).
+"""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxrank.data.ragged import as_ragged, take_queries
+from jaxrank.solvers.pairwise import make_pairs
+from jaxrank.solvers.ranksvm import RankSVMInfo, ranksvm
+from jaxrank.types import Array, PRNGKey
+from jaxrank.utils.checks import check_number
+
+
+def train_logging_ranker(key: PRNGKey, queries, *, fraction=0.01, lam=1e-3) -> tuple[Array, RankSVMInfo, np.ndarray]:
+    """RankSVM on a random ``fraction`` of ``queries`` (host-side; the sample is drawn with ``key``).
+
+    Args:
+      key: PRNG key of the query sample.
+      queries: the training queries (``RaggedQueries`` or ``QueryBatch``) with true labels.
+      fraction: share of the queries with a preference pair to train on (at least one query).
+      lam: the RankSVM's ``λ`` (``jaxrank.solvers.ranksvm``).
+
+    Returns:
+      ``(w [D], info, chosen [n] i64)``: the weights, the solver's report and the indices of the chosen queries.
+    """
+    check_number("fraction", fraction, low=0.0, high=1.0, high_inclusive=True)
+    ragged = as_ragged(queries)
+    starts, lengths = ragged.offsets[:-1], ragged.lengths
+    # a query has a preference pair iff its labels are not all equal
+    lo = np.minimum.reduceat(ragged.labels, starts) if ragged.num_queries else np.zeros(0)
+    hi = np.maximum.reduceat(ragged.labels, starts) if ragged.num_queries else np.zeros(0)
+    usable = np.flatnonzero((hi > lo) & (lengths > 1))
+    if usable.size == 0:
+        raise ValueError("no query has two documents of different grades: the logging ranker has nothing to learn.")
+    count = max(1, int(round(fraction * usable.size)))
+    chosen = np.sort(usable[np.asarray(jax.random.permutation(key, usable.size))[:count]])
+    w, info = jax.jit(ranksvm)(make_pairs(take_queries(ragged, chosen)), jnp.float32(lam))
+    return w, info, chosen
+
+
+def _noisy_scores(key, scores, mask, temperature):
+    noise = temperature * jax.random.gumbel(key, scores.shape, scores.dtype)
+    return jnp.where(mask, scores + noise, -jnp.inf)
+
+
+def shown_documents(key: PRNGKey, scores: Array, mask: Array, temperature, num_positions: int) -> tuple[Array, Array]:
+    """One displayed top-``K`` list of one query: ``(docs [K] i32, shown [K] bool)``.
+
+    Documents sorted by ``scores [L] + temperature · Gumbel`` (masked ones last, ties by index:
+    ``lax.top_k`` keeps the lower index first); ``docs`` is 0 where nothing is shown (lists shorter than ``K``).
+    """
+    noisy = _noisy_scores(key, scores, mask, temperature)
+    num_docs = scores.shape[-1]
+    if num_positions < num_docs:
+        order = jax.lax.top_k(noisy, num_positions)[1]
+    else:
+        order = jnp.pad(jnp.argsort(-noisy, stable=True), (0, num_positions - num_docs))
+    shown = jnp.arange(num_positions) < jnp.sum(mask)
+    return jnp.where(shown, order, 0).astype(jnp.int32), shown
+
+
+def ranks_of(docs: Array, shown: Array, num_docs: int) -> Array:
+    """``[L]`` i32 rank (0-based) of each document in a displayed list, ``-1`` when not shown."""
+    return jnp.full(num_docs, -1, jnp.int32).at[jnp.where(shown, docs, num_docs)].set(
+        jnp.arange(docs.shape[-1], dtype=jnp.int32), mode="drop")
+
+
+@functools.partial(jax.jit, static_argnames=("num_positions", "num_samples"))
+def placement_probabilities(key: PRNGKey, scores: Array, mask: Array, temperature, *, num_positions: int,
+                            num_samples: int = 1000) -> Array:
+    """``[..., L, K]`` ``P(document d shown at rank k)`` under the logging policy.
+
+    ``temperature = 0`` (deterministic top-``K``) gives the exact one-hot placement; otherwise the average of
+    ``num_samples`` Plackett–Luce draws (sample ``i`` of list ``b`` uses ``fold_in(fold_in(key, b), i)``).
+
+    Args:
+      key: PRNG key.
+      scores, mask: ``[..., L]`` logging scores and real documents.
+      temperature: ``[]`` Plackett–Luce temperature (0: deterministic).
+      num_positions: ``K``.
+      num_samples: Monte-Carlo draws per list.
+    """
+    batch = scores.shape[:-1]
+    flat_scores, flat_mask = scores.reshape(-1, scores.shape[-1]), mask.reshape(-1, mask.shape[-1])
+    num_docs = scores.shape[-1]
+
+    def one_list(b, s, m):
+        def draw(i):
+            docs, shown = shown_documents(jax.random.fold_in(jax.random.fold_in(key, b), i), s, m, temperature,
+                                          num_positions)
+            ranks = ranks_of(docs, shown, num_docs)
+            return jax.nn.one_hot(ranks, num_positions, dtype=jnp.float32)  # -1 gives a zero row
+
+        # a scalar predicate: only the branch taken runs (the deterministic policy needs one draw)
+        return jax.lax.cond(
+            temperature > 0,
+            lambda: jax.lax.map(draw, jnp.arange(num_samples), batch_size=min(num_samples, 256)).mean(0),
+            lambda: draw(0))
+
+    out = jax.vmap(one_list)(jnp.arange(flat_scores.shape[0]), flat_scores, flat_mask)
+    return out.reshape(batch + (num_docs, num_positions))

@@ -1,0 +1,88 @@
+"""Propensity SVM-Rank (Joachims, Swaminathan & Schnabel, WSDM 2017, §5).
+
+Each logged click on a document ``d`` of a query becomes a training instance "``d`` above every other
+candidate ``j`` of the query", with one hinge slack per ``j``, weighted by the inverse propensity of
+the click (the examination probability of the rank ``d`` was clicked at):
+
+    min_w  (λ/2)‖w‖² + (1/n) Σ_clicks (1/ρ_d) Σ_{j ≠ d} max(0, 1 − wᵀ(x_d − x_j)),
+
+with ``n`` the number of clicks (SVM-Rank's ``½‖w‖² + (C/n) Σ ξ`` with ``λ = 1/C``). Its data term is an
+upper bound of the IPS estimate of the average rank of the relevant documents, unbiased in
+expectation over the clicks (§4). The authors' solver is the cutting-plane SVM-struct of
+``svm_proprank`` (not public here); the objective is the same, minimised here by full-batch Adam on
+the subgradient (``jaxrank.counterfactual.rankers.fit``; jaxrank's Newton RankSVM solvers take no
+per-pair weights and use the squared hinge). The pairs are every other document of ``where``: the
+candidates passed in (the paper ranks each click above all candidate results; pass the displayed
+documents alone for clicked-vs-other-displayed pairs). ``propensities = 1`` gives the naive
+(biased) SVM-Rank on clicks.
+
+Only clicked documents carry weight, and under a deterministic top-``K`` logger only the ``K`` shown
+documents of a query can be clicked: ``displayed_objective`` evaluates the same objective on
+``[Q, K, L]`` pairs (each shown document against every candidate) instead of ``[Q, L, L]``.
+"""
+
+import jax.numpy as jnp
+
+from jaxrank.counterfactual.ips_losses import ips_weights, pairwise_ips_hinge_loss
+from jaxrank.counterfactual.rankers import FitInfo, fit
+from jaxrank.types import Array
+
+
+def num_clicks(clicks: Array, where: Array, weights=None) -> Array:
+    """``[]`` ``n = Σ weights_q Σ_{d ∈ where} clicks_qd`` (click rates times sessions = clicks)."""
+    per_list = jnp.sum(jnp.where(where, clicks, 0.0), axis=-1)
+    return jnp.sum(per_list if weights is None else per_list * weights)
+
+
+def objective(w: Array, features: Array, clicks: Array, propensities: Array, *, where: Array, lam, clip=None,
+              weights=None, num_instances=None) -> Array:
+    """``(λ/2)‖w‖² + (1/n) Σ_q weights_q · pairwise_ips_hinge_loss(features_q @ w, …)`` (module docstring).
+
+    Args:
+      w: ``[D]``.
+      features: ``[Q, L, D]``.
+      clicks: ``[Q, L]`` clicks (or per-session click rates, with ``weights`` the sessions ``[Q]``).
+      propensities: ``[Q, L]`` examination probability of each document's clicks.
+      where: ``[Q, L]`` the candidates.
+      lam: ``λ``.
+      clip: propensity clipping ``τ``.
+      weights: ``[Q]`` or ``None``.
+      num_instances: ``n`` (default ``num_clicks``: pass the logged clicks when ``clicks`` are estimates such
+        as doubly robust targets, whose sum is not a count).
+    """
+    data = pairwise_ips_hinge_loss(features @ w, clicks, propensities, where=where, clip=clip, weights=weights,
+                                   reduce_fn=jnp.sum)
+    n = num_clicks(clicks, where, weights) if num_instances is None else num_instances
+    return data / jnp.maximum(n, 1.0) + 0.5 * lam * (w @ w)
+
+
+def displayed_objective(w: Array, features: Array, candidates: Array, docs: Array, clicks: Array,
+                        propensities: Array, *, lam, clip=None, weights=None, num_instances=None) -> Array:
+    """``objective`` with the clicks on the shown documents only, in ``O(Q·K·L)``.
+
+    Args:
+      w: ``[D]``.
+      features: ``[Q, L, D]`` every candidate.
+      candidates: ``[Q, L]`` bool, the documents each click is ranked against.
+      docs: ``[Q, K]`` i32 the shown documents (distinct within a query; any index where ``clicks`` is 0).
+      clicks, propensities: ``[Q, K]`` per shown position.
+      lam, clip, weights, num_instances: as ``objective`` (``num_instances`` defaults to the clicks' sum).
+    """
+    scores = features @ w  # [Q, L]
+    shown_scores = jnp.take_along_axis(scores, docs, axis=-1)  # [Q, K]
+    hinge = jnp.maximum(0.0, 1.0 - (shown_scores[..., :, None] - scores[..., None, :]))  # [Q, K, L]
+    others = candidates[..., None, :] & (jnp.arange(scores.shape[-1]) != docs[..., None])
+    per_click = jnp.sum(jnp.where(others, hinge, 0.0), axis=-1)
+    per_list = jnp.sum(ips_weights(clicks, propensities, clip=clip) * per_click, axis=-1)
+    data = jnp.sum(per_list if weights is None else per_list * weights)
+    n = jnp.sum(clicks if weights is None else clicks * weights[..., None]) if num_instances is None else num_instances
+    return data / jnp.maximum(n, 1.0) + 0.5 * lam * (w @ w)
+
+
+def train(features: Array, clicks: Array, propensities: Array, *, where: Array, lam, clip=None, weights=None,
+          num_instances=None, num_steps: int = 500, learning_rate=0.05) -> tuple[Array, FitInfo]:
+    """``(w [D], FitInfo)``: the objective minimised from ``w = 0`` (pure; jit and vmap it)."""
+    w0 = jnp.zeros(features.shape[-1], features.dtype)
+    return fit(lambda w: objective(w, features, clicks, propensities, where=where, lam=lam, clip=clip,
+                                   weights=weights, num_instances=num_instances), w0, num_steps=num_steps,
+               learning_rate=learning_rate)

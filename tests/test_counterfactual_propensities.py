@@ -1,0 +1,178 @@
+"""Propensity estimators of ``jaxrank.counterfactual``: parity with the loops of
+``tests/reference/counterfactual.py`` on one small log, and recovery of the simulated examination
+(a small log with a loose tolerance here; 10⁶ clicks inside bootstrap 95% intervals under ``--runslow``)."""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxrank.counterfactual import (bootstrap, click_model_propensities, dla, harvesting, randomization, rankers,
+                                    regression_em, simulation, user_models)
+from jaxrank.data import synthetic_queries
+from tests.reference import counterfactual as ref
+
+K = 5
+NUM_RANKERS = 4
+
+
+@functools.lru_cache(maxsize=None)
+def _setting(num_queries=30, list_size=8):
+    queries = synthetic_queries(jax.random.key(0), num_queries=num_queries, list_size=list_size, num_features=4,
+                                num_grades=3, min_docs=K + 1)
+    theta = user_models.inverse_rank(K, 1.0)
+    user = user_models.position_based(theta, user_models.graded_click_probability(2))
+    return queries, user, np.asarray(theta / theta[0], np.float64)
+
+
+def _swap_log(num_sessions, **kw):
+    queries, user, _ = _setting(**kw)
+    return randomization.swap_sessions(jax.random.key(1), queries, num_sessions, user, scores=queries.features[..., 0],
+                                       num_positions=K)
+
+
+def _harvest_log(num_sessions, **kw):
+    """Sessions of several rankers (noisy label orders), pooled."""
+    queries, user, _ = _setting(**kw)
+    logs = []
+    for i in range(NUM_RANKERS):
+        scores = jax.random.normal(jax.random.key(10 + i), queries.labels.shape) + 1.5 * queries.labels
+        logs.append(simulation.simulate_sessions(jax.random.key(20 + i), queries, num_sessions, user, scores=scores,
+                                                 num_positions=K))
+    return jax.tree.map(lambda *x: jnp.concatenate(x) if jnp.ndim(x[0]) else x[0], *logs)
+
+
+def _grade_features(queries):
+    """One-hot grades: a well-specified relevance regression (γ depends on the grade alone)."""
+    return jax.nn.one_hot(queries.labels.astype(jnp.int32), 3)
+
+
+def test_swap_propensities_parity_and_recovery():
+    log, r = _swap_log(6000)
+    ours = np.asarray(randomization.swap_propensities(log, r))
+    want = ref.swap_ratio(np.asarray(log.clicks, float), np.asarray(log.mask), np.asarray(r))
+    np.testing.assert_allclose(ours, want, rtol=1e-5)
+    np.testing.assert_allclose(ours, _setting()[2], atol=0.12)
+    # the control sessions are never changed, and swap-r sessions show the logger's first document at r
+    unswapped = simulation.simulate_sessions(jax.random.key(1), _setting()[0], 6000, _setting()[1],
+                                             scores=_setting()[0].features[..., 0], num_positions=K)
+    rows = np.flatnonzero(np.asarray(r) == 2)
+    np.testing.assert_array_equal(log.doc[rows, 2], unswapped.doc[rows, 0])
+    np.testing.assert_array_equal(log.doc[np.asarray(r) == 0], unswapped.doc[np.asarray(r) == 0])
+
+
+def test_harvesting_parity_and_recovery():
+    log = _harvest_log(1500)
+    counts = simulation.session_counts(log, *_setting()[0].labels.shape)
+    sets = harvesting.intervention_sets(counts)
+    c, n = ref.harvested_sets(np.asarray(log.query), np.asarray(log.doc), np.asarray(log.clicks, float),
+                              np.asarray(log.mask), K)
+    np.testing.assert_allclose(sets.clicks, c, rtol=1e-5)
+    np.testing.assert_array_equal(sets.size, n)
+    truth = _setting()[2]
+    for ours, want in ((harvesting.pivot_propensities(sets), ref.pivot(c)),
+                       (harvesting.adjacent_chain_propensities(sets), ref.adjacent_chain(c)),
+                       (harvesting.all_pairs_propensities(sets, num_steps=3000), ref.all_pairs(c, n))):
+        np.testing.assert_allclose(ours, want, rtol=2e-3)
+        np.testing.assert_allclose(ours, truth, atol=0.1)
+
+
+def test_pair_index_names_each_unordered_pair_once():
+    index = harvesting.pair_index(6)
+    pairs = {(min(a, b), max(a, b)): index[a, b] for a in range(6) for b in range(6) if a != b}
+    assert sorted(pairs.values()) == list(range(15))  # (1, 6) and (2, 3) do not share a relevance
+    np.testing.assert_array_equal(index, index.T)
+
+
+def test_regression_em_parity_recovery_and_agreement_with_the_click_model():
+    queries = _setting()[0]
+    log = _harvest_log(400)
+    features = np.asarray(_grade_features(queries), np.float64)
+    counts = simulation.session_counts(log, *queries.labels.shape)
+    model = regression_em.fit(counts, features, num_iterations=4, newton_steps=2, lam=1e-3)
+    theta, w, b = ref.regression_em(np.asarray(log.query), np.asarray(log.doc), np.asarray(log.clicks),
+                                    np.asarray(log.mask), features, K, 4, 1e-3, 2)
+    np.testing.assert_allclose(model.examination, theta, rtol=1e-4)
+    np.testing.assert_allclose(model.weights, w, rtol=1e-3, atol=1e-4)
+    np.testing.assert_allclose(model.bias, b, rtol=1e-3, atol=1e-4)
+    big = _harvest_log(3000)
+    counts = simulation.session_counts(big, *queries.labels.shape)
+    rem = np.asarray(regression_em.propensities(regression_em.fit(counts, features)))
+    pbm = np.asarray(click_model_propensities.pbm_propensities(big, num_iterations=100))
+    truth = _setting()[2]
+    np.testing.assert_allclose(rem, truth, atol=0.08)
+    np.testing.assert_allclose(pbm, truth, atol=0.08)
+    np.testing.assert_allclose(rem, pbm, atol=0.06)
+
+
+def test_dla_learns_the_propensities_with_the_ranker():
+    queries, user, truth = _setting()
+    log = simulation.simulate_sessions(jax.random.key(3), queries, 6000, user, scores=queries.features[..., 0],
+                                       temperature=1.0, num_positions=K)
+    features = queries.features[log.query[:, None], log.doc]  # [S, K, D] shown documents in display order
+
+    @jax.jit
+    def train(features, clicks, where):
+        params = (rankers.init_ranker(jax.random.key(0), features.shape[-1]), jnp.zeros(K))
+        return rankers.fit(lambda p: dla.objective(p, features, clicks, where=where) / clicks.shape[0], params,
+                           num_steps=400, learning_rate=0.05)
+
+    # the summed losses are no objective (each model's weights come from the other and move), so only the
+    # propensity model's estimate is checked
+    (_, logits), _ = train(features, log.clicks.astype(jnp.float32), log.mask)
+    np.testing.assert_allclose(dla.propensities(logits), truth, atol=0.08)
+
+
+def test_bootstrap_replicates_are_the_estimator_on_resampled_sessions():
+    log, r = _swap_log(800)
+    key = jax.random.key(7)
+    interval = bootstrap.bootstrap(key, (log, r), lambda d: randomization.swap_propensities(*d), num_sessions=800,
+                                   num_resamples=6)
+    index = np.asarray(jax.random.randint(jax.random.fold_in(key, 3), (800,), 0, 800))
+    want = ref.swap_ratio(np.asarray(log.clicks, float)[index], np.asarray(log.mask)[index], np.asarray(r)[index])
+    np.testing.assert_allclose(interval.replicates[3], want, rtol=1e-5)
+    assert interval.replicates.shape == (6, K)
+    np.testing.assert_array_equal(interval.lower <= interval.upper, True)
+    with pytest.raises(ValueError, match="num_resamples must be"):
+        bootstrap.bootstrap(key, (log, r), lambda d: randomization.swap_propensities(*d), num_sessions=800,
+                            num_resamples=1)
+
+
+def _inside(interval, truth, name):
+    lower, upper = np.asarray(interval.lower), np.asarray(interval.upper)
+    misses = np.flatnonzero((truth < lower - 1e-6) | (truth > upper + 1e-6))
+    # K - 1 = 4 free ranks at 95% each: at most one miss (probability of two or more ~1.4%)
+    assert misses.size <= 1, f"{name}: truth {truth} outside [{lower}, {upper}] at ranks {misses}"
+
+
+@pytest.mark.slow
+def test_estimators_recover_the_examination_within_95_percent_intervals():
+    truth = _setting()[2]
+    log, r = _swap_log(2_000_000)  # ~1.06M clicks
+    assert int(log.clicks.sum()) >= 1_000_000
+    key = jax.random.key(8)
+    swap = bootstrap.bootstrap(key, (log, r), lambda d: randomization.swap_propensities(*d),
+                               num_sessions=log.query.shape[0], num_resamples=200)
+    _inside(swap, truth, "swap")
+    pooled = _harvest_log(500_000)  # 2M sessions, over 1M clicks
+    queries = _setting()[0]
+    num_queries, num_docs = queries.labels.shape
+    assert int(pooled.clicks.sum()) >= 1_000_000
+    size = pooled.query.shape[0]
+
+    def sets_of(log):
+        return harvesting.intervention_sets(simulation.session_counts(log, num_queries, num_docs))
+
+    for name, fn in (("pivot", harvesting.pivot_propensities), ("adjacent", harvesting.adjacent_chain_propensities),
+                     ("all pairs", harvesting.all_pairs_propensities)):
+        _inside(bootstrap.bootstrap(key, pooled, lambda log: fn(sets_of(log)), num_sessions=size,
+                                    num_resamples=100), truth, name)
+    features = _grade_features(queries)
+    rem = bootstrap.bootstrap(key, pooled, lambda log: regression_em.propensities(regression_em.fit(
+        simulation.session_counts(log, num_queries, num_docs), features)), num_sessions=size, num_resamples=50)
+    _inside(rem, truth, "regression EM")
+    pbm = bootstrap.bootstrap(key, pooled, lambda log: click_model_propensities.pbm_propensities(
+        log, num_iterations=100), num_sessions=size, num_resamples=30)
+    _inside(pbm, truth, "click model (PBM)")

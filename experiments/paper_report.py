@@ -74,6 +74,15 @@ SECTIONS = (
              # Probabilistic multileaving of 50 rankers runs ~190 impressions/s here: 5.6 h for MGD's 375 lanes.
              ("params=mgd.multileaving=team_draft",)),
     )),
+    ("Click models fitted to session logs (Chuklin, Markov, de Rijke, Click Models for Web Search, 2015) and "
+     "counterfactual learning to rank (Joachims, Swaminathan, Schnabel, WSDM 2017; Oosterhuis, TOIS 2023)", (
+        Part("click_models", "The click model that generated a log predicts its held-out clicks best (lowest "
+             "perplexity); DBN and CCM beat PBM on cascade logs; fitted relevance ranks better than the logging ranker.",
+             ("num_sessions=4000", "num_seeds=2")),
+        Part("counterfactual_ltr", "Propensity SVM-Rank rises above the naive ranker as clicks grow and approaches the "
+             "skyline; doubly robust reaches IPS's NDCG with fewer clicks; clipping trades bias for variance.",
+             ("etas=1.0", "click_budgets=1000,100000", "num_seeds=2")),
+    )),
     ("SOLAR: scalable online learning to rank (Wang, Wan, Zhang, Hoi, ACL 2015)", (
         Part("solar_online", "Table 2 / Fig. 2: SOLAR-II ≥ SOLAR-I > Com-P > Prank (pairwise) > Prank (pointwise) "
              "in online cumulative NDCG and MAP.", ("num_permutations=10",)),

@@ -147,20 +147,29 @@ def _inside(interval, truth, name):
     assert misses.size <= 1, f"{name}: truth {truth} outside [{lower}, {upper}] at ranks {misses}"
 
 
+@functools.lru_cache(maxsize=None)
+def _big_harvest_log():
+    pooled = _harvest_log(500_000)  # 2M sessions of 4 rankers, over 1M clicks
+    assert int(pooled.clicks.sum()) >= 1_000_000
+    return pooled
+
+
 @pytest.mark.slow
-def test_estimators_recover_the_examination_within_95_percent_intervals():
-    truth = _setting()[2]
+def test_swap_interventions_recover_the_examination_within_95_percent_intervals():
     log, r = _swap_log(2_000_000)  # ~1.06M clicks
     assert int(log.clicks.sum()) >= 1_000_000
-    key = jax.random.key(8)
-    swap = bootstrap.bootstrap(key, (log, r), lambda d: randomization.swap_propensities(*d),
+    swap = bootstrap.bootstrap(jax.random.key(8), (log, r), lambda d: randomization.swap_propensities(*d),
                                num_sessions=log.query.shape[0], num_resamples=200)
-    _inside(swap, truth, "swap")
-    pooled = _harvest_log(500_000)  # 2M sessions, over 1M clicks
-    queries = _setting()[0]
+    _inside(swap, _setting()[2], "swap")
+
+
+@pytest.mark.slow
+def test_harvesting_and_regression_em_recover_the_examination_within_95_percent_intervals():
+    truth, queries = _setting()[2], _setting()[0]
     num_queries, num_docs = queries.labels.shape
-    assert int(pooled.clicks.sum()) >= 1_000_000
+    pooled = _big_harvest_log()
     size = pooled.query.shape[0]
+    key = jax.random.key(8)
 
     def sets_of(log):
         return harvesting.intervention_sets(simulation.session_counts(log, num_queries, num_docs))
@@ -173,6 +182,12 @@ def test_estimators_recover_the_examination_within_95_percent_intervals():
     rem = bootstrap.bootstrap(key, pooled, lambda log: regression_em.propensities(regression_em.fit(
         simulation.session_counts(log, num_queries, num_docs), features)), num_sessions=size, num_resamples=50)
     _inside(rem, truth, "regression EM")
-    pbm = bootstrap.bootstrap(key, pooled, lambda log: click_model_propensities.pbm_propensities(
-        log, num_iterations=100), num_sessions=size, num_resamples=30)
-    _inside(pbm, truth, "click model (PBM)")
+
+
+@pytest.mark.slow
+def test_the_fitted_click_model_recovers_the_examination_within_95_percent_intervals():
+    pooled = _big_harvest_log()
+    # 20 EM fits of 2M sessions: the slowest of these checks
+    pbm = bootstrap.bootstrap(jax.random.key(8), pooled, click_model_propensities.pbm_propensities,
+                              num_sessions=pooled.query.shape[0], num_resamples=20)
+    _inside(pbm, _setting()[2], "click model (PBM)")

@@ -62,12 +62,16 @@ def test_verdicts_on_hand_made_summaries():
                                       clipped=(0.52, 0.60, 0.63), ips_std=(0.06, 0.04, 0.01),
                                       clip_std=(0.03, 0.02, 0.01)))
     assert [v for _, v, _ in good] == ["holds", "holds", "holds"]
-    assert "factor 10" in good[1][2] and "+0.0400" in good[0][2]
+    assert "factor 10 " in good[1][2] and "+0.0400" in good[0][2]
     bad = analysis.verdicts(_summary(ips=(0.50, 0.55, 0.56), naive=(0.50, 0.55, 0.56), dr=(0.50, 0.52, 0.55),
                                      clipped=(0.50, 0.55, 0.57), ips_std=(0.02, 0.02, 0.02),
                                      clip_std=(0.03, 0.03, 0.03)))
     assert [v for _, v, _ in bad] == ["does not hold"] * 3
-    assert "never reaches" in bad[1][2]
+    assert "DR with 10,000 clicks and by IPS with 1,000: a factor 0.1 " in bad[1][2]
+    never = _summary(ips=(0.5, 0.6, 0.7), naive=(0.5, 0.5, 0.5), dr=(0.5, 0.6, 0.6), clipped=(0.5, 0.6, 0.7),
+                     ips_std=(0.1, 0.1, 0.1), clip_std=(0.1, 0.1, 0.1))
+    (_, verdict, detail) = analysis.verdicts(never)[1]
+    assert verdict == "does not hold" and "DR never reaches 0.6900" in detail
     one_seed = _summary(ips=(0.5, 0.6, 0.7), naive=(0.5, 0.5, 0.5), dr=(0.5, 0.6, 0.7), clipped=(0.5, 0.6, 0.7),
                         ips_std=(0, 0, 0), clip_std=(0, 0, 0), seeds=1)
     del one_seed["curves"]["1"]["dr"]

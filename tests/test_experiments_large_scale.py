@@ -56,7 +56,7 @@ def test_large_scale_tiny_run(tmp_path, real_data):
     assert len(sub["rankers"]) == 6 and set(sub["algorithms"]) == {"merge_dts", "rucb"}
     assert sub["construction"] == "cycle" and len(sub["copeland_winners"]) == 3 and sub["smallest_gap"] > 0
     assert all(0 <= s["sublinearity"] < 5 for s in sub["algorithms"].values())
-    assert all(set(s["late_early"]) == {"early", "late", "diff", "diff_ci95"} for s in sub["algorithms"].values())
+    assert all(set(s["late_early"]) == {"early", "late", "excess", "excess_ci95"} for s in sub["algorithms"].values())
     for name in ("table.md", "large_scale.png", "large_scale_copeland.png", "arrays.npz"):
         assert (run_dir / name).is_file()
     text = (run_dir / "table.md").read_text()
@@ -107,7 +107,8 @@ def _verdict(results, start: str) -> tuple:
 def test_regret_verdicts_compare_the_means_against_their_ci():
     tuned = "M: MergeDTS has less cumulative regret than MergeRUCB (tuned settings"
     default = "M: MergeDTS has less cumulative regret than MergeRUCB (default settings"
-    others = "M: MergeDTS has less cumulative regret than every other baseline"
+    others = "M: MergeDTS has less cumulative regret than every other baseline, at the main horizon"
+    slow = "M: MergeDTS has less cumulative regret than the baselines run to a shorter horizon only"
     # 100 ± 10 against 200 ± 10: the gap 100 exceeds sqrt(10² + 10²) = 14.1.
     results = _results({"merge_dts@tuned": (100, 10, 1000), "merge_rucb@tuned": (200, 10, 1000),
                         "merge_dts": (300, 10, 1000), "merge_rucb": (310, 10, 1000),
@@ -116,13 +117,20 @@ def test_regret_verdicts_compare_the_means_against_their_ci():
     assert verdict == "holds" and "gap 100 ± 14" in detail and "T = 1,000" in detail
     claim, verdict, detail = _verdict(results, default)
     assert verdict == "does not hold" and "gap 10 ± 14" in detail  # within the CI
+    claim, verdict, detail = _verdict(results, others)  # MergeDTS tuned against the default MergeRUCB too
+    assert verdict == "holds" and "MergeRUCB (gap 210 ± 14 at T = 1,000)" in detail
+    assert "RCS (gap 300 ± 32 at T = 1,000)" in detail and "D-TS" not in detail
     # D-TS ran 100 steps: compared there, MergeDTS's curve read between its checkpoints (0.5 + 99.5 * 99/999).
+    claim, verdict, detail = _verdict(results, slow)
+    assert verdict == "does not hold" and detail.startswith("not below: D-TS (tuned) (more regret: ")
+    assert "MergeDTS (tuned) 10 ± 1 vs D-TS (tuned) 2 ± 0 at T = 100 " in detail
+    results["matrices"]["M"]["algorithms"]["dts@tuned"]["regret_mean"] = [0.5, 20]
+    assert _verdict(results, slow)[1] == "holds"
+    results["matrices"]["M"]["algorithms"]["rcs"]["regret_mean"] = [0.5, 110]
     claim, verdict, detail = _verdict(results, others)
-    assert verdict == "does not hold" and "D-TS (tuned) (more regret" in detail and "T = 100 " in detail
-    assert "MergeDTS (tuned) 10 ± 1 vs D-TS (tuned) 2 ± 0" in detail and "RCS (gap 300 ± 32)" in detail
+    assert verdict == "does not hold" and "not below: RCS (within the CI: " in detail
     results["matrices"]["M"]["algorithms"].pop("dts@tuned")
-    claim, verdict, detail = _verdict(results, others)
-    assert verdict == "holds" and "MergeRUCB (gap 210 ± 14)" in detail and "RCS (gap 300 ± 32)" in detail
+    assert _verdict(results, slow)[1:] == ("not testable here", "no MergeDTS row, or no baseline row of this kind")
     # The longest horizon both rows reached: a long-stage entry of both decides.
     results["matrices"]["M"]["long"] = {r: {**_results({r: (m, c, 10_000)})["matrices"]["M"]["algorithms"][r],
                                             "num_runs": 4} for r, m, c in (("merge_dts@tuned", 500, 10),
@@ -150,17 +158,27 @@ def test_winner_and_copeland_verdicts():
     assert _verdict(results, "M: MergeDTS never drops")[1] == "not testable here"
 
     assert _verdict(results, "Without a Condorcet winner, CCB")[1] == "not testable here"  # no Copeland runs
-    late_early = {"ccb": {"early": 0.01, "late": 0.001, "diff": -0.009, "diff_ci95": 0.002},
-                  "scb": {"early": 0.01, "late": 0.008, "diff": -0.002, "diff_ci95": 0.003}}
+    late_early = {"ccb": {"early": 0.01, "late": 0.001, "excess": -0.004, "excess_ci95": 0.002},
+                  "scb": {"early": 0.01, "late": 0.004, "excess": -0.001, "excess_ci95": 0.003}}
     results["copeland"] = {f"S {i}": {"algorithms": {a: {"late_early": le, "num_runs": 10, "num_steps": 1000,
                                                           "sublinearity": le["late"] / le["early"]}
                                                       for a, le in late_early.items()}} for i in range(2)}
     claim, verdict, detail = _verdict(results, "Without a Condorcet winner, CCB")
-    assert verdict == "holds" and "late - early -9.00e-03 ± 2.0e-03" in detail
+    assert verdict == "holds" and "late - early/2 -4.00e-03 ± 2.0e-03" in detail
     claim, verdict, detail = _verdict(results, "Without a Condorcet winner, SCB")
     assert verdict == "does not hold" and "on 2 of 2 subsets" in detail
     results["copeland"]["S 1"]["algorithms"]["ccb"].pop("late_early")
     assert _verdict(results, "Without a Condorcet winner, CCB")[1] == "not testable here"
+
+
+def test_late_early_by_hand():
+    # Checkpoints 1, 50, 100: early = R(50) / 50, late = (R(100) - R(50)) / 50 per run.
+    stats = large_scale.late_early(np.array([1, 50, 100]), np.array([[0.0, 10, 11], [0.0, 10, 12]]))
+    assert stats["early"] == pytest.approx(0.2) and stats["late"] == pytest.approx(0.03)
+    # late - early / 2 = -0.08 and -0.06: mean -0.07, 1.96 * 0.01414 / sqrt(2) = 0.0196.
+    assert stats["excess"] == pytest.approx(-0.07) and stats["excess_ci95"] == pytest.approx(0.0196)
+    linear = large_scale.late_early(np.array([1, 50, 100]), np.array([[0.0, 5, 10], [0.0, 6, 12]]))
+    assert linear["excess"] == pytest.approx(0.055)  # a linear curve keeps its rate: late = early
 
 
 def test_relabelled_bandit_plays_the_permuted_matrix():

@@ -85,16 +85,16 @@ def table(results: dict) -> str:
     if results.get("copeland"):
         lines += ["", "Copeland regret on subsets without a Condorcet winner (mean ± 95% CI; 'late/early' = "
                   "regret per step in the second half of the horizon over that in the first: ~1 linear, "
-                  "-> 0 sublinear; 'late - early' its per-run difference, mean ± 95% CI; accuracy = report "
-                  "is a Copeland winner).", "",
+                  "-> 0 sublinear (log T: 0.05 at 10⁶, sqrt T: 0.41); 'late - early/2' per run, mean ± 95% CI, "
+                  "below 0 when the per-step regret halves; accuracy = report is a Copeland winner).", "",
                   "| subset | rankers | Copeland winners | smallest gap | algorithm | steps | regret | late/early "
-                  "| late - early (per step) | accuracy |",
+                  "| late - early/2 (per step) | accuracy |",
                   "|---|---|---|---|---|---|---|---|---|---|"]
         for key, c in results["copeland"].items():
             for algo, s in c["algorithms"].items():
                 rankers, winners = (", ".join(map(str, c[k])) for k in ("rankers", "copeland_winners"))
                 le = s.get("late_early")
-                diff = f"{le['diff']:.2e} ± {le['diff_ci95']:.1e}" if le else ""
+                diff = f"{le['excess']:.2e} ± {le['excess_ci95']:.1e}" if le and "excess" in le else ""
                 lines.append(f"| {key} ({c['construction']}) | {rankers} | {winners} | {c['smallest_gap']:.4f} | "
                              f"{_label(algo)} | {s['num_steps']:,} | {_cell(s)} | {s['sublinearity']:.3f} | "
                              f"{diff} | {s['final']['accuracy']:.2f} |")
@@ -143,7 +143,8 @@ def _regret_claims(results: dict) -> list:
     for name, m in results.get("matrices", {}).items():
         k = m["num_arms"]
         rows = set(m.get("algorithms", {})) | set(m.get("long", {}))
-        small = f"K = {k} here; the claim is about the large-scale matrices (>= {LARGE} rankers, as the authors' demo.py)"
+        small = (f"K = {k} here; the claim is about the large-scale matrices (>= {LARGE} rankers, as the "
+                 "authors' demo.py)")
         for setting, suffix in (("tuned", "@tuned"), ("default", "")):
             claim = f"{name}: MergeDTS has less cumulative regret than MergeRUCB ({setting} settings, K = {k})"
             a, b = "merge_dts" + suffix, "merge_rucb" + suffix
@@ -156,25 +157,43 @@ def _regret_claims(results: dict) -> list:
             else:
                 significant, _, detail = _less(m, a, b)
                 out.append((claim, HOLDS if significant else FAILS, detail))
+        # MergeDTS (tuned where it ran) against the other rows: those compared at the main horizon, and
+        # the slow rows, compared at their shorter one (a separate claim: the curves can cross later).
         mdts = "merge_dts@tuned" if "merge_dts@tuned" in rows else "merge_dts"
         baselines = sorted(r for r in rows if _algorithm(results, r) != "merge_dts")
-        claim = f"{name}: MergeDTS has less cumulative regret than every other baseline (K = {k})"
-        if k < LARGE:
-            out.append((claim, UNTESTABLE, small))
-        elif mdts not in rows or not baselines:
-            out.append((claim, UNTESTABLE, "needs a MergeDTS row and at least one baseline"))
-        elif _too_few_runs(m, [mdts, *baselines]):
-            out.append((claim, UNTESTABLE, "fewer than 2 runs: no CI"))
-        else:
-            checks = [(b, *_less(m, mdts, b)) for b in baselines]
-            lost = [f"{_label(b)} ({'more regret' if d == 'more' else 'within the CI'}: {detail})"
-                    for b, ok, d, detail in checks if not ok]
-            won = ", ".join(f"{_label(b)} (gap {detail.rsplit('gap ', 1)[1]})" for b, ok, _, detail in checks if ok)
-            if lost:
-                out.append((claim, FAILS, f"not below: {'; '.join(lost)}. Below: {won or 'none'}"))
+        reach = max((s["num_steps"] for s in _entries(m, mdts)), default=0)
+        full = [b for b in baselines
+                if min(reach, max(s["num_steps"] for s in _entries(m, b))) >= results["num_steps"]]
+        for which, group in (("every other baseline, at the main horizon", full),
+                             ("the baselines run to a shorter horizon only, at theirs",
+                              [b for b in baselines if b not in full])):
+            claim = f"{name}: MergeDTS has less cumulative regret than {which} (K = {k})"
+            if k < LARGE:
+                out.append((claim, UNTESTABLE, small))
+            elif mdts not in rows or not group:
+                out.append((claim, UNTESTABLE, "no MergeDTS row, or no baseline row of this kind"))
+            elif _too_few_runs(m, [mdts, *group]):
+                out.append((claim, UNTESTABLE, "fewer than 2 runs: no CI"))
             else:
-                out.append((claim, HOLDS, f"{_label(mdts)} is below every baseline: {won}"))
+                out.append(_against(claim, m, mdts, group))
     return out
+
+
+def _against(claim: str, m: dict, mdts: str, baselines: list) -> tuple:
+    """The claim that row ``mdts`` has less regret than each of ``baselines``."""
+    checks = [(b, *_less(m, mdts, b)) for b in baselines]
+    lost = [f"{_label(b)} ({'more regret' if d == 'more' else 'within the CI'}: {detail})"
+            for b, ok, d, detail in checks if not ok]
+    won = ", ".join(f"{_label(b)} (gap {detail.rsplit('gap ', 1)[1]}{_short(detail)})"
+                    for b, ok, _, detail in checks if ok)
+    if lost:
+        return claim, FAILS, f"not below: {'; '.join(lost)}. Below: {won or 'none'}"
+    return claim, HOLDS, f"{_label(mdts)} is below every one: {won}"
+
+
+def _short(detail: str) -> str:
+    """`` at T = …`` of a comparison's detail."""
+    return f" at T = {detail.split(' at T = ', 1)[1].split(' ', 1)[0]}"
 
 
 def _winner_claims(results: dict) -> list:
@@ -207,7 +226,7 @@ def _copeland_claims(results: dict) -> list:
         if not runs:
             out.append((claim, UNTESTABLE, f"{_label(algo)} was not run on Copeland subsets"))
             continue
-        if any("late_early" not in s for _, s in runs):
+        if any("excess" not in s.get("late_early", {}) for _, s in runs):
             out.append((claim, UNTESTABLE, "these results lack the per-run late/early rates (older run); rerun"))
             continue
         if any(s["num_runs"] < 2 for _, s in runs):
@@ -216,13 +235,13 @@ def _copeland_claims(results: dict) -> list:
         parts, bent = [], []
         for key, s in runs:
             le = s["late_early"]
-            bent.append(le["diff"] + le["diff_ci95"] < 0)
-            parts.append(f"{key}: late {le['late']:.2e} vs early {le['early']:.2e} per step (late - early "
-                         f"{le['diff']:.2e} ± {le['diff_ci95']:.1e}, late/early {s['sublinearity']:.2f}, "
+            bent.append(le["excess"] + le["excess_ci95"] < 0)
+            parts.append(f"{key}: late {le['late']:.2e} vs early {le['early']:.2e} per step (late - early/2 "
+                         f"{le['excess']:.2e} ± {le['excess_ci95']:.1e}, late/early {s['sublinearity']:.2f}, "
                          f"T = {s['num_steps']:,})")
         out.append((claim, HOLDS if all(bent) else FAILS,
-                    "; ".join(parts) + ("" if all(bent) else " — late not below early by more than its CI "
-                                        f"on {bent.count(False)} of {len(bent)} subsets")))
+                    "; ".join(parts) + ("" if all(bent) else " — the per-step regret does not halve (beyond its "
+                                        f"CI) on {bent.count(False)} of {len(bent)} subsets")))
     return out
 
 
@@ -231,12 +250,14 @@ def verdicts(summary: dict) -> list[tuple[str, str, str]]:
     verdict ``"holds"``, ``"does not hold"`` or ``"not testable here"`` and the measured figures.
 
     * MergeDTS has less cumulative regret than MergeRUCB (tuned vs tuned, default vs default) and than
-      every other baseline row (MergeDTS tuned where it ran), per matrix of >= 100 rankers: the gap of
-      the means at the longest horizon both rows reached must exceed the CI of the difference.
+      every other baseline row (MergeDTS tuned where it ran; the rows that reached the main horizon
+      and the slow rows as two claims), per matrix of >= 100 rankers: the gap of the means at the
+      longest horizon both rows reached must exceed the CI of the difference, sqrt(ci_a² + ci_b²).
     * MergeDTS never drops the Condorcet winner: no run of any MergeDTS row lost it.
     * Without a Condorcet winner, CCB and SCB have sublinear Copeland regret (Zoghi et al., NIPS 2015):
-      on every subset, regret per step over the second half of the horizon is below that over the
-      first by more than the CI of the per-run difference.
+      on every subset, regret per step over the second half of the horizon is below half that over
+      the first by more than the CI over runs (``experiments.large_scale.late_early``: a linear
+      curve keeps its rate, ``log T`` regret drops to 5% of it at 10⁶ steps).
     """
     return _regret_claims(summary) + _winner_claims(summary) + _copeland_claims(summary)
 

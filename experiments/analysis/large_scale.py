@@ -294,12 +294,17 @@ def _panels(results: dict) -> dict:
     panels = {}
     for name, m in results["matrices"].items():
         rows = list(dict.fromkeys([*m["algorithms"], *m.get("long", {})]))
-        bases = list(dict.fromkeys(_algorithm(results, r) for r in rows))
+        # Rows of one algorithm get neighbouring tab20 colours (its dark and light shade first), its
+        # default row first; tuned rows dashed, other variants dash-dotted, long-stage curves dotted.
+        rows.sort(key=lambda r: (_algorithm(results, r), "@" in r, r))
+        colours, start = {}, 0
+        for row in rows:
+            first = row == rows[0] or _algorithm(results, row) != _algorithm(results, rows[rows.index(row) - 1])
+            start = start + (-start % 2) if first else start
+            colours[row], start = start, start + 1
         curves = {}
         for row in rows:
-            # One colour pair per algorithm (tab20's dark for the default row, light for its variants);
-            # tuned rows dashed, other variants dash-dotted, long-stage curves dotted.
-            colour = 2 * bases.index(_algorithm(results, row)) + ("@" in row)
+            colour = colours[row]
             style = "--" if row.endswith("@tuned") else "-." if "@" in row else "-"
             if row in m["algorithms"]:
                 s = m["algorithms"][row]
@@ -319,7 +324,7 @@ def report(run_dir) -> None:
     panels = _panels(results)
     if panels:
         _loglog(run_dir / "large_scale.png", panels, "cumulative regret", width=7.5, height=5.5)
-    copeland = {key: {_label(a): (s, (i, "-")) for i, (a, s) in enumerate(c["algorithms"].items())}
+    copeland = {key: {_label(a): (s, (2 * i, "-")) for i, (a, s) in enumerate(c["algorithms"].items())}
                 for key, c in results.get("copeland", {}).items()}
     if copeland:
         _loglog(run_dir / "large_scale_copeland.png", copeland, "cumulative Copeland regret")

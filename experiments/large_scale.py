@@ -13,22 +13,24 @@ inside (α = 0.51, as ``demo.py``), ``sparring@ts`` and ``sparring@exp3`` with T
 Exp3 (γ by Auer et al. 2002, Corollary 3.2, for the run's K and T, ``exp3_gamma``; the authors' code
 runs a fixed 0.51 by a bug). The default rows are ``ROWS``: MergeDTS, MergeRUCB and D-TS in their
 default and tuned settings, RCS, RMED1, Self-Sparring, REX3 and the three Sparrings; every other
-setting is the module's default, which is the authors' (``docs`` of each module). Choose rows
+setting is its module's default, which each module's docstring relates to the authors'. Choose rows
 with ``--set algorithms=merge_dts@tuned,merge_rucb@tuned`` and change a row's setting with
 ``--set params=merge_dts@tuned.alpha=0.5`` (a row's own name; ``experiments.common.params``).
 
-Horizons: the paper runs 10^8 steps; the default here is 10^6 steps × 10 runs, what fits a small
-CPU (``results.json`` records the horizon and runs used next to the paper's). Rows of the
+Horizons: the paper runs 10^8 steps; the default here is 10^6 steps × 10 runs (``results.json``
+records the horizon and runs used next to the paper's): with every row, 5 runs took 93 minutes on
+the shared 2-core CPU and 10 take about twice that. Rows of the
 algorithms in ``slow`` (D-TS and RMED1, whose steps cost O(K²): a K x K bound matrix, all
 divergences) run ``slow_num_steps`` (2·10⁴) instead, as the table says. The long stage reruns
 the rows of ``long_algorithms`` to ``long_num_steps`` with ``long_num_runs`` runs (default: the
 same runs): ``best`` stands for the three rows with the least summed regret at ``num_steps`` over
 the matrices (slow rows left out). It is off by default (``long_num_steps=None``): on the shared
-2-core CPU (other jobs on its cores), 10 runs of one row on one matrix advanced 12,000 (MergeDTS
-tuned), 9,000 (Self-Sparring), 30,000 (MergeDTS) to 130,000 (Sparring-UCB) run-steps per second,
-so ``--set long_num_steps=10000000 --set long_num_runs=5`` (10^7 steps, three rows, both
-matrices) takes a night there, the longest horizon that machine allows, and the paper's 10^8 ten
-times that.
+2-core CPU (load average 5-12 from other jobs), 10^6 steps of 5 runs on one matrix took 35-150 s
+for most rows (MergeDTS tuned: 150 s) but 730 s for Self-Sparring and 950-1,140 s for Sparring-TS,
+whose steps draw 2K exact Beta samples, so ``--set long_num_steps=10000000 --set long_num_runs=5``
+(10^7 steps; the best three there were Self-Sparring, MergeDTS tuned and Sparring-TS) takes about
+ten hours on both matrices, the longest horizon that machine allows overnight; the paper's 10^8
+ten times that.
 
 Arm relabelling (``permute_arms``, default on): as the authors' driver, every run relabels the
 arms by a random permutation (``experiments.common.relabel``): run ``r``'s order comes from its

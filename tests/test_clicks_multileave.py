@@ -201,6 +201,34 @@ def test_pm_two_rankers_agree_with_probabilistic_interleave():
     np.testing.assert_allclose(prefs[:, 1, 0], outcome, atol=1e-5)
 
 
+def test_sampled_outcome_has_the_law_of_the_monte_carlo_estimate():
+    """``sampled_outcome`` on ``click_difference_law``'s terms is distributed as Algorithm 2's estimate
+    from ``N`` sampled assignments of the clicked positions (χ² over its values), and an exact tie
+    comes out positive about as often as negative."""
+    from jaxrank.clicks.lists import click_difference_law, sampled_outcome
+
+    rows = [[0.5, 0.3, 0.2], [0.1, 0.6, 0.3], [0.4, 0.4, 0.2], [0.2, 0.2, 0.6]]
+    clicked, num_samples, draws = [True, False, True, True], 4, 4000
+    a = jnp.asarray(rows, jnp.float32)
+    win, loss = click_difference_law(a[:, 1], a[:, 0], jnp.asarray(clicked))
+    keys = jax.random.split(jax.random.key(40), draws)
+    ours = np.asarray(jax.jit(jax.vmap(sampled_outcome, in_axes=(0, None, None, None)), static_argnums=3)(
+        keys, win, loss, num_samples))
+    rng = np.random.default_rng(41)
+    theirs = np.array([ref.sampled_preference(rows, clicked, num_samples, rng) for _ in range(draws)])
+    values = np.arange(-num_samples, num_samples + 1) / num_samples
+    table = np.array([[np.sum(np.isclose(x, v)) for v in values] for x in (ours, theirs)])
+    table = table[:, table.sum(0) > 0]
+    assert table.sum() == 2 * draws
+    assert stats.chi2_contingency(table)[1] > 1e-3, table
+    tie = jnp.asarray([0.5, 0.5, 0.5]), jnp.asarray([0.5, 0.5, 0.5])
+    win, loss = click_difference_law(*tie, jnp.asarray([True, True, False]))
+    assert abs(float(win) - float(loss)) < 1e-7
+    tied = np.asarray(jax.vmap(sampled_outcome, in_axes=(0, None, None, None))(keys, win, loss, 100))
+    positive, negative = np.mean(tied > 0), np.mean(tied < 0)
+    assert abs(positive - negative) < 0.05 and positive > 0.4, (positive, negative)
+
+
 # ------------------------------------------------------------------------------------------
 # Laws (slow): n = 2 TDM is team-draft interleaving; the better ranker wins
 # ------------------------------------------------------------------------------------------

@@ -285,6 +285,7 @@ RANKERS = {  # every registered ranker with each comparison it offers, small eno
     "dbgd_probabilistic": ("dbgd", {}),
     "mgd_team_draft": ("mgd", {"num_candidates": 3, "multileaving": "team_draft"}),
     "mgd_probabilistic": ("mgd", {"num_candidates": 3}),
+    "mgd_sampled": ("mgd", {"num_candidates": 3, "outcome_samples": 100}),
     "pairwise": ("pairwise", {}),
     "pairwise_ascending": ("pairwise", {"exploit_order": "ascending"}),
 }
@@ -308,6 +309,29 @@ def test_short_query_shows_only_its_documents_and_reports_an_update(name):
     np.testing.assert_array_equal(ranker.score(ranker.params(new), features), features @ new.w)
 
 
+@pytest.mark.parametrize("algo", ["dbgd", "mgd"])
+def test_sampled_outcomes_let_exact_ties_win(algo):
+    """With δ = 0 every candidate ranks as ``w`` does, so the exact outcome is a tie and ``w`` stays;
+    the authors' sampled estimate (``outcome_samples``) makes a tie a win about half the time."""
+    batch = _queries()
+    features, where = jnp.asarray(batch.features[0]), jnp.asarray(batch.mask[0])
+
+    def moved(outcome_samples, key):
+        ranker = oltr.RANKERS.build(algo, outcome_samples=outcome_samples)
+        state = ranker.init(jax.random.key(0), D)._replace(w=jnp.arange(D, dtype=jnp.float32), delta=jnp.float32(0.0))
+        docs, shown, aux = ranker.rank(key, state, features, where)
+        return ranker.update(state, features, where, docs, shown, shown & (jnp.arange(K) < 2), aux)[1].updated
+
+    keys = jax.random.split(jax.random.key(3), 64)
+    exact = np.asarray(jax.vmap(lambda k: moved(0, k))(keys))
+    sampled = np.asarray(jax.vmap(lambda k: moved(10_000, k))(keys))
+    assert not exact.any()
+    if algo == "dbgd":
+        assert 0.25 < sampled.mean() < 0.75, sampled.mean()
+    else:  # 49 tied candidates: some join B almost every time
+        assert sampled.mean() > 0.9, sampled.mean()
+
+
 @pytest.mark.parametrize("make, message", [
     (lambda: oltr.dbgd.init(None, D, learning_rate=-0.1), "learning_rate must be in \\(0, inf\\); got -0.1"),
     (lambda: oltr.pdgd.init(None, D, learning_rate=float("inf")), "learning_rate must be in \\(0, inf\\); got inf"),
@@ -324,6 +348,9 @@ def test_short_query_shows_only_its_documents_and_reports_an_update(name):
     (lambda: oltr.RANKERS.build("sgd"), "unknown ranker 'sgd'"),
     (lambda: oltr.pairwise.init(None, D, epsilon=1.5), "epsilon must be in \\[0, 1\\]; got 1.5"),
     (lambda: oltr.RANKERS.build("pairwise", exploit_order="random"), "exploit_order must be one of .*'random'"),
+    (lambda: oltr.RANKERS.build("mgd", outcome_samples=-1), "outcome_samples must be an int >= 0; got -1"),
+    (lambda: oltr.RANKERS.build("dbgd", interleaving="team_draft", outcome_samples=10),
+     "outcome_samples=10 applies to probabilistic comparisons only, not 'team_draft'"),
     (lambda: cascade_model("clicky", 3), "clicky"),
     (lambda: oltr.log_checkpoints(0), "num_impressions"),
 ])

@@ -25,8 +25,8 @@ from jaxrank.oltr import scorers
 from jaxrank.types import Array, PRNGKey
 from jaxrank.utils.checks import check_int, check_number
 
-__all__ = ["MODEL_OPTIONS", "TIE_TOLERANCE", "CandidateState", "check_features", "check_list_size", "check_rates",
-           "hparams_with_defaults", "init_candidates", "params", "perturbed", "step_towards", "top_ranks",
+__all__ = ["MODEL_OPTIONS", "TIE_TOLERANCE", "CandidateState", "check_features", "check_list_size",
+           "check_outcome_samples", "check_rates", "hparams_with_defaults", "init_candidates", "params", "perturbed", "step_towards", "top_ranks",
            "unit_vectors"]
 
 # The static options that choose the scoring model, shared by every ranker's OPTIONS (jaxrank.oltr.scorers).
@@ -75,6 +75,15 @@ def check_rates(learning_rate, learning_rate_decay) -> None:
                  fix="use a finite positive step size such as 0.01")
     check_number("learning_rate_decay", learning_rate_decay, low=0.0, high=1.0, high_inclusive=True,
                  fix="use a factor in (0, 1], 1 for a constant rate")
+
+
+def check_outcome_samples(outcome_samples, comparison: str) -> None:
+    """One-line ``ValueError`` unless ``outcome_samples`` is 0 (exact) or, for a probabilistic comparison, ``N >= 1``."""
+    check_int("outcome_samples", outcome_samples, minimum=0,
+              fix="use 0 for the exact outcome or the number of sampled assignments (10000 in the authors' code)")
+    if outcome_samples and comparison != "probabilistic":
+        raise ValueError(f"outcome_samples={outcome_samples} applies to probabilistic comparisons only, not "
+                         f"{comparison!r}; leave it at 0.")
 
 
 def check_list_size(list_size) -> None:

@@ -21,10 +21,13 @@ multileaving, ``jaxrank.clicks.multileave``, whose rounds of two picks in random
 Algorithm 1's coin flips; each ranker's top ``k`` from ``top_ranks``, no sort) or ``"probabilistic"``
 (Hofmann et al. 2011, ``τ = 3``, ``jaxrank.clicks.interleave``; one sort per ranker). The candidate
 wins when it gets more clicks (team draft) or the outcome is > 0 (probabilistic); a tie keeps ``w``.
+The probabilistic outcome is exact (``click_difference_law``); ``outcome_samples=N`` replaces it by
+the authors' estimate from ``N`` sampled assignments (``PM_n_samples = 10000`` in their ``pdbgd.py``),
+under which an exact tie is a win almost half the time (``jaxrank.clicks.lists.sampled_outcome``).
 
 Random draws of one impression: ``key_dir, key_list = jax.random.split(key)``; ``u`` from
 ``unit_vectors(key_dir, 1, P)`` (``P`` model parameters, ``D`` for the linear model); the interleaver
-consumes ``key_list``. The neural model's initial weights come from ``init``'s key (``scorers.neural_init``).
+consumes ``key_list``; ``outcome_samples`` draws from ``jax.random.fold_in(key, 1)``. The neural model's initial weights come from ``init``'s key (``scorers.neural_init``).
 """
 
 import functools
@@ -33,10 +36,11 @@ import jax
 import jax.numpy as jnp
 
 from jaxrank.clicks.interleave import probabilistic_interleave, probabilistic_outcome
+from jaxrank.clicks.lists import click_difference_law, sampled_outcome
 from jaxrank.clicks.multileave import team_draft_multileave_credit, team_draft_multileave_from_ranks
 from jaxrank.oltr import scorers
 from jaxrank.oltr.base import (MODEL_OPTIONS, TIE_TOLERANCE, CandidateState, check_features, check_list_size,
-                               hparams_with_defaults, init_candidates, params, perturbed, step_towards, top_ranks)
+                               check_outcome_samples, hparams_with_defaults, init_candidates, params, perturbed, step_towards, top_ranks)
 from jaxrank.types import Ranker, RankerInfo
 from jaxrank.utils.checks import check_choice
 
@@ -58,6 +62,8 @@ HPARAMS = {
 OPTIONS = {
     "interleaving": "probabilistic",  # "team_draft" or "probabilistic" (the PDGD paper's DBGD baseline, §6)
     "list_size": 10,  # k, the displayed list length (10 in the PDGD paper, §6)
+    # 0: the exact probabilistic outcome; N: the authors' sampled estimate (10,000 in their pdbgd.py).
+    "outcome_samples": 0,
     **MODEL_OPTIONS,  # model ("linear" or "neural") and hidden_units
 }
 
@@ -88,16 +94,21 @@ def rank(key, state: CandidateState, features, where, *, scorer: scorers.Scorer,
     else:
         docs, shown, credit = probabilistic_interleave(key_list, current, candidate, where, list_size=list_size,
                                                        tau=state.tau)
-    return docs, shown, (direction, credit)
+    return docs, shown, (direction, credit, jax.random.fold_in(key, 1))
 
 
-def update(state: CandidateState, features, where, docs, shown, clicks, aux, *, interleaving: str):
+def update(state: CandidateState, features, where, docs, shown, clicks, aux, *, interleaving: str,
+           outcome_samples: int):
     """``w ← w + η u`` when the clicks prefer the candidate: ``(state, RankerInfo)``."""
     del features, where, docs
-    direction, credit = aux
+    direction, credit, key_outcome = aux
     if interleaving == "team_draft":
         clicks_per_team = team_draft_multileave_credit(credit, clicks, shown, 2)
         outcome = clicks_per_team[1] - clicks_per_team[0]
+    elif outcome_samples:
+        credit = jnp.clip(credit, 0.0, 1.0)
+        win, loss = click_difference_law(credit, 1.0 - credit, clicks & shown)
+        outcome = sampled_outcome(key_outcome, win, loss, outcome_samples)
     else:
         outcome = probabilistic_outcome(credit, clicks, shown)
     won = outcome > TIE_TOLERANCE
@@ -105,7 +116,8 @@ def update(state: CandidateState, features, where, docs, shown, clicks, aux, *, 
 
 
 def make(*, interleaving: str = OPTIONS["interleaving"], list_size: int = OPTIONS["list_size"],
-         model: str = OPTIONS["model"], hidden_units: int = OPTIONS["hidden_units"]) -> Ranker:
+         model: str = OPTIONS["model"], hidden_units: int = OPTIONS["hidden_units"],
+         outcome_samples: int = OPTIONS["outcome_samples"]) -> Ranker:
     """DBGD as a ``jaxrank.types.Ranker`` with the static options bound.
 
     Args:
@@ -113,10 +125,14 @@ def make(*, interleaving: str = OPTIONS["interleaving"], list_size: int = OPTION
       list_size: ``k``, the displayed list length.
       model: ``"linear"`` or ``"neural"`` (``jaxrank.oltr.scorers``).
       hidden_units: the neural model's hidden layer width (unused by the linear model).
+      outcome_samples: ``0`` for the exact probabilistic outcome, ``N`` for the authors' estimate from
+        ``N`` sampled assignments (probabilistic interleaving only).
     """
     check_choice("interleaving", interleaving, INTERLEAVINGS)
     check_list_size(list_size)
+    check_outcome_samples(outcome_samples, interleaving)
     scorer = scorers.make(model, hidden_units)
     return Ranker(functools.partial(init, scorer=scorer),
                   functools.partial(rank, scorer=scorer, interleaving=interleaving, list_size=list_size),
-                  functools.partial(update, interleaving=interleaving), params, scorer.apply)
+                  functools.partial(update, interleaving=interleaving, outcome_samples=outcome_samples), params,
+                  scorer.apply)

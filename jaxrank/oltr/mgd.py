@@ -19,11 +19,14 @@ Multileaving (``jaxrank.clicks.multileave``):
   one sort per ranker and impression, which dominates the cost on CPU): candidate ``j`` wins when the
   expected outcome ``P(c_j > c_0) − P(c_j < c_0)`` over the position assignments is > 0, computed
   exactly (``probabilistic_multileave_preferences`` for the pair ``(0, j)``) where the authors
-  estimate it from 10,000 sampled assignments.
+  estimate it from 10,000 sampled assignments; ``outcome_samples=N`` draws that estimate instead
+  (``jaxrank.clicks.lists.sampled_outcome``: each candidate's estimate has the law of the authors'
+  one, though their ``N`` samples are shared by all candidates and ours are drawn per candidate).
+  Under it a candidate that ties with ranker 0 joins ``B`` almost half the time.
 
 Random draws of one impression: ``key_dir, key_list = jax.random.split(key)``; the directions from
 ``unit_vectors(key_dir, n, P)`` (``P`` model parameters, ``D`` for the linear model); the multileaver
-consumes ``key_list``.
+consumes ``key_list``; ``outcome_samples`` draws from ``jax.random.fold_in(key, 1)``.
 """
 
 import functools
@@ -32,6 +35,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxrank.clicks.interleave import score_ranks
+from jaxrank.clicks.lists import click_difference_law, sampled_outcome
 from jaxrank.clicks.multileave import (
     multileave_preferences,
     probabilistic_multileave_from_ranks,
@@ -41,7 +45,7 @@ from jaxrank.clicks.multileave import (
 )
 from jaxrank.oltr import scorers
 from jaxrank.oltr.base import (MODEL_OPTIONS, TIE_TOLERANCE, CandidateState, check_features, check_list_size,
-                               hparams_with_defaults, init_candidates, params, perturbed, step_towards, top_ranks)
+                               check_outcome_samples, hparams_with_defaults, init_candidates, params, perturbed, step_towards, top_ranks)
 from jaxrank.types import Ranker, RankerInfo
 from jaxrank.utils.checks import check_choice, check_int
 
@@ -64,6 +68,8 @@ OPTIONS = {
     "num_candidates": 49,  # n, candidates per impression (the PDGD paper's MGD baseline; the authors' pmgd.py)
     "multileaving": "probabilistic",  # "team_draft" or "probabilistic" (the PDGD paper's MGD baseline)
     "list_size": 10,  # k, the displayed list length (10 in the PDGD paper, §6)
+    # 0: the exact probabilistic outcome; N: the authors' sampled estimate (10,000 in their pdbgd.py).
+    "outcome_samples": 0,
     **MODEL_OPTIONS,  # model ("linear" or "neural") and hidden_units
 }
 
@@ -96,17 +102,22 @@ def rank(key, state: CandidateState, features, where, *, scorer: scorers.Scorer,
         ranks = jax.vmap(score_ranks, in_axes=(0, None))(scores, where)
         docs, shown, credit = probabilistic_multileave_from_ranks(key_list, ranks, where, list_size=list_size,
                                                                   tau=state.tau)
-    return docs, shown, (directions, credit)
+    return docs, shown, (directions, credit, jax.random.fold_in(key, 1))
 
 
 def update(state: CandidateState, features, where, docs, shown, clicks, aux, *, num_candidates: int,
-           multileaving: str):
+           multileaving: str, outcome_samples: int):
     """The mean-winner step ``w ← w + η (1/|B|) Σ_{j∈B} u_j`` (none when ``B`` is empty)."""
     del features, where, docs
-    directions, credit = aux
+    directions, credit, key_outcome = aux
     if multileaving == "team_draft":
         beats_current = multileave_preferences(
             team_draft_multileave_credit(credit, clicks, shown, num_candidates + 1))[1:, 0] > 0
+    elif outcome_samples:
+        credit = jnp.clip(credit, 0.0, 1.0)
+        law = jax.vmap(click_difference_law, in_axes=(1, None, None))  # candidate j against ranker 0
+        win, loss = law(credit[:, 1:], credit[:, 0], clicks & shown)
+        beats_current = sampled_outcome(key_outcome, win, loss, outcome_samples) > 0
     else:
         def versus_current(column):  # [k, 2] posteriors of (ranker 0, candidate j)
             return probabilistic_multileave_preferences(column, clicks, shown)[1, 0]
@@ -121,7 +132,7 @@ def update(state: CandidateState, features, where, docs, shown, clicks, aux, *, 
 
 def make(*, num_candidates: int = OPTIONS["num_candidates"], multileaving: str = OPTIONS["multileaving"],
          list_size: int = OPTIONS["list_size"], model: str = OPTIONS["model"],
-         hidden_units: int = OPTIONS["hidden_units"]) -> Ranker:
+         hidden_units: int = OPTIONS["hidden_units"], outcome_samples: int = OPTIONS["outcome_samples"]) -> Ranker:
     """MGD as a ``jaxrank.types.Ranker`` with the static options bound.
 
     Args:
@@ -130,12 +141,15 @@ def make(*, num_candidates: int = OPTIONS["num_candidates"], multileaving: str =
       list_size: ``k``, the displayed list length.
       model: ``"linear"`` or ``"neural"`` (``jaxrank.oltr.scorers``).
       hidden_units: the neural model's hidden layer width (unused by the linear model).
+      outcome_samples: ``0`` for the exact probabilistic outcome, ``N`` for the authors' estimate from
+        ``N`` sampled assignments (probabilistic multileaving only).
     """
     check_int("num_candidates", num_candidates, minimum=1, fix="MGD needs at least one candidate (49 in the paper)")
     check_choice("multileaving", multileaving, MULTILEAVINGS)
     check_list_size(list_size)
+    check_outcome_samples(outcome_samples, multileaving)
     scorer = scorers.make(model, hidden_units)
     static = dict(num_candidates=num_candidates, multileaving=multileaving)
     return Ranker(functools.partial(init, scorer=scorer), functools.partial(rank, scorer=scorer, list_size=list_size,
                                                                             **static),
-                  functools.partial(update, **static), params, scorer.apply)
+                  functools.partial(update, outcome_samples=outcome_samples, **static), params, scorer.apply)

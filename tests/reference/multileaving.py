@@ -130,6 +130,20 @@ def preferences_by_enumeration(posteriors, clicks, num_rankers):
     return prefs
 
 
+def sampled_preference(posteriors, clicks, num_samples, rng, i=1, j=0):
+    """Schuth et al. (SIGIR 2015) Algorithm 2's Monte-Carlo preference of ranker ``i`` over ``j``: each of
+    ``num_samples`` samples assigns every clicked position to a ranker drawn from its posterior row,
+    counts the clicks per ranker, and scores ``sign(c_i - c_j)``; the estimate is their mean."""
+    total = 0
+    for _ in range(num_samples):
+        counts = np.zeros(len(posteriors[0]), np.int64)
+        for row, c in zip(posteriors, clicks):
+            if c:
+                counts[rng.choice(len(row), p=np.asarray(row) / np.sum(row))] += 1
+        total += np.sign(counts[i] - counts[j])
+    return total / num_samples
+
+
 def sign_matrix(credit):
     """``[n, n]``: +1 where ranker ``i`` has more credit than ``j``, -1 less, 0 equal."""
     n = len(credit)

@@ -18,6 +18,9 @@ protocol this library used before is an option:
   clicked or not; ``"after_click"`` is the cascade model as published (``jaxrank.clicks.cascade_clicks``).
 * ``comparisons="probabilistic"``: DBGD interleaves and MGD multileaves probabilistically (§4.3);
   ``"team_draft"`` is far cheaper on CPU.
+* ``outcome_samples=10000``: the authors' code estimates each probabilistic outcome from 10,000 sampled
+  assignments (``multileaving/ProbabilisticMultileave.py``), under which an exact tie is a win almost
+  half the time; 0 computes the outcomes exactly (``jaxrank.clicks.lists.sampled_outcome``).
 * ``learning_rate_decay=0.9999977``: the authors' script decays every row's η after each update
   (the paper does not say so); 1 keeps η constant.
 * 3-grade click and stop probabilities for MQ2007/MQ2008 (the authors' ``utils/clicks.py``
@@ -82,6 +85,7 @@ class Config:
     test_queries: str = "relevant"  # "relevant" (the authors') or "all" (no-relevant queries count 0)
     stop_rule: str = "every_position"  # the authors' simulator; "after_click" is the published cascade model
     comparisons: str = "probabilistic"  # DBGD / MGD comparisons: "probabilistic" (the paper) or "team_draft"
+    outcome_samples: int = 10_000  # probabilistic outcomes estimated from N samples, as the authors' code; 0: exact
     learning_rate_decay: float = 0.9999977  # the authors' script, every row; 1 keeps η constant
     seed: int = 0
 
@@ -106,8 +110,12 @@ def ranker_settings(config: Config) -> dict[str, tuple[str, dict, dict]]:
         protocol = {"list_size": config.list_size, "learning_rate_decay": config.learning_rate_decay}
         if name in _COMPARISON_OPTION:
             protocol[_COMPARISON_OPTION[name]] = config.comparisons
+            protocol["outcome_samples"] = config.outcome_samples
         protocol = {k: v for k, v in protocol.items() if k in module.OPTIONS or k in module.HPARAMS}
-        options, hparams = oltr.RANKERS.split(name, {**protocol, **own, **overrides.get(row, {})})
+        settings = {**protocol, **own, **overrides.get(row, {})}
+        if settings.get(_COMPARISON_OPTION.get(name)) == "team_draft" and "outcome_samples" not in overrides.get(row, {}):
+            settings.pop("outcome_samples")  # team draft has no sampled outcome
+        options, hparams = oltr.RANKERS.split(name, settings)
         oltr.RANKERS.build(name, **options).init(jax.random.key(0), 1, **hparams)  # range checks, on host
         out[row] = (name, options, hparams)
     return out
@@ -133,6 +141,8 @@ def _check(config: Config) -> dict[str, tuple[dict, dict]]:
     check_choice("test_queries", config.test_queries, TEST_QUERIES)
     check_choice("stop_rule", config.stop_rule, STOP_RULES)
     check_choice("comparisons", config.comparisons, COMPARISONS)
+    check_int("outcome_samples", config.outcome_samples, minimum=0,
+              fix="use 10000 (the authors' code) or 0 for exact probabilistic outcomes")
     if not config.folds or any(f not in (1, 2, 3, 4, 5) for f in config.folds):
         raise ValueError(f"folds must be a non-empty subset of 1..5; got {config.folds}.")
     for field in ("folds", "learners", "click_models"):
@@ -258,7 +268,8 @@ def run(config: Config, run_dir) -> dict:
     return {"dataset": name, "source": source, "folds": list(config.folds), "num_runs": config.num_runs,
             "num_impressions": config.num_impressions, "num_grades": grades,
             "protocol": {"test_queries": config.test_queries, "stop_rule": config.stop_rule,
-                         "comparisons": config.comparisons, "learning_rate_decay": config.learning_rate_decay,
+                         "comparisons": config.comparisons, "outcome_samples": config.outcome_samples,
+                         "learning_rate_decay": config.learning_rate_decay,
                          "test_queries_kept": {str(k): [int(folds[k][1].num_queries), num_test[k]] for k in folds}},
             "settings": {l: {"ranker": r, "options": o, "hparams": h} for l, (r, o, h) in ranker_config.items()},
             "checkpoints": list(checkpoints), "click_models": list(config.click_models), "learners": results,

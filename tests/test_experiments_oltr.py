@@ -88,6 +88,7 @@ def test_a_killed_run_resumes_with_identical_results(tmp_path, no_data, monkeypa
     (["stop_rule=never"], "stop_rule must be one of 'after_click', 'every_position'; got 'never'"),
     (["comparisons=balanced"], "comparisons must be one of 'probabilistic', 'team_draft'; got 'balanced'"),
     (["learning_rate_decay=0"], r"learning_rate_decay must be in \(0, 1\]; got 0"),
+    (["outcome_samples=-5"], "outcome_samples must be an int >= 0; got -5"),
     (["folds=0"], r"folds must be a non-empty subset of 1..5; got \(0,\)"),
     (["folds=1,1"], "folds=1,1 names an entry twice"),
     (["learners=pdgd,pdgd"], "learners=pdgd,pdgd names an entry twice"),
@@ -110,8 +111,15 @@ def test_every_row_is_a_registered_ranker_with_the_protocol_settings():
         assert hparams["learning_rate_decay"] == 0.9999977, row
     assert rows["dbgd"][1]["interleaving"] == rows["dbgd_neural"][1]["interleaving"] == "probabilistic"
     assert rows["mgd"][1]["multileaving"] == "probabilistic"
+    assert rows["dbgd"][1]["outcome_samples"] == rows["mgd"][1]["outcome_samples"] == 10_000
     assert rows["dbgd_neural"][1]["model"] == rows["pdgd_neural"][1]["model"] == "neural"
     ours = experiment.ranker_settings(dataclasses.replace(experiment.Config(), comparisons="team_draft",
                                                           learning_rate_decay=1.0, learners=("dbgd", "mgd")))
     assert ours["dbgd"][1]["interleaving"] == ours["mgd"][1]["multileaving"] == "team_draft"
+    assert ours["dbgd"][1]["outcome_samples"] == ours["mgd"][1]["outcome_samples"] == 0
     assert ours["mgd"][2]["learning_rate_decay"] == 1.0
+    mixed = experiment.ranker_settings(dataclasses.replace(experiment.Config(), learners=("dbgd", "mgd"),
+                                                           params=("mgd.multileaving=team_draft",)))
+    assert mixed["dbgd"][1]["outcome_samples"] == 10_000 and mixed["mgd"][1]["outcome_samples"] == 0
+    exact = experiment.ranker_settings(dataclasses.replace(experiment.Config(), outcome_samples=0))
+    assert exact["dbgd"][1]["outcome_samples"] == exact["mgd"][1]["outcome_samples"] == 0

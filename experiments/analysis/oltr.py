@@ -44,9 +44,15 @@ PAPER = {
 }
 
 
+def _comparison(options: dict, key: str) -> str:
+    """``"probabilistic (10,000-sample outcomes)"`` or ``"team-draft"`` from one row's options."""
+    samples = options.get("outcome_samples", 0)
+    return options[key].replace("_", "-") + (f" ({samples:,}-sample outcomes)" if samples else "")
+
+
 def _comparisons(results: dict) -> str:
-    """``"DBGD probabilistic, MGD probabilistic comparisons. "`` from the rows' options."""
-    used = [f"{LABELS.get(l, l)} {v['options'][key].replace('_', '-')}" for l, v in results.get("settings", {}).items()
+    """``"DBGD probabilistic, MGD team-draft comparisons. "`` from the rows' options."""
+    used = [f"{LABELS.get(l, l)} {_comparison(v['options'], key)}" for l, v in results.get("settings", {}).items()
             for key in ("interleaving", "multileaving") if key in v["options"]]
     return f"{', '.join(used)} comparisons. " if used else ""
 

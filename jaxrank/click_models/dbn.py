@@ -76,23 +76,45 @@ def sample(key: PRNGKey, params: DBNParams, pairs: Array, mask: Array) -> Array:
     return chain.sample(key, _chain(params, pairs, mask))
 
 
-def statistics(params: DBNParams, log: SessionLog) -> Statistics:
-    post = chain.posterior(_chain(params, log.pair, log.mask), log.clicks)
-    attr = jnp.where(log.clicks, 1.0, jax.nn.sigmoid(params.attraction[log.pair]) * post.not_examined)
-    satisfied, unsatisfied = post.branch
-    _, unsatisfied_cont = post.branch_cont
-    has_next = jnp.concatenate([log.mask[..., 1:], jnp.zeros_like(log.mask[..., :1])], axis=-1)
-    dtype = params.attraction.dtype
+def _probs(params: DBNParams, pair: Array, mask: Array) -> chain.Probs:
+    """The chain in probability space (the E-step's form)."""
+    attr, not_attr = jax.nn.sigmoid(params.attraction), jax.nn.sigmoid(-params.attraction)
+    sat, not_sat = jax.nn.sigmoid(params.satisfaction), jax.nn.sigmoid(-params.satisfaction)
+    gamma, not_gamma = jax.nn.sigmoid(params.continuation), jax.nn.sigmoid(-params.continuation)
+    zero = jnp.zeros((), gamma.dtype)
+    return chain.make_probs(attr[pair], not_attr[pair], gamma, not_gamma, (sat[pair], not_sat[pair]), (zero, gamma),
+                            (1.0 - zero, not_gamma), mask)
+
+
+def counts(params: DBNParams, log: SessionLog) -> Statistics:
+    """What does not depend on the parameters: a click is an attraction, every position a trial of ``α``,
+    every click one of ``σ``."""
+    dtype, size = params.attraction.dtype, params.attraction.shape[0]
     ones = jnp.ones(log.mask.shape, dtype)
     clicked = log.clicks & log.mask
+    zero = jnp.zeros((size,), dtype)
+    return Statistics(DBNParams(pair_sum(ones, log.pair, clicked, size), zero, jnp.zeros((), dtype)),
+                      DBNParams(pair_sum(ones, log.pair, log.mask, size), pair_sum(ones, log.pair, clicked, size),
+                                jnp.zeros((), dtype)))
+
+
+def statistics(params: DBNParams, log: SessionLog) -> Statistics:
+    """The rest of the E-step (``counts`` adds the part that does not depend on the parameters)."""
+    pair, clicks, mask = log.pair.T, log.clicks.T, log.mask.T  # positions first: see chain.posterior
+    probs = _probs(params, pair, mask)
+    post = chain.posterior(probs, clicks)
+    attr = probs.attr * post.not_examined  # P(A_r = 1 | C) off the clicks (0 above the last click)
+    satisfied, unsatisfied = post.branch
+    _, unsatisfied_cont = post.branch_cont
+    has_next = jnp.concatenate([mask[1:], jnp.zeros_like(mask[:1])])
     size = params.attraction.shape[0]
+    zero = jnp.zeros((size,), params.attraction.dtype)
     return Statistics(
-        DBNParams(pair_sum(attr, log.pair, log.mask, size), pair_sum(satisfied, log.pair, clicked, size),
+        DBNParams(pair_sum(attr, pair, mask, size), pair_sum(satisfied, pair, clicks & mask, size),
                   total(post.skip_cont + unsatisfied_cont, has_next)),
-        DBNParams(pair_sum(ones, log.pair, log.mask, size), pair_sum(ones, log.pair, clicked, size),
-                  total(post.skip + unsatisfied, has_next)))
+        DBNParams(zero, zero, total(post.skip + unsatisfied, has_next)))
 
 
 def make() -> ClickModel:
     return ClickModel("dbn", init, conditional_log_probs, click_log_probs, click_probs, relevance, sample, statistics,
-                      FITTING)
+                      FITTING, counts)

@@ -80,22 +80,34 @@ def _scan(step, init, xs, reverse=False):
     return jax.tree.map(lambda y: jnp.moveaxis(y, 0, -1), ys)
 
 
-def log_examination(chain: Chain, clicks: Array) -> Array:
-    """``[..., K]`` ``log ε_r = log P(E_r = 1 | C_<r)`` given the observed clicks (the filter)."""
+def _filter(chain: Chain, clicks: Array) -> tuple[Array, Array]:
+    """``(log ε_r, log P(C_r = 0 | C_<r))``, each ``[..., K]``, given the observed clicks (the filter)."""
 
     def step(log_eps, x):
         log_attr, log_not_attr, log_skip, log_click, click = x
         denominator = log1mexp(log_eps + log_attr)  # log P(C_r = 0 | C_<r)
         after_skip = jnp.where(denominator > -jnp.inf, log_eps + log_not_attr + log_skip - denominator, -jnp.inf)
-        return jnp.where(click, log_click, after_skip), log_eps
+        return jnp.where(click, log_click, after_skip), (log_eps, denominator)
 
     init = jnp.zeros(clicks.shape[:-1], chain.log_attr.dtype)
     return _scan(step, init, (chain.log_attr, chain.log_not_attr, chain.log_skip_cont, log_click_cont(chain), clicks))
 
 
+def log_examination(chain: Chain, clicks: Array) -> Array:
+    """``[..., K]`` ``log ε_r = log P(E_r = 1 | C_<r)`` given the observed clicks (the filter)."""
+    return _filter(chain, clicks)[0]
+
+
 def conditional(chain: Chain, clicks: Array) -> Array:
     """``[..., K]`` ``log P(C_r = 1 | C_<r)`` given the observed clicks."""
     return log_examination(chain, clicks) + chain.log_attr
+
+
+def observed(chain: Chain, clicks: Array, mask: Array) -> Array:
+    """``[..., K]`` ``log P(C_r = c_r | C_<r)`` of the observed clicks, 0 on padding (the filter's own
+    ``log P(C_r = 0 | C_<r)``, not a second ``log1mexp``)."""
+    log_eps, log_no_click = _filter(chain, clicks)
+    return jnp.where(mask, jnp.where(clicks, log_eps + chain.log_attr, log_no_click), 0.0)
 
 
 def unconditional(chain: Chain) -> Array:

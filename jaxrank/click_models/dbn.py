@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxrank.click_models import chain
-from jaxrank.click_models.base import (ClickModel, Statistics, check_sizes, filled, log_probs, observed, pair_sum,
+from jaxrank.click_models.base import (ClickModel, Statistics, check_sizes, filled, log_probs, pair_sum,
                                        shown_log_probs, total)
 from jaxrank.data.sessions import SessionLog
 from jaxrank.types import Array, PRNGKey
@@ -57,7 +57,7 @@ def _chain(params: DBNParams, pairs: Array, mask: Array) -> chain.Chain:
 
 
 def conditional_log_probs(params: DBNParams, log: SessionLog) -> Array:
-    return observed(chain.conditional(_chain(params, log.pair, log.mask), log.clicks), log.clicks, log.mask)
+    return chain.observed(_chain(params, log.pair, log.mask), log.clicks, log.mask)
 
 
 def click_log_probs(params: DBNParams, log: SessionLog) -> Array:

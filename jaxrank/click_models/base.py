@@ -18,7 +18,6 @@ as a ``Statistics`` of two params-shaped pytrees. ``maximize`` turns them into
 assumption, ch. 4) the statistics do not depend on ``params`` and one M-step is the estimate.
 """
 
-import functools
 import math
 from typing import Any, Callable, NamedTuple, Optional
 
@@ -141,33 +140,16 @@ def rank_table(table: Array, num_positions: int) -> Array:
 def spread(x, shape) -> Array:
     """``x`` (a number, ``[]`` or ``[K]`` per-rank values) repeated to ``shape [..., K]``.
 
-    ``jnp.broadcast_to``, with a gradient summed by segment sums of whole rows (``total``'s order, fixed
-    by the shape), not by a ``jnp.sum``, which XLA vectorises by shape: vmapped lanes then give the
-    same gradient fits on any number of devices (``jaxrank.lanes``)."""
+    The values of ``jnp.broadcast_to``, taken by a gather, so that the gradient (a scatter-add in
+    the sessions' order) has the same bits whatever the shapes around it: vmapped lanes then give
+    the same gradient fits on any number of devices (``jaxrank.lanes``); a broadcast's gradient is a
+    ``jnp.sum`` that XLA vectorises by shape (see ``rank_sum``)."""
     shape = tuple(shape)
     if not isinstance(x, jax.Array) or x.shape == shape:
         return jnp.broadcast_to(x, shape)
-    return _spread(x, shape)
-
-
-@functools.partial(jax.custom_vjp, nondiff_argnums=(1,))
-def _spread(x, shape):
-    return jnp.broadcast_to(x, shape)
-
-
-def _spread_fwd(x, shape):
-    return jnp.broadcast_to(x, shape), jnp.zeros((0,) + x.shape, x.dtype)  # a residual that carries x's shape
-
-
-def _spread_bwd(shape, residual, cotangent):
-    rows = cotangent.reshape(-1, shape[-1])
-    columns = jax.ops.segment_sum(rows, jnp.zeros(rows.shape[0], jnp.int32), num_segments=1)[0]
-    if residual.ndim == 1:  # x was a number: add the K column sums too
-        columns = jax.ops.segment_sum(columns, jnp.zeros(columns.shape[0], jnp.int32), num_segments=1)[0]
-    return (columns,)
-
-
-_spread.defvjp(_spread_fwd, _spread_bwd)
+    if x.ndim == 0:
+        return x.reshape(1)[jnp.zeros(shape, jnp.int32)]
+    return x[jnp.broadcast_to(jnp.arange(shape[-1]), shape)]
 
 
 def pair_sum(values: Array, pair: Array, mask: Array, num_pairs: int) -> Array:

@@ -9,7 +9,7 @@ relevance): ``P(E_{r+1} = 1 | C_r = 1) = τ₂ (1 - α) + τ₃ α``. This is th
 ``jaxrank.click_models.chain`` with ``k⁰ = τ₁`` and the click branches "satisfied" (``P = α``,
 ``k = τ₃``) and "not satisfied" (``P = 1 - α``, ``k = τ₂``).
 
-EM with the exact posteriors of the chain's forward–backward pass. ``α`` is shared by the attraction
+EM with the exact posteriors of the chain (``chain.posterior``). ``α`` is shared by the attraction
 ``A_r`` of every shown position and the satisfaction ``S_r`` of every click, so its numerator is
 ``Σ P(A_r = 1 | C) + Σ_clicks P(S_r = 1 | C)`` and its denominator the positions plus the clicks (as
 PyClick's ``CCMAttrEM`` counts them); ``τ₁``, ``τ₂``, ``τ₃`` count ``E_{r+1} = 1`` over the examined

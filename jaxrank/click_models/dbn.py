@@ -6,7 +6,8 @@ satisfies with ``σ_qd``; a satisfied user stops, any other goes on with ``γ`` 
 ``jaxrank.click_models.chain`` with ``k⁰ = γ`` and, after a click, the branches "satisfied"
 (``P = σ``, ``k = 0``) and "not satisfied" (``P = 1 - σ``, ``k = γ``)).
 
-EM with the exact posteriors of the chain's forward–backward pass (``chain.posterior``). The latent
+EM with the exact posteriors of the chain (``chain.posterior``, in probability space from the last
+click: above it every position is examined and every click unsatisfied). The latent
 variables are ``A_r`` at every shown position, ``S_r`` at every click and ``E_{r+1}`` after every
 examined, unsatisfied position that has a position below it; each is a Bernoulli trial of its
 parameter, so per iteration

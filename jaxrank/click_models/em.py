@@ -3,10 +3,12 @@ Rijke, *Click Models for Web Search*, 2015, ch. 4; PyClick's ``EMInference`` / `
 
 One iteration is the model's batched E-step (``ClickModel.statistics``: expected sufficient statistics
 of every session at once, summed per pair with ``jax.ops.segment_sum`` and per rank) followed by the
-M-step ``jaxrank.click_models.base.maximize``. PyClick's conventions: parameters start at 0.5, 50
-iterations, pseudo-counts ``(1, 2)`` and a cap of ``1 - 10⁻⁶``. A model fitted by counting (GCTR,
-RCTR, DCTR, CM, DCM, SDBN) has statistics that do not depend on the parameters, so ``fit_em`` does one
-M-step for it (PyClick's single MLE pass) whatever ``num_iterations`` says.
+M-step ``jaxrank.click_models.base.maximize``. What does not depend on the parameters' values
+(``ClickModel.counts``: impressions, clicks) is summed once, before the iterations, and added to
+every iteration's statistics. PyClick's conventions: parameters start at 0.5, 50 iterations,
+pseudo-counts ``(1, 2)`` and a cap of ``1 - 10⁻⁶``. A model fitted by counting (GCTR, RCTR, DCTR, CM,
+DCM, SDBN) has statistics that do not depend on the parameters, so ``fit_em`` does one M-step for it
+(PyClick's single MLE pass) whatever ``num_iterations`` says.
 
 ``init``, ``cap`` and ``prior`` are array leaves, so ``jax.vmap(fit_em)`` over them (or over logs of one
 shape, with ``num_pairs`` given) compiles once.
@@ -14,13 +16,13 @@ shape, with ``num_pairs`` given) compiles once.
 Chunks: the E-step visits the sessions ``chunk_size`` at a time (a ``lax.scan`` inside each
 iteration over slices of the log, read in place), so its scratch memory is that of one chunk, and
 each chunk's statistics are summed before they join the running total. The default,
-``DEFAULT_CHUNK_SIZE`` sessions, bounds the E-step's scratch to a few megabytes whatever the log's
-size (on the whole log at once it is some tens of ``[S, K]`` arrays), at about the same speed on
-CPU (``benchmarks/click_models.py``: 3.4 s vs 3.8 s per DBN iteration on 10⁶ sessions);
-``chunk_size=None`` visits every session at once. Statistics are summed in the parameters' dtype:
-without chunks, a float32 count of one parameter stops growing exactly past ``2^24`` (≈ 1.7·10⁷)
-events, e.g. GCTR on a 10⁷-session log; chunks keep the error of such counts near ``10⁻⁴``
-relative, float64 (``jax.enable_x64``) removes it.
+``DEFAULT_CHUNK_SIZE`` sessions, bounds the E-step's scratch to some tens of megabytes whatever the
+log's size (on the whole log at once it is some tens of ``[S, K]`` arrays); on CPU it was the
+fastest of the sizes measured (2,048 to 131,072 sessions: small chunks pay a scan step each, large
+ones leave the cache; ``benchmarks/click_models.py``); ``chunk_size=None`` visits every session at
+once. Statistics are summed in the parameters' dtype: without chunks, a float32 count of one
+parameter stops growing exactly past ``2^24`` (≈ 1.7·10⁷) events, e.g. GCTR on a 10⁷-session log;
+chunks keep the error of such counts near ``10⁻⁴`` relative, float64 (``jax.enable_x64``) removes it.
 """
 
 import functools

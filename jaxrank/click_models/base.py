@@ -152,6 +152,13 @@ def spread(x, shape) -> Array:
     return x[jnp.broadcast_to(jnp.arange(shape[-1]), shape)]
 
 
+def gather_rows(tables, pair: Array) -> tuple:
+    """``tables`` (``m`` arrays ``[P]``) at ``pair [...]``, by one gather of ``[P, m]`` rows (one index
+    computation and one visit of each position for all ``m``, not ``m`` gathers)."""
+    rows = jnp.stack(tables, axis=-1)[pair]
+    return tuple(rows[..., i] for i in range(len(tables)))
+
+
 def pair_sum(values: Array, pair: Array, mask: Array, num_pairs: int) -> Array:
     """``[P]`` sums of ``values [S, K]`` over the positions showing each pair (the M-step's segment sum)."""
     return jax.ops.segment_sum(jnp.where(mask, values, 0).ravel(), pair.ravel(), num_segments=num_pairs)

@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxrank.click_models import chain
-from jaxrank.click_models.base import (ClickModel, Statistics, check_sizes, filled, log_probs, pair_sum,
+from jaxrank.click_models.base import (ClickModel, Statistics, check_sizes, filled, gather_rows, log_probs, pair_sum,
                                        shown_log_probs, total)
 from jaxrank.data.sessions import SessionLog
 from jaxrank.types import Array, PRNGKey
@@ -75,7 +75,7 @@ def sample(key: PRNGKey, params: CCMParams, pairs: Array, mask: Array) -> Array:
 
 def _probs(params: CCMParams, pair: Array, mask: Array) -> chain.Probs:
     """The chain in probability space (the E-step's form)."""
-    attr, not_attr = jax.nn.sigmoid(params.attraction)[pair], jax.nn.sigmoid(-params.attraction)[pair]
+    attr, not_attr = gather_rows([jax.nn.sigmoid(params.attraction), jax.nn.sigmoid(-params.attraction)], pair)
     (tau1, tau2, tau3), (stop1, stop2, stop3) = ([jax.nn.sigmoid(sign * t) for t in (params.tau1, params.tau2,
                                                                                     params.tau3)] for sign in (1, -1))
     return chain.make_probs(attr, not_attr, tau1, stop1, (attr, not_attr), (tau3, tau2), (stop3, stop2), mask)

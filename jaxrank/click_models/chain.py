@@ -41,7 +41,7 @@ class Chain(NamedTuple):
 
 
 class Posterior(NamedTuple):
-    """Posteriors of one E-step given all clicks of the session, ``[..., K]`` each."""
+    """Posteriors of one E-step given all clicks of each session, ``[K, ...]`` each (positions first)."""
 
     not_examined: Array  # P(E_r = 0 | C)
     skip: Array  # P(E_r = 1, C_r = 0 | C): 0 on clicked positions
@@ -119,8 +119,9 @@ def unconditional(chain: Chain) -> Array:
 
 
 class Probs(NamedTuple):
-    """The chain's factors as probabilities (the E-step's form), each ``[..., K]`` or broadcastable to it;
-    every ``1 - p`` is given, computed from the logit, so that it keeps its precision near ``p = 1``."""
+    """The chain's factors as probabilities (the E-step's form), each ``[K, ...]`` (positions first) or
+    broadcastable to it; every ``1 - p`` is given, computed from the logit, so that it keeps its
+    precision near ``p = 1``."""
 
     attr: Array  # α_r, 0 on padding
     not_attr: Array  # 1 - α_r, 1 on padding

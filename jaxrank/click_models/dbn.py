@@ -29,7 +29,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxrank.click_models import chain
-from jaxrank.click_models.base import (ClickModel, Statistics, check_sizes, filled, log_probs, pair_sum,
+from jaxrank.click_models.base import (ClickModel, Statistics, check_sizes, filled, gather_rows, log_probs, pair_sum,
                                        shown_log_probs, total)
 from jaxrank.data.sessions import SessionLog
 from jaxrank.types import Array, PRNGKey
@@ -78,13 +78,13 @@ def sample(key: PRNGKey, params: DBNParams, pairs: Array, mask: Array) -> Array:
 
 
 def _probs(params: DBNParams, pair: Array, mask: Array) -> chain.Probs:
-    """The chain in probability space (the E-step's form)."""
-    attr, not_attr = jax.nn.sigmoid(params.attraction), jax.nn.sigmoid(-params.attraction)
-    sat, not_sat = jax.nn.sigmoid(params.satisfaction), jax.nn.sigmoid(-params.satisfaction)
+    """The chain in probability space (the E-step's form): one gather of ``(α, 1 - α, σ, 1 - σ)`` rows."""
+    tables = [jax.nn.sigmoid(sign * x) for x in (params.attraction, params.satisfaction) for sign in (1, -1)]
+    attr, not_attr, sat, not_sat = gather_rows(tables, pair)
     gamma, not_gamma = jax.nn.sigmoid(params.continuation), jax.nn.sigmoid(-params.continuation)
     zero = jnp.zeros((), gamma.dtype)
-    return chain.make_probs(attr[pair], not_attr[pair], gamma, not_gamma, (sat[pair], not_sat[pair]), (zero, gamma),
-                            (1.0 - zero, not_gamma), mask)
+    return chain.make_probs(attr, not_attr, gamma, not_gamma, (sat, not_sat), (zero, gamma), (1.0 - zero, not_gamma),
+                            mask)
 
 
 def counts(params: DBNParams, log: SessionLog) -> Statistics:
@@ -109,11 +109,11 @@ def statistics(params: DBNParams, log: SessionLog) -> Statistics:
     _, unsatisfied_cont = post.branch_cont
     has_next = jnp.concatenate([mask[1:], jnp.zeros_like(mask[:1])])
     size = params.attraction.shape[0]
-    zero = jnp.zeros((size,), params.attraction.dtype)
+    # α's numerator off the clicks and σ's on them: one segment sum over [α | σ] (each is 0 where the other is not).
+    both = pair_sum(attr + satisfied, pair + size * clicks, mask, 2 * size)
     return Statistics(
-        DBNParams(pair_sum(attr, pair, mask, size), pair_sum(satisfied, pair, clicks & mask, size),
-                  total(post.skip_cont + unsatisfied_cont, has_next)),
-        DBNParams(zero, zero, total(post.skip + unsatisfied, has_next)))
+        DBNParams(both[:size], both[size:], total(post.skip_cont + unsatisfied_cont, has_next)),
+        DBNParams(jnp.zeros_like(both[:size]), jnp.zeros_like(both[:size]), total(post.skip + unsatisfied, has_next)))
 
 
 def make() -> ClickModel:

@@ -19,7 +19,7 @@ assumption, ch. 4) the statistics do not depend on ``params`` and one M-step is 
 """
 
 import math
-from typing import Any, Callable, NamedTuple
+from typing import Any, Callable, NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
@@ -46,7 +46,10 @@ class ClickModel(NamedTuple):
       (``vmap`` for many);
     * ``statistics(params, log) -> Statistics``: expected sufficient statistics (the E-step, or the
       counts of a counting model);
-    * ``fitting``: ``"em"`` or ``"counting"``.
+    * ``fitting``: ``"em"`` or ``"counting"``;
+    * ``counts``: ``None``, or ``counts(params, log) -> Statistics``, the part of the E-step's statistics
+      that does not depend on the parameters' values (impressions, clicks: ``params`` only gives shapes),
+      which ``fit_em`` then counts once; ``statistics`` is the rest, and the E-step is their sum.
     """
 
     name: str
@@ -58,6 +61,7 @@ class ClickModel(NamedTuple):
     sample: Callable[..., Array]
     statistics: Callable[..., "Statistics"]
     fitting: str
+    counts: Optional[Callable[..., "Statistics"]] = None
 
 
 class Statistics(NamedTuple):
@@ -148,6 +152,13 @@ def spread(x, shape) -> Array:
     return x[jnp.broadcast_to(jnp.arange(shape[-1]), shape)]
 
 
+def gather_rows(tables, pair: Array) -> tuple:
+    """``tables`` (``m`` arrays ``[P]``) at ``pair [...]``, by one gather of ``[P, m]`` rows (one index
+    computation and one visit of each position for all ``m``, not ``m`` gathers)."""
+    rows = jnp.stack(tables, axis=-1)[pair]
+    return tuple(rows[..., i] for i in range(len(tables)))
+
+
 def pair_sum(values: Array, pair: Array, mask: Array, num_pairs: int) -> Array:
     """``[P]`` sums of ``values [S, K]`` over the positions showing each pair (the M-step's segment sum)."""
     return jax.ops.segment_sum(jnp.where(mask, values, 0).ravel(), pair.ravel(), num_segments=num_pairs)
@@ -156,17 +167,22 @@ def pair_sum(values: Array, pair: Array, mask: Array, num_pairs: int) -> Array:
 def rank_sum(values: Array, mask: Array, num_positions: int) -> Array:
     """``[K']`` sums of ``values [S, K]`` per position, zero-padded to a table of ``K' >= K``.
 
-    Summed by a segment sum, as ``pair_sum``: its order of addition is the sessions' order whatever
-    the shapes around it, so vmapped lanes give the same bits on any number of devices
-    (``jaxrank.lanes``), which a ``jnp.sum`` does not guarantee (XLA vectorises it by shape)."""
-    ranks = jnp.broadcast_to(jnp.arange(values.shape[-1]), values.shape)
-    return jax.ops.segment_sum(jnp.where(mask, values, 0).ravel(), ranks.ravel(), num_segments=num_positions)
+    One segment sum of the ``[K]`` rows (every session into one segment): its order of addition is the
+    sessions' order whatever the shapes around it, so vmapped lanes give the same bits on any number of
+    devices (``jaxrank.lanes``), which a ``jnp.sum`` does not guarantee (XLA vectorises it by shape)."""
+    rows = jnp.where(mask, values, 0)
+    sums = jax.ops.segment_sum(rows, jnp.zeros(rows.shape[0], jnp.int32), num_segments=1)[0]
+    return jnp.pad(sums, (0, num_positions - sums.shape[0]))
 
 
 def total(values: Array, mask: Array) -> Array:
-    """``[]`` sum of ``values`` over the shown positions (a segment sum, see ``rank_sum``)."""
-    flat = jnp.where(mask, values, 0).ravel()
-    return jax.ops.segment_sum(flat, jnp.zeros(flat.shape, jnp.int32), num_segments=1)[0]
+    """``[]`` sum of ``values [A, B]`` where ``mask`` (either layout, ``[S, K]`` or ``[K, S]``), in an order
+    fixed by the shape alone (``rank_sum``'s reason): the ``A`` rows are added as vectors (one segment
+    sum), then their ``B`` sums in 64 interleaved running sums (no chain of dependent adds), then those."""
+    rows = jnp.where(mask, values, 0)
+    columns = jax.ops.segment_sum(rows, jnp.zeros(rows.shape[0], jnp.int32), num_segments=1)[0]
+    lanes = jax.ops.segment_sum(columns, jnp.arange(columns.shape[0]) % 64, num_segments=64)
+    return jax.ops.segment_sum(lanes, jnp.zeros(64, jnp.int32), num_segments=1)[0]
 
 
 def observed(log_click: Array, clicks: Array, mask: Array) -> Array:

@@ -9,7 +9,7 @@ relevance): ``P(E_{r+1} = 1 | C_r = 1) = τ₂ (1 - α) + τ₃ α``. This is th
 ``jaxrank.click_models.chain`` with ``k⁰ = τ₁`` and the click branches "satisfied" (``P = α``,
 ``k = τ₃``) and "not satisfied" (``P = 1 - α``, ``k = τ₂``).
 
-EM with the exact posteriors of the chain's forward–backward pass. ``α`` is shared by the attraction
+EM with the exact posteriors of the chain (``chain.posterior``). ``α`` is shared by the attraction
 ``A_r`` of every shown position and the satisfaction ``S_r`` of every click, so its numerator is
 ``Σ P(A_r = 1 | C) + Σ_clicks P(S_r = 1 | C)`` and its denominator the positions plus the clicks (as
 PyClick's ``CCMAttrEM`` counts them); ``τ₁``, ``τ₂``, ``τ₃`` count ``E_{r+1} = 1`` over the examined
@@ -24,7 +24,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxrank.click_models import chain
-from jaxrank.click_models.base import (ClickModel, Statistics, check_sizes, filled, log_probs, observed, pair_sum,
+from jaxrank.click_models.base import (ClickModel, Statistics, check_sizes, filled, gather_rows, log_probs, pair_sum,
                                        shown_log_probs, total)
 from jaxrank.data.sessions import SessionLog
 from jaxrank.types import Array, PRNGKey
@@ -54,7 +54,7 @@ def _chain(params: CCMParams, pairs: Array, mask: Array) -> chain.Chain:
 
 
 def conditional_log_probs(params: CCMParams, log: SessionLog) -> Array:
-    return observed(chain.conditional(_chain(params, log.pair, log.mask), log.clicks), log.clicks, log.mask)
+    return chain.observed(_chain(params, log.pair, log.mask), log.clicks, log.mask)
 
 
 def click_log_probs(params: CCMParams, log: SessionLog) -> Array:
@@ -73,21 +73,42 @@ def sample(key: PRNGKey, params: CCMParams, pairs: Array, mask: Array) -> Array:
     return chain.sample(key, _chain(params, pairs, mask))
 
 
+def _probs(params: CCMParams, pair: Array, mask: Array) -> chain.Probs:
+    """The chain in probability space (the E-step's form)."""
+    attr, not_attr = gather_rows([jax.nn.sigmoid(params.attraction), jax.nn.sigmoid(-params.attraction)], pair)
+    (tau1, tau2, tau3), (stop1, stop2, stop3) = ([jax.nn.sigmoid(sign * t) for t in (params.tau1, params.tau2,
+                                                                                    params.tau3)] for sign in (1, -1))
+    return chain.make_probs(attr, not_attr, tau1, stop1, (attr, not_attr), (tau3, tau2), (stop3, stop2), mask)
+
+
+def counts(params: CCMParams, log: SessionLog) -> Statistics:
+    """What does not depend on the parameters: a click is an attraction, every position one trial of ``α``
+    and every click a second one."""
+    dtype, size = params.attraction.dtype, params.attraction.shape[0]
+    ones = jnp.ones(log.mask.shape, dtype)
+    clicked = log.clicks & log.mask
+    zero = jnp.zeros((), dtype)
+    return Statistics(CCMParams(pair_sum(ones, log.pair, clicked, size), zero, zero, zero),
+                      CCMParams(pair_sum(1.0 + clicked.astype(dtype), log.pair, log.mask, size), zero, zero, zero))
+
+
 def statistics(params: CCMParams, log: SessionLog) -> Statistics:
-    post = chain.posterior(_chain(params, log.pair, log.mask), log.clicks)
+    """The rest of the E-step (``counts`` adds the part that does not depend on the parameters)."""
+    pair, clicks, mask = log.pair.T, log.clicks.T, log.mask.T  # positions first: see chain.posterior
+    probs = _probs(params, pair, mask)
+    post = chain.posterior(probs, clicks)
     satisfied, unsatisfied = post.branch
     satisfied_cont, unsatisfied_cont = post.branch_cont
-    attr = jnp.where(log.clicks, 1.0 + satisfied, jax.nn.sigmoid(params.attraction[log.pair]) * post.not_examined)
-    has_next = jnp.concatenate([log.mask[..., 1:], jnp.zeros_like(log.mask[..., :1])], axis=-1)
-    trials = 1.0 + (log.clicks & log.mask).astype(params.attraction.dtype)
+    attr = satisfied + probs.attr * post.not_examined  # P(S_r = 1 | C) on clicks, P(A_r = 1 | C) elsewhere
+    has_next = jnp.concatenate([mask[1:], jnp.zeros_like(mask[:1])])
     size = params.attraction.shape[0]
     return Statistics(
-        CCMParams(pair_sum(attr, log.pair, log.mask, size), total(post.skip_cont, has_next),
+        CCMParams(pair_sum(attr, pair, mask, size), total(post.skip_cont, has_next),
                   total(unsatisfied_cont, has_next), total(satisfied_cont, has_next)),
-        CCMParams(pair_sum(trials, log.pair, log.mask, size), total(post.skip, has_next), total(unsatisfied, has_next),
-                  total(satisfied, has_next)))
+        CCMParams(jnp.zeros((size,), params.attraction.dtype), total(post.skip, has_next),
+                  total(unsatisfied, has_next), total(satisfied, has_next)))
 
 
 def make() -> ClickModel:
     return ClickModel("ccm", init, conditional_log_probs, click_log_probs, click_probs, relevance, sample, statistics,
-                      FITTING)
+                      FITTING, counts)

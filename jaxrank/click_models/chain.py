@@ -8,15 +8,15 @@ latent branch ``b`` is drawn with ``P(b)`` (DBN's and CCM's satisfaction) and th
 its own ``α``, ``k⁰`` and branches (``Chain``); padded positions are made transparent (never
 attractive, always passed), so a session shorter than ``K`` behaves as if the list ended there.
 
-Everything is in log space over the last axis (positions), with any batch axes in front:
+The likelihoods are in log space over the last axis (positions), with any batch axes in front:
 
 * ``log_examination``: the filter ``ε_r = P(E_r = 1 | C_<r)``: ``ε_0 = 1``; after a click
   ``ε_{r+1} = Σ_b P(b) k_b``; after none ``ε_{r+1} = ε_r (1 - α_r) k⁰_r / (1 - ε_r α_r)``; then
   ``P(C_r = 1 | C_<r) = ε_r α_r`` (the book's conditional click probabilities);
 * ``unconditional``: ``P(E_{r+1} = 1) = P(E_r = 1) (α_r Σ_b P(b) k_b + (1 - α_r) k⁰_r)``;
-* ``posterior``: forward–backward over the ≤ 10 positions: with ``β_r = P(C_≥r | E_r = 1)`` and
-  ``z_r = 1[no click at ≥ r] = P(C_≥r | E_r = 0)``, every posterior of the E-step is
-  ``ε_r · (the factors of one step) · (β_{r+1} or z_{r+1}) / P(C_≥r | C_<r)``;
+* ``posterior``: the E-step's posteriors, in probability space and with positions on the first axis
+  (``Probs``): every position up to the last click is examined, so only the part below it needs a
+  backward pass (``u_r = P(no click at ≥ r | E_r = 1)``) and a forward one (``P(E_r = 1 | C)``);
 * ``sample``: all uniforms at once; examination is the exclusive cumulative product of "continued".
 """
 
@@ -41,7 +41,7 @@ class Chain(NamedTuple):
 
 
 class Posterior(NamedTuple):
-    """Posteriors of one E-step given all clicks of the session, ``[..., K]`` each."""
+    """Posteriors of one E-step given all clicks of each session, ``[K, ...]`` each (positions first)."""
 
     not_examined: Array  # P(E_r = 0 | C)
     skip: Array  # P(E_r = 1, C_r = 0 | C): 0 on clicked positions
@@ -80,22 +80,34 @@ def _scan(step, init, xs, reverse=False):
     return jax.tree.map(lambda y: jnp.moveaxis(y, 0, -1), ys)
 
 
-def log_examination(chain: Chain, clicks: Array) -> Array:
-    """``[..., K]`` ``log ε_r = log P(E_r = 1 | C_<r)`` given the observed clicks (the filter)."""
+def _filter(chain: Chain, clicks: Array) -> tuple[Array, Array]:
+    """``(log ε_r, log P(C_r = 0 | C_<r))``, each ``[..., K]``, given the observed clicks (the filter)."""
 
     def step(log_eps, x):
         log_attr, log_not_attr, log_skip, log_click, click = x
         denominator = log1mexp(log_eps + log_attr)  # log P(C_r = 0 | C_<r)
         after_skip = jnp.where(denominator > -jnp.inf, log_eps + log_not_attr + log_skip - denominator, -jnp.inf)
-        return jnp.where(click, log_click, after_skip), log_eps
+        return jnp.where(click, log_click, after_skip), (log_eps, denominator)
 
     init = jnp.zeros(clicks.shape[:-1], chain.log_attr.dtype)
     return _scan(step, init, (chain.log_attr, chain.log_not_attr, chain.log_skip_cont, log_click_cont(chain), clicks))
 
 
+def log_examination(chain: Chain, clicks: Array) -> Array:
+    """``[..., K]`` ``log ε_r = log P(E_r = 1 | C_<r)`` given the observed clicks (the filter)."""
+    return _filter(chain, clicks)[0]
+
+
 def conditional(chain: Chain, clicks: Array) -> Array:
     """``[..., K]`` ``log P(C_r = 1 | C_<r)`` given the observed clicks."""
     return log_examination(chain, clicks) + chain.log_attr
+
+
+def observed(chain: Chain, clicks: Array, mask: Array) -> Array:
+    """``[..., K]`` ``log P(C_r = c_r | C_<r)`` of the observed clicks, 0 on padding (the filter's own
+    ``log P(C_r = 0 | C_<r)``, not a second ``log1mexp``)."""
+    log_eps, log_no_click = _filter(chain, clicks)
+    return jnp.where(mask, jnp.where(clicks, log_eps + chain.log_attr, log_no_click), 0.0)
 
 
 def unconditional(chain: Chain) -> Array:
@@ -106,56 +118,80 @@ def unconditional(chain: Chain) -> Array:
     return log_exam + chain.log_attr
 
 
-def _continue(log_k, log_future_next, none_next):
-    """``log(k β_{r+1} + (1 - k) z_{r+1})``: what the rest of the session costs after going on with ``k``."""
-    return jnp.logaddexp(log_k + log_future_next, jnp.where(none_next, log1mexp(log_k), -jnp.inf))
+class Probs(NamedTuple):
+    """The chain's factors as probabilities (the E-step's form), each ``[K, ...]`` (positions first) or
+    broadcastable to it; every ``1 - p`` is given, computed from the logit, so that it keeps its
+    precision near ``p = 1``."""
+
+    attr: Array  # α_r, 0 on padding
+    not_attr: Array  # 1 - α_r, 1 on padding
+    skip_cont: Array  # k⁰_r, 1 on padding
+    skip_stop: Array  # 1 - k⁰_r, 0 on padding
+    branch: tuple  # B x P(b | C_r = 1)
+    branch_cont: tuple  # B x k_b
+    branch_stop: tuple  # B x 1 - k_b
 
 
-def _shift(x, last):
-    """``x_{r+1}`` along the last axis, with ``last`` after the end."""
-    return jnp.concatenate([x[..., 1:], jnp.full_like(x[..., :1], last)], axis=-1)
+def make_probs(attr, not_attr, skip_cont, skip_stop, branch, branch_cont, branch_stop, mask) -> Probs:
+    """A ``Probs`` with padding made transparent (never attractive, always passed)."""
+    return Probs(jnp.where(mask, attr, 0.0), jnp.where(mask, not_attr, 1.0), jnp.where(mask, skip_cont, 1.0),
+                 jnp.where(mask, skip_stop, 0.0), tuple(branch), tuple(branch_cont), tuple(branch_stop))
 
 
-def log_future(chain: Chain, clicks: Array) -> tuple[Array, Array]:
-    """``(log β_r, z_r)``: ``log P(C_≥r | E_r = 1)`` and whether no click is at ``r`` or below."""
-
-    def step(carry, x):
-        log_future_next, none_next = carry
-        log_attr, log_not_attr, log_skip, log_branch, log_branch_cont, click = x
-        after_click = log_attr + _log_sum([w + _continue(k, log_future_next, none_next)
-                                           for w, k in zip(log_branch, log_branch_cont)])
-        after_skip = log_not_attr + _continue(log_skip, log_future_next, none_next)
-        out = (jnp.where(click, after_click, after_skip), none_next & ~click)
-        return out, out
-
-    batch = clicks.shape[:-1]
-    init = (jnp.zeros(batch, chain.log_attr.dtype), jnp.ones(batch, bool))
-    return _scan(step, init, (chain.log_attr, chain.log_not_attr, chain.log_skip_cont, chain.log_branch,
-                              chain.log_branch_cont, clicks), reverse=True)
+def _ratio(num, den):
+    """``num / den``, 0 where ``den = 0`` (a continuation the clicks make impossible either way)."""
+    return num / jnp.where(den > 0, den, 1.0)
 
 
-def posterior(chain: Chain, clicks: Array) -> Posterior:
-    """The E-step's posteriors of one or many sessions (forward–backward, in log space)."""
-    log_eps = log_examination(chain, clicks)
-    log_beta, none = log_future(chain, clicks)
-    log_beta_next, none_next = _shift(log_beta, 0.0), _shift(none, True)
-    log_unexamined = jnp.where(none, log1mexp(log_eps), -jnp.inf)  # log P(E_r = 0, C_≥r | C_<r)
-    log_norm = jnp.logaddexp(log_eps + log_beta, log_unexamined)  # log P(C_≥r | C_<r)
-    base = log_eps - log_norm
+def posterior(chain: Probs, clicks: Array) -> Posterior:
+    """The E-step's posteriors of many sessions, **positions on the first axis** (``[K, S]``, the layout
+    in which each step of the passes below reads contiguous rows), in probability space: no logarithm,
+    and nothing underflows (every quantity is a conditional probability or a ratio of them).
 
-    def prob(log_value, where):
-        return jnp.where(where, jnp.exp(log_value), 0.0)
+    Every position up to the last click ``l`` is examined. Below it no position is clicked:
+    ``u_r = P(no click at ≥ r | E_r = 1) = (1 - α_r)(1 - k⁰_r + k⁰_r u_{r+1})`` (``u_K = 1``). The user
+    goes on from ``r`` with ``g_r / (g_r + h_r)`` given ``E_r = 1`` and all clicks, where ``g``, ``h``
+    weigh going on and stopping: with ``v_r = u_{r+1}``, ``s_r = 1`` at or below ``l`` and ``v_r = 1``,
+    ``s_r = 0`` above it (a later click forces going on), ``g = k⁰ v``, ``h = (1 - k⁰) s`` after no click
+    and ``g = Σ_b P(b) k_b v``, ``h = Σ_b P(b)(1 - k_b) s`` after one. Then ``P(E_{r+1} = 1 | C) =
+    P(E_r = 1 | C) g_r / (g_r + h_r)`` and ``P(E_{r+1} = 0 | C) = P(E_r = 0 | C) + P(E_r = 1 | C) h_r / (g_r +
+    h_r)``, from ``P(E_0 = 1 | C) = 1`` (a forward pass that accumulates ``1 - P(E = 1 | C)`` from its
+    terms, so that it keeps its precision near 1); a click's branch ``b`` has posterior
+    ``P(b) (k_b v + (1 - k_b) s) / (g + h)``, of which ``P(b) k_b v / (g + h)`` goes on."""
+    k = clicks.shape[0]
+    shape = clicks.shape
+    full = lambda x: jnp.broadcast_to(x, shape)  # noqa: E731
 
-    skip_base = base + chain.log_not_attr
-    click_base = base + chain.log_attr
+    def back(u_next, x):
+        not_attr, cont, stop = x
+        return not_attr * (stop + cont * u_next), u_next
+
+    ones = jnp.ones(shape[1:], chain.attr.dtype)
+    _, u_next = jax.lax.scan(back, ones, (full(chain.not_attr), full(chain.skip_cont), full(chain.skip_stop)),
+                             reverse=True)
+    ranks = jnp.arange(k).reshape((k,) + (1,) * (len(shape) - 1))
+    below = ranks >= jnp.max(jnp.where(clicks, ranks, -1), axis=0)  # no click after r
+    v, s = jnp.where(below, u_next, 1.0), below.astype(ones.dtype)
+    branch_go = tuple(w * c * v for w, c in zip(chain.branch, chain.branch_cont))
+    branch_stop = tuple(w * t * s for w, t in zip(chain.branch, chain.branch_stop))
+    go = jnp.where(clicks, sum(branch_go), chain.skip_cont * v)
+    stop = jnp.where(clicks, sum(branch_stop), chain.skip_stop * s)
+    den = go + stop
+    go, stop = _ratio(go, den), _ratio(stop, den)
+
+    def forward(carry, x):
+        examined, unexamined = carry
+        go, stop = x
+        out = (examined * go, unexamined + examined * stop)
+        return out, (examined, unexamined, out[0])
+
+    _, (examined, unexamined, examined_next) = jax.lax.scan(forward, (ones, jnp.zeros_like(ones)), (go, stop))
     return Posterior(
-        not_examined=jnp.exp(log_unexamined - log_norm),
-        skip=prob(skip_base + _continue(chain.log_skip_cont, log_beta_next, none_next), ~clicks),
-        skip_cont=prob(skip_base + chain.log_skip_cont + log_beta_next, ~clicks),
-        branch=tuple(prob(click_base + w + _continue(k, log_beta_next, none_next), clicks)
-                     for w, k in zip(chain.log_branch, chain.log_branch_cont)),
-        branch_cont=tuple(prob(click_base + w + k + log_beta_next, clicks)
-                          for w, k in zip(chain.log_branch, chain.log_branch_cont)),
+        not_examined=unexamined,
+        skip=jnp.where(clicks, 0.0, examined),
+        skip_cont=jnp.where(clicks, 0.0, examined_next),
+        branch=tuple(jnp.where(clicks, _ratio(g + t, den), 0.0) for g, t in zip(branch_go, branch_stop)),
+        branch_cont=tuple(jnp.where(clicks, _ratio(g, den), 0.0) for g in branch_go),
     )
 
 

@@ -6,7 +6,8 @@ satisfies with ``σ_qd``; a satisfied user stops, any other goes on with ``γ`` 
 ``jaxrank.click_models.chain`` with ``k⁰ = γ`` and, after a click, the branches "satisfied"
 (``P = σ``, ``k = 0``) and "not satisfied" (``P = 1 - σ``, ``k = γ``)).
 
-EM with the exact posteriors of the chain's forward–backward pass (``chain.posterior``). The latent
+EM with the exact posteriors of the chain (``chain.posterior``, in probability space from the last
+click: above it every position is examined and every click unsatisfied). The latent
 variables are ``A_r`` at every shown position, ``S_r`` at every click and ``E_{r+1}`` after every
 examined, unsatisfied position that has a position below it; each is a Bernoulli trial of its
 parameter, so per iteration
@@ -28,7 +29,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxrank.click_models import chain
-from jaxrank.click_models.base import (ClickModel, Statistics, check_sizes, filled, log_probs, observed, pair_sum,
+from jaxrank.click_models.base import (ClickModel, Statistics, check_sizes, filled, gather_rows, log_probs, pair_sum,
                                        shown_log_probs, total)
 from jaxrank.data.sessions import SessionLog
 from jaxrank.types import Array, PRNGKey
@@ -57,7 +58,7 @@ def _chain(params: DBNParams, pairs: Array, mask: Array) -> chain.Chain:
 
 
 def conditional_log_probs(params: DBNParams, log: SessionLog) -> Array:
-    return observed(chain.conditional(_chain(params, log.pair, log.mask), log.clicks), log.clicks, log.mask)
+    return chain.observed(_chain(params, log.pair, log.mask), log.clicks, log.mask)
 
 
 def click_log_probs(params: DBNParams, log: SessionLog) -> Array:
@@ -76,23 +77,45 @@ def sample(key: PRNGKey, params: DBNParams, pairs: Array, mask: Array) -> Array:
     return chain.sample(key, _chain(params, pairs, mask))
 
 
-def statistics(params: DBNParams, log: SessionLog) -> Statistics:
-    post = chain.posterior(_chain(params, log.pair, log.mask), log.clicks)
-    attr = jnp.where(log.clicks, 1.0, jax.nn.sigmoid(params.attraction[log.pair]) * post.not_examined)
-    satisfied, unsatisfied = post.branch
-    _, unsatisfied_cont = post.branch_cont
-    has_next = jnp.concatenate([log.mask[..., 1:], jnp.zeros_like(log.mask[..., :1])], axis=-1)
-    dtype = params.attraction.dtype
+def _probs(params: DBNParams, pair: Array, mask: Array) -> chain.Probs:
+    """The chain in probability space (the E-step's form): one gather of ``(α, 1 - α, σ, 1 - σ)`` rows."""
+    tables = [jax.nn.sigmoid(sign * x) for x in (params.attraction, params.satisfaction) for sign in (1, -1)]
+    attr, not_attr, sat, not_sat = gather_rows(tables, pair)
+    gamma, not_gamma = jax.nn.sigmoid(params.continuation), jax.nn.sigmoid(-params.continuation)
+    zero = jnp.zeros((), gamma.dtype)
+    return chain.make_probs(attr, not_attr, gamma, not_gamma, (sat, not_sat), (zero, gamma), (1.0 - zero, not_gamma),
+                            mask)
+
+
+def counts(params: DBNParams, log: SessionLog) -> Statistics:
+    """What does not depend on the parameters: a click is an attraction, every position a trial of ``α``,
+    every click one of ``σ``."""
+    dtype, size = params.attraction.dtype, params.attraction.shape[0]
     ones = jnp.ones(log.mask.shape, dtype)
     clicked = log.clicks & log.mask
+    zero = jnp.zeros((size,), dtype)
+    return Statistics(DBNParams(pair_sum(ones, log.pair, clicked, size), zero, jnp.zeros((), dtype)),
+                      DBNParams(pair_sum(ones, log.pair, log.mask, size), pair_sum(ones, log.pair, clicked, size),
+                                jnp.zeros((), dtype)))
+
+
+def statistics(params: DBNParams, log: SessionLog) -> Statistics:
+    """The rest of the E-step (``counts`` adds the part that does not depend on the parameters)."""
+    pair, clicks, mask = log.pair.T, log.clicks.T, log.mask.T  # positions first: see chain.posterior
+    probs = _probs(params, pair, mask)
+    post = chain.posterior(probs, clicks)
+    attr = probs.attr * post.not_examined  # P(A_r = 1 | C) off the clicks (0 above the last click)
+    satisfied, unsatisfied = post.branch
+    _, unsatisfied_cont = post.branch_cont
+    has_next = jnp.concatenate([mask[1:], jnp.zeros_like(mask[:1])])
     size = params.attraction.shape[0]
+    # α's numerator off the clicks and σ's on them: one segment sum over [α | σ] (each is 0 where the other is not).
+    both = pair_sum(attr + satisfied, pair + size * clicks, mask, 2 * size)
     return Statistics(
-        DBNParams(pair_sum(attr, log.pair, log.mask, size), pair_sum(satisfied, log.pair, clicked, size),
-                  total(post.skip_cont + unsatisfied_cont, has_next)),
-        DBNParams(pair_sum(ones, log.pair, log.mask, size), pair_sum(ones, log.pair, clicked, size),
-                  total(post.skip + unsatisfied, has_next)))
+        DBNParams(both[:size], both[size:], total(post.skip_cont + unsatisfied_cont, has_next)),
+        DBNParams(jnp.zeros_like(both[:size]), jnp.zeros_like(both[:size]), total(post.skip + unsatisfied, has_next)))
 
 
 def make() -> ClickModel:
     return ClickModel("dbn", init, conditional_log_probs, click_log_probs, click_probs, relevance, sample, statistics,
-                      FITTING)
+                      FITTING, counts)

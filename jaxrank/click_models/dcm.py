@@ -18,8 +18,8 @@ import jax
 import jax.numpy as jnp
 
 from jaxrank.click_models import chain
-from jaxrank.click_models.base import (ClickModel, Statistics, check_sizes, filled, last_click, log_probs, observed,
-                                       pair_sum, rank_sum, rank_table, shown_log_probs)
+from jaxrank.click_models.base import (ClickModel, Statistics, check_sizes, filled, last_click, log_probs, pair_sum,
+                                       rank_sum, rank_table, shown_log_probs)
 from jaxrank.data.sessions import SessionLog
 from jaxrank.types import Array, PRNGKey
 
@@ -45,7 +45,7 @@ def _chain(params: DCMParams, pairs: Array, mask: Array) -> chain.Chain:
 
 
 def conditional_log_probs(params: DCMParams, log: SessionLog) -> Array:
-    return observed(chain.conditional(_chain(params, log.pair, log.mask), log.clicks), log.clicks, log.mask)
+    return chain.observed(_chain(params, log.pair, log.mask), log.clicks, log.mask)
 
 
 def click_log_probs(params: DCMParams, log: SessionLog) -> Array:

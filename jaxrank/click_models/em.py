@@ -3,10 +3,12 @@ Rijke, *Click Models for Web Search*, 2015, ch. 4; PyClick's ``EMInference`` / `
 
 One iteration is the model's batched E-step (``ClickModel.statistics``: expected sufficient statistics
 of every session at once, summed per pair with ``jax.ops.segment_sum`` and per rank) followed by the
-M-step ``jaxrank.click_models.base.maximize``. PyClick's conventions: parameters start at 0.5, 50
-iterations, pseudo-counts ``(1, 2)`` and a cap of ``1 - 10⁻⁶``. A model fitted by counting (GCTR,
-RCTR, DCTR, CM, DCM, SDBN) has statistics that do not depend on the parameters, so ``fit_em`` does one
-M-step for it (PyClick's single MLE pass) whatever ``num_iterations`` says.
+M-step ``jaxrank.click_models.base.maximize``. What does not depend on the parameters' values
+(``ClickModel.counts``: impressions, clicks) is summed once, before the iterations, and added to
+every iteration's statistics. PyClick's conventions: parameters start at 0.5, 50 iterations,
+pseudo-counts ``(1, 2)`` and a cap of ``1 - 10⁻⁶``. A model fitted by counting (GCTR, RCTR, DCTR, CM,
+DCM, SDBN) has statistics that do not depend on the parameters, so ``fit_em`` does one M-step for it
+(PyClick's single MLE pass) whatever ``num_iterations`` says.
 
 ``init``, ``cap`` and ``prior`` are array leaves, so ``jax.vmap(fit_em)`` over them (or over logs of one
 shape, with ``num_pairs`` given) compiles once.
@@ -14,13 +16,14 @@ shape, with ``num_pairs`` given) compiles once.
 Chunks: the E-step visits the sessions ``chunk_size`` at a time (a ``lax.scan`` inside each
 iteration over slices of the log, read in place), so its scratch memory is that of one chunk, and
 each chunk's statistics are summed before they join the running total. The default,
-``DEFAULT_CHUNK_SIZE`` sessions, bounds the E-step's scratch to a few megabytes whatever the log's
-size (on the whole log at once it is some tens of ``[S, K]`` arrays), at about the same speed on
-CPU (``benchmarks/click_models.py``: 3.4 s vs 3.8 s per DBN iteration on 10⁶ sessions);
-``chunk_size=None`` visits every session at once. Statistics are summed in the parameters' dtype:
-without chunks, a float32 count of one parameter stops growing exactly past ``2^24`` (≈ 1.7·10⁷)
-events, e.g. GCTR on a 10⁷-session log; chunks keep the error of such counts near ``10⁻⁴``
-relative, float64 (``jax.enable_x64``) removes it.
+``DEFAULT_CHUNK_SIZE`` sessions, bounds the E-step's scratch to some tens of megabytes whatever the
+log's size (on the whole log at once it is some tens of ``[S, K]`` arrays); on CPU it was among
+the fastest of the sizes measured (4,096 to 131,072 sessions: small chunks pay a scan step each,
+large ones leave the cache; ``benchmarks/notes.md``: 0.60 s per DBN iteration on 10⁶ sessions of 10
+positions, 2.3 s on the whole log at once, on 2 loaded cores); ``chunk_size=None`` visits every
+session at once. Statistics are summed in the parameters' dtype: without chunks, a float32 count of one
+parameter stops growing exactly past ``2^24`` (≈ 1.7·10⁷) events, e.g. GCTR on a 10⁷-session log;
+chunks keep the error of such counts near ``10⁻⁴`` relative, float64 (``jax.enable_x64``) removes it.
 """
 
 import functools
@@ -32,11 +35,11 @@ from jaxrank.click_models.base import PRIOR, PROB_CAP, ClickModel, check_fit_log
 from jaxrank.data.sessions import SessionLog
 from jaxrank.utils.checks import check_int
 
-DEFAULT_CHUNK_SIZE = 2048  # sessions per E-step chunk: bounded scratch memory (see the module docstring)
+DEFAULT_CHUNK_SIZE = 16384  # sessions per E-step chunk: bounded scratch memory (see the module docstring)
 
 
-def chunked_statistics(model: ClickModel, params, log: SessionLog, chunk_size: int):
-    """The model's statistics of ``log`` summed over chunks of ``chunk_size <= S`` sessions (``lax.scan``).
+def chunked_statistics(statistics, params, log: SessionLog, chunk_size: int):
+    """``statistics(params, chunk)`` summed over chunks of ``chunk_size <= S`` sessions (``lax.scan``).
 
     Chunk ``c`` reads rows ``[c·n, c·n + n)`` of the log in place (``lax.dynamic_slice``, no padded copy);
     the last one starts at ``S - n`` instead and leaves out, as empty sessions, the rows an earlier
@@ -52,26 +55,42 @@ def chunked_statistics(model: ClickModel, params, log: SessionLog, chunk_size: i
                             clicks=take(log.clicks) & fresh[:, None], mask=take(log.mask) & fresh[:, None])
 
     def add(total, c):
-        return jax.tree.map(jnp.add, total, model.statistics(params, one(c))), None
+        return jax.tree.map(jnp.add, total, statistics(params, one(c))), None
 
-    shapes = jax.eval_shape(model.statistics, params, one(0))
+    shapes = jax.eval_shape(statistics, params, one(0))
     zeros = jax.tree.map(lambda s: jnp.zeros(s.shape, s.dtype), shapes)
     return jax.lax.scan(add, zeros, jnp.arange(num_chunks))[0]
 
 
-def em_step(model: ClickModel, params, log: SessionLog, *, prior=PRIOR, cap=PROB_CAP, chunk_size=None):
+def _summed(statistics, params, log: SessionLog, chunk_size):
+    return statistics(params, log) if chunk_size is None else chunked_statistics(statistics, params, log, chunk_size)
+
+
+def counts(model: ClickModel, params, log: SessionLog, *, chunk_size=None):
+    """The part of the E-step's statistics that does not depend on the parameters' values
+    (``ClickModel.counts``; ``None`` for a model without one), summed once for all iterations."""
+    return None if model.counts is None else _summed(model.counts, params, log, chunk_size)
+
+
+def em_step(model: ClickModel, params, log: SessionLog, *, prior=PRIOR, cap=PROB_CAP, chunk_size=None, fixed=None):
     """One EM iteration (E-step statistics, then the M-step): the next ``params``. With ``chunk_size``
-    (at most the number of sessions) the E-step runs chunk by chunk (``chunked_statistics``)."""
-    stats = model.statistics(params, log) if chunk_size is None else chunked_statistics(model, params, log, chunk_size)
+    (at most the number of sessions) the E-step runs chunk by chunk (``chunked_statistics``); ``fixed``
+    is ``counts(model, params, log)`` when already summed (computed here otherwise)."""
+    stats = _summed(model.statistics, params, log, chunk_size)
+    if fixed is None:
+        fixed = counts(model, params, log, chunk_size=chunk_size)
+    if fixed is not None:
+        stats = jax.tree.map(jnp.add, fixed, stats)
     return maximize(stats, params, prior=prior, cap=cap)
 
 
 @functools.partial(jax.jit, static_argnames=("model", "num_iterations", "num_pairs", "dtype", "chunk_size"))
 def _fit(log, init, cap, prior, *, model, num_iterations, num_pairs, dtype, chunk_size):
     params = model.init(num_pairs, log.pair.shape[-1], prob=init, dtype=dtype)
+    fixed = counts(model, params, log, chunk_size=chunk_size)
 
     def iteration(params, _):
-        return em_step(model, params, log, prior=prior, cap=cap, chunk_size=chunk_size), None
+        return em_step(model, params, log, prior=prior, cap=cap, chunk_size=chunk_size, fixed=fixed), None
 
     params, _ = jax.lax.scan(iteration, params, None, length=num_iterations)
     return params

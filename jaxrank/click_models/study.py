@@ -29,7 +29,7 @@ from jaxrank import lanes
 from jaxrank.click_models import gradient as gradient_lib
 from jaxrank.click_models import parametrization as param_lib
 from jaxrank.click_models.base import PRIOR, PROB_CAP, ClickModel, check_fit_log
-from jaxrank.click_models.em import DEFAULT_CHUNK_SIZE, em_step
+from jaxrank.click_models.em import DEFAULT_CHUNK_SIZE, counts, em_step
 from jaxrank.data.sessions import SessionLog
 from jaxrank.types import Array
 from jaxrank.utils.checks import check_choice, check_int
@@ -76,9 +76,11 @@ def em_study(model: ClickModel, *, num_pairs: int, chunk_size: Optional[int] = N
 
     def advance(carry, chunk, data, lane_data):
         log = _inputs(data, lane_data).log
+        fixed = counts(model, carry.params, log, chunk_size=chunk_size)  # once for the chunk's iterations
 
         def iteration(params, _):
-            return em_step(model, params, log, prior=carry.prior, cap=carry.cap, chunk_size=chunk_size), None
+            return em_step(model, params, log, prior=carry.prior, cap=carry.cap, chunk_size=chunk_size,
+                           fixed=fixed), None
 
         return carry._replace(params=jax.lax.scan(iteration, carry.params, chunk)[0])
 

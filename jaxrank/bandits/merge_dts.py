@@ -53,7 +53,6 @@ from jaxrank.bandits.base import copeland_guess, duel, record_duel
 from jaxrank.types import Bandit, StepInfo
 from jaxrank.utils import log_prob_beta_at_least_half, prng, random_argmax, random_argmin, random_choice
 from jaxrank.utils.checks import check_int, check_number
-from jaxrank.utils.choice import first_passing
 
 # The authors' tuned setting for the large-scale runs ("MergeDTSBest" in their individual_run.py):
 # α = 0.8⁶, C = 4·10⁵, M = 16, whose merged batches of up to 24 arms need 24 slots.
@@ -90,6 +89,10 @@ class MergeDTSState(NamedTuple):
     alpha: jax.Array  # [] f32, UCB exploration α
     log_c: jax.Array  # [] f32, ln C
     partition_size: jax.Array  # [] f32, M
+    # The batches gathered into slots, rebuilt only when they change (merges, with_partition, with_wins):
+    members: jax.Array  # [K, S] i32, active arms of each label at the last rebuild, ascending; K pads
+    block_wins: jax.Array  # [K, S, S] f32, W among a label's members in slot order (diagonal unread)
+    block_beat: jax.Array  # [K, S, S] f32, beat_prob among them (a < b read)
 
 
 def init(key, num_arms: int, *, alpha=HPARAMS["alpha"], epsilon=HPARAMS["epsilon"],
@@ -119,11 +122,49 @@ def init(key, num_arms: int, *, alpha=HPARAMS["alpha"], epsilon=HPARAMS["epsilon
     alpha32, c32 = jnp.asarray(alpha, jnp.float32), jnp.asarray(c, jnp.float32)
     # ln C from (α, ε, K); read only when c == 0, where α > 1/2 was checked (a traced α <= 1/2 uses α = 1).
     derived = _merge.log_c_constant(jnp.where(alpha32 > 0.5, alpha32, 1.0), epsilon, num_arms)
-    return MergeDTSState(
+    members = jnp.zeros((num_arms, slots), jnp.int32)
+    return _rebuild(MergeDTSState(
         wins=state.wins, beat_prob=jnp.full((num_arms, num_arms), 0.5, jnp.float32), batch=state.batch,
         active=state.active, sizes=state.sizes, cursor=state.cursor, stage=state.stage, t=state.t,
         alpha=alpha32, log_c=jnp.where(c32 > 0, jnp.log(jnp.maximum(c32, 1e-30)), derived),
-        partition_size=state.partition_size)
+        partition_size=state.partition_size, members=members,
+        block_wins=jnp.zeros((num_arms, slots, slots), jnp.float32),
+        block_beat=jnp.zeros((num_arms, slots, slots), jnp.float32)))
+
+
+def _slot_cache(batch, active, wins, beat_prob, slots: int) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """``(members [K, S], block_wins [K, S, S], block_beat [K, S, S])`` of the partition (O(K²))."""
+    num_arms = batch.shape[0]
+    arm = jnp.arange(num_arms, dtype=jnp.int32)
+    same = active[None, :] & (batch[None, :] == batch[:, None]) & (arm[None, :] < arm[:, None])
+    rank = jnp.sum(same, axis=1)  # place of each arm among the active arms of its label
+    row = jnp.where(active, batch, num_arms)  # dropped arms: out of range, not written
+    members = jnp.full((num_arms, slots), num_arms, jnp.int32).at[row, rank].set(arm, mode="drop")
+    lo, hi = members[:, :, None], members[:, None, :]
+    return (members, wins.at[lo, hi].get(mode="fill", fill_value=0.0),
+            beat_prob.at[lo, hi].get(mode="fill", fill_value=0.5))
+
+
+def _rebuild(state: MergeDTSState) -> MergeDTSState:
+    """``state`` with its slot cache recomputed from ``batch``, ``active``, ``wins`` and ``beat_prob``."""
+    cache = _slot_cache(state.batch, state.active, state.wins, state.beat_prob, state.members.shape[1])
+    return state._replace(members=cache[0], block_wins=cache[1], block_beat=cache[2])
+
+
+def _rebuild_if(state: MergeDTSState, do: jax.Array) -> MergeDTSState:
+    """``_rebuild(state)`` if ``do``, in a loop of at most one trip, so that under ``vmap`` only steps
+    where some lane merges pay. Its inputs are masked by the loop's flag, else XLA would hoist the
+    O(K²) work out of the loop, which does not change them."""
+
+    def body(carry):
+        pending = carry[3]
+        batch, active = jnp.where(pending, state.batch, -1), state.active & pending
+        cache = _slot_cache(batch, active, state.wins, state.beat_prob, state.members.shape[1])
+        return (*cache, jnp.zeros((), bool))
+
+    init = (state.members, state.block_wins, state.block_beat, do)
+    members, block_wins, block_beat, _ = jax.lax.while_loop(lambda carry: carry[3], body, init)
+    return state._replace(members=members, block_wins=block_wins, block_beat=block_beat)
 
 
 def _prob_beats(wins_ij: jax.Array, wins_ji: jax.Array) -> jax.Array:
@@ -134,13 +175,13 @@ def _prob_beats(wins_ij: jax.Array, wins_ji: jax.Array) -> jax.Array:
 def with_wins(state: MergeDTSState, wins: jax.Array) -> MergeDTSState:
     """``state`` with the scoresheet ``wins [K, K]`` and its ``beat_prob`` recomputed (O(K²))."""
     wins = jnp.asarray(wins, jnp.float32)
-    return state._replace(wins=wins, beat_prob=_prob_beats(wins, wins.T))
+    return _rebuild(state._replace(wins=wins, beat_prob=_prob_beats(wins, wins.T)))
 
 
 def with_partition(state: MergeDTSState, batch: jax.Array, active: jax.Array) -> MergeDTSState:
     """``state`` with the batch labels ``batch [K]`` and surviving arms ``active [K]`` (sizes recomputed)."""
     batch, active = jnp.asarray(batch, jnp.int32), jnp.asarray(active, bool)
-    return state._replace(batch=batch, active=active, sizes=_merge.batch_sizes(batch, active))
+    return _rebuild(state._replace(batch=batch, active=active, sizes=_merge.batch_sizes(batch, active)))
 
 
 def _is_threefry(key) -> bool:
@@ -170,18 +211,17 @@ def pair_index(slots: int) -> np.ndarray:
     return index + index.T
 
 
-def tournament_scores(u_pairs: jax.Array, beat_prob: jax.Array, members: jax.Array, live: jax.Array) -> jax.Array:
-    """``[S]`` ``#{b live : θ_ab > 1/2}`` for the arms ``members [S]`` (ascending) of the batch.
+def tournament_scores(u_pairs: jax.Array, block_beat: jax.Array, live: jax.Array) -> jax.Array:
+    """``[S]`` ``#{b live : θ_ab > 1/2}`` for the slots of a batch whose arms ascend with the slot.
 
     ``θ`` is one antisymmetric Thompson sample: for slots ``a < b`` the event ``θ_ab > 1/2`` is
-    ``u_pairs[pair(a, b)] < beat_prob[m_a, m_b]`` (probability ``P(Beta(W_ab + 1, W_ba + 1) > 1/2)``)
-    and ``θ_ba > 1/2`` is its complement; ``θ_aa`` never counts.
+    ``u_pairs[pair(a, b)] < block_beat[a, b]`` (``P(Beta(W_ab + 1, W_ba + 1) > 1/2)`` of the slots'
+    arms) and ``θ_ba > 1/2`` is its complement; ``θ_aa`` never counts; ``block_beat`` is ``[S, S]``,
+    read above the diagonal.
     """
-    slots = jnp.arange(members.shape[0])
+    slots = jnp.arange(live.shape[0])
     above = slots[:, None] < slots[None, :]
-    lo = jnp.where(above, members[:, None], members[None, :])
-    hi = jnp.where(above, members[None, :], members[:, None])
-    below = u_pairs[pair_index(members.shape[0])] < beat_prob[lo, hi]
+    below = u_pairs[pair_index(live.shape[0])] < jnp.where(above, block_beat, block_beat.T)
     beats = jnp.where(above, below, ~below) & (slots[:, None] != slots[None, :]) & live[None, :]
     return jnp.sum(beats, axis=1).astype(jnp.float32)
 
@@ -260,31 +300,51 @@ def step(key, state: MergeDTSState, env, *, slots: int = OPTIONS["slots"]):
     num_arms = state.batch.shape[0]
     t = state.t + 1
 
-    # The next batch in round-robin order (as MergeRUCB); B's arms gathered into S slots.
-    current, in_batch, has_batch = _merge.visited_batch(state.sizes, state.cursor, state.active, state.batch)
+    # The next batch in round-robin order (as MergeRUCB); its arms and blocks from the slot cache.
+    current = _merge.next_batch(state.sizes, state.cursor)
+    has_batch = state.sizes[current] >= 2
     slot = jnp.arange(slots)
-    members = jax.vmap(first_passing, in_axes=(None, 0))(in_batch.astype(jnp.int32), slot)  # [S] ascending
-    filled = slot < jnp.sum(in_batch)
+    members = state.members[current]  # [S] ascending, K pads
+    block = state.block_wins[current]  # [S, S] W_ab of the slots' arms
+    cached = state.active.at[members].get(mode="fill", fill_value=False)  # pads and dropped arms: False
+    filled = cached & has_batch
 
     # Drop the arms of B that some arm of B beats confidently (U on B's S x S block only).
-    block = state.wins[members[:, None], members[None, :]]
     dropped = _merge.prune(filled, _merge.upper_bounds(block, t, state.alpha, state.log_c))  # [S]
     live = filled & ~dropped
-    active = state.active & ~jnp.zeros(num_arms, bool).at[members].max(dropped)
+    active = state.active.at[members].set(cached & ~dropped, mode="drop")
 
     # First candidate: the Copeland winner of B under one Thompson sample. Second: the arm of B the
     # first most plausibly beats (lowest sampled θ⁽²⁾_jc). Without a batch, a surviving arm duels itself.
-    scores = tournament_scores(u_pairs, state.beat_prob, members, live)
+    block_beat = state.block_beat[current]  # [S, S] beat_prob of the slots' arms (a < b read)
+    scores = tournament_scores(u_pairs, block_beat, live)
     first_slot = random_argmax(u_first, scores, live)
     first = jnp.where(has_batch, members[first_slot], random_choice(u_first, active))
-    theta = beta_sample(prng.fold_in(key, 2), u_gamma, state.wins[members, first] + 1.0,
-                        state.wins[first, members] + 1.0)
+    theta = beta_sample(prng.fold_in(key, 2), u_gamma, block[:, first_slot] + 1.0, block[first_slot, :] + 1.0)
     rivals = live & (slot != first_slot)
-    second = jnp.where(has_batch & jnp.any(rivals), members[random_argmin(u_second, theta, rivals)], first)
+    second_slot = random_argmin(u_second, theta, rivals)
+    paired = has_batch & jnp.any(rivals)
+    second = jnp.where(paired, members[second_slot], first)
     first_won = duel(key, env, u_duel, first, second)
     wins = record_duel(state.wins, first, second, first_won)
     lo, hi = jnp.minimum(first, second), jnp.maximum(first, second)
-    beat_prob = state.beat_prob.at[lo, hi].set(_prob_beats(wins[lo, hi], wins[hi, lo]))  # only i < j is read
+    prob = _prob_beats(wins[lo, hi], wins[hi, lo])
+    beat_prob = state.beat_prob.at[lo, hi].set(prob)  # only i < j is read
+
+    # B's rows of the slot cache: the duel's two entries (slots ascend with the arms, so lo has the
+    # lower slot), then the dropped arms squeezed out, the survivors keeping their order.
+    win_slot, lose_slot = jnp.where(first_won, first_slot, second_slot), jnp.where(first_won, second_slot, first_slot)
+    block = block.at[win_slot, lose_slot].add(paired.astype(jnp.float32))
+    low_slot, high_slot = jnp.minimum(first_slot, second_slot), jnp.maximum(first_slot, second_slot)
+    block_beat = block_beat.at[low_slot, high_slot].set(jnp.where(paired, prob, block_beat[low_slot, high_slot]))
+    kept = cached & ~dropped
+    place = jnp.cumsum(kept) - 1  # new slot of each kept slot
+    source = jnp.argmax(kept[None, :] & (place[None, :] == slot[:, None]), axis=1)  # [S] old slot of each new one
+    full = slot < jnp.sum(kept)
+    both = full[:, None] & full[None, :]
+    members = jnp.where(full, members[source], num_arms)
+    block = jnp.where(both, block[source[:, None], source[None, :]], 0.0)
+    block_beat = jnp.where(both, block_beat[source[:, None], source[None, :]], 0.5)
 
     # End of stage s: at most K / 2^s arms left (or only singletons): merge, maybe twice.
     sizes = state.sizes.at[current].add(-jnp.sum(dropped).astype(jnp.float32))
@@ -295,8 +355,10 @@ def step(key, state: MergeDTSState, env, *, slots: int = OPTIONS["slots"]):
 
     new_state = state._replace(
         wins=wins, beat_prob=beat_prob, batch=batch, active=active, sizes=sizes, t=t,
-        cursor=jnp.where(has_batch, current, state.cursor), stage=state.stage + do_merge.astype(jnp.int32))
-    return new_state, StepInfo(first, second, first_won)
+        cursor=jnp.where(has_batch, current, state.cursor), stage=state.stage + do_merge.astype(jnp.int32),
+        members=state.members.at[current].set(members), block_wins=state.block_wins.at[current].set(block),
+        block_beat=state.block_beat.at[current].set(block_beat))
+    return _rebuild_if(new_state, do_merge), StepInfo(first, second, first_won)
 
 
 def best_arm(key, state: MergeDTSState) -> jax.Array:

@@ -151,20 +151,20 @@ def _rebuild(state: MergeDTSState) -> MergeDTSState:
     return state._replace(members=cache[0], block_wins=cache[1], block_beat=cache[2])
 
 
-def _rebuild_if(state: MergeDTSState, do: jax.Array) -> MergeDTSState:
-    """``_rebuild(state)`` if ``do``, in a loop of at most one trip, so that under ``vmap`` only steps
-    where some lane merges pay. Its inputs are masked by the loop's flag, else XLA would hoist the
-    O(K²) work out of the loop, which does not change them."""
+def _merge_and_rebuild(state: MergeDTSState, do_merge: jax.Array, u_first, u_second) -> MergeDTSState:
+    """MergeRUCB's end-of-stage merge (``merge_rucb.stage_merge``: one pass, a second if a batch of
+    at most M/2 arms is left) with the slot cache rebuilt after each pass, in one loop that takes no
+    trip unless some lane merges."""
 
     def body(carry):
-        pending = carry[3]
-        batch, active = jnp.where(pending, state.batch, -1), state.active & pending
-        cache = _slot_cache(batch, active, state.wins, state.beat_prob, state.members.shape[1])
-        return (*cache, jnp.zeros((), bool))
+        merged = _merge._stage_merge_step(carry[0])
+        return merged, _slot_cache(merged[0], state.active, state.wins, state.beat_prob, state.members.shape[1])
 
-    init = (state.members, state.block_wins, state.block_beat, do)
-    members, block_wins, block_beat, _ = jax.lax.while_loop(lambda carry: carry[3], body, init)
-    return state._replace(members=members, block_wins=block_wins, block_beat=block_beat)
+    merge = (state.batch, state.sizes, jnp.where(do_merge, 1, 0).astype(jnp.int32), state.active, u_first, u_second,
+             state.partition_size)
+    init = (merge, (state.members, state.block_wins, state.block_beat))
+    merge, cache = jax.lax.while_loop(lambda carry: _merge._stage_merge_continues(carry[0]), body, init)
+    return state._replace(batch=merge[0], sizes=merge[1], members=cache[0], block_wins=cache[1], block_beat=cache[2])
 
 
 def _prob_beats(wins_ij: jax.Array, wins_ji: jax.Array) -> jax.Array:
@@ -261,13 +261,27 @@ def _gamma_redraw(key, shape: jax.Array, sample: jax.Array, missing: jax.Array) 
     return jax.lax.while_loop(lambda c: jnp.any(c[1]), round_, init)[2]
 
 
-def beta_sample(key, u: jax.Array, a: jax.Array, b: jax.Array) -> jax.Array:
+def beta_sample(key, u: jax.Array, a: jax.Array, b: jax.Array, where=None) -> jax.Array:
     """``Beta(a, b)``, ``a, b >= 1`` (``[n]`` each), as ``X / (X + Y)`` of two gammas, from ``u [8n]``
-    (and ``key`` for the rare entries whose two proposals are both rejected). Exact in law."""
+    (and ``key`` for the rare entries whose two proposals are both rejected). Exact in law, on the
+    entries of ``where [n]`` (default all; the others may keep a rejected proposal, so that the redraw
+    loop runs only for entries that are read)."""
     shape = jnp.concatenate([a, b])
     value, ok = _gamma_proposals(u, shape)
-    g = _gamma_redraw(key, shape, value, ~ok)
+    needed = jnp.ones(shape.shape, bool) if where is None else jnp.concatenate([where, where])
+    g = _gamma_redraw(key, shape, value, ~ok & needed)
     return g[: a.shape[0]] / (g[: a.shape[0]] + g[a.shape[0]:])
+
+
+def _exploit_if(idle: jax.Array, first: jax.Array, u: jax.Array, active: jax.Array) -> jax.Array:
+    """``first``, or when ``idle`` (no batch of two arms) a uniformly drawn active arm; the O(K) draw
+    in a loop of at most one trip (under ``vmap``: only on steps where some lane is idle), its input
+    masked by the loop's flag so that XLA does not hoist it out."""
+
+    def body(carry):
+        return random_choice(u, active & carry[1]), jnp.zeros((), bool)
+
+    return jax.lax.while_loop(lambda carry: carry[1], body, (first, idle))[0]
 
 
 def step(key, state: MergeDTSState, env, *, slots: int = OPTIONS["slots"]):
@@ -319,9 +333,9 @@ def step(key, state: MergeDTSState, env, *, slots: int = OPTIONS["slots"]):
     block_beat = state.block_beat[current]  # [S, S] beat_prob of the slots' arms (a < b read)
     scores = tournament_scores(u_pairs, block_beat, live)
     first_slot = random_argmax(u_first, scores, live)
-    first = jnp.where(has_batch, members[first_slot], random_choice(u_first, active))
-    theta = beta_sample(prng.fold_in(key, 2), u_gamma, block[:, first_slot] + 1.0, block[first_slot, :] + 1.0)
+    first = _exploit_if(~has_batch, members[first_slot], u_first, active)
     rivals = live & (slot != first_slot)
+    theta = beta_sample(prng.fold_in(key, 2), u_gamma, block[:, first_slot] + 1.0, block[first_slot, :] + 1.0, rivals)
     second_slot = random_argmin(u_second, theta, rivals)
     paired = has_batch & jnp.any(rivals)
     second = jnp.where(paired, members[second_slot], first)
@@ -351,14 +365,12 @@ def step(key, state: MergeDTSState, env, *, slots: int = OPTIONS["slots"]):
     live_batches = sizes > 0
     few = jnp.sum(active) <= num_arms * jnp.exp2(-state.stage.astype(jnp.float32))
     do_merge = (few | ~jnp.any(sizes >= 2)) & (jnp.sum(live_batches) > 1)
-    batch, sizes = _merge.stage_merge(state.batch, sizes, active, u_merge, u_remerge, state.partition_size, do_merge)
-
     new_state = state._replace(
-        wins=wins, beat_prob=beat_prob, batch=batch, active=active, sizes=sizes, t=t,
+        wins=wins, beat_prob=beat_prob, active=active, sizes=sizes, t=t,
         cursor=jnp.where(has_batch, current, state.cursor), stage=state.stage + do_merge.astype(jnp.int32),
         members=state.members.at[current].set(members), block_wins=state.block_wins.at[current].set(block),
         block_beat=state.block_beat.at[current].set(block_beat))
-    return _rebuild_if(new_state, do_merge), StepInfo(first, second, first_won)
+    return _merge_and_rebuild(new_state, do_merge, u_merge, u_remerge), StepInfo(first, second, first_won)
 
 
 def best_arm(key, state: MergeDTSState) -> jax.Array:

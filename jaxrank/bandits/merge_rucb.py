@@ -270,7 +270,10 @@ def next_batch(sizes, cursor) -> jax.Array:
     num_arms = sizes.shape[0]
     distance = jnp.arange(num_arms, dtype=jnp.int32) - cursor - 1  # in [-K, K): cyclic without an integer mod
     distance = jnp.where(distance < 0, distance + num_arms, distance)
-    return jnp.argmin(jnp.where(sizes >= 2, distance, num_arms)).astype(jnp.int32)
+    # The nearest distance (a plain min, cheaper than an argmin) names the label: cursor + 1 + distance.
+    nearest = jnp.min(jnp.where(sizes >= 2, distance, num_arms))
+    label = cursor + 1 + nearest
+    return jnp.where(nearest < num_arms, jnp.where(label >= num_arms, label - num_arms, label), 0).astype(jnp.int32)
 
 
 def visited_batch(sizes, cursor, active, batch) -> tuple[jax.Array, jax.Array, jax.Array]:

@@ -28,11 +28,17 @@ depends on it.
 Cost: the first candidate needs only the events ``θ_ij > 1/2``, Bernoulli with
 ``beat_prob_ij = P(Beta(W_ij + 1, W_ji + 1) > 1/2)`` (kept for all pairs, refreshed for the
 duelled pair, as in ``jaxrank.bandits.dts``), one uniform per pair of the batch; the second needs
-``2|B|`` gammas (Marsaglia-Tsang, two proposals each from the step's uniforms, exact). The batch
-(at most ``3M/2 <= S`` arms) is gathered into ``S = slots`` slots, so a step costs O(K) elementwise
-work to find it (round robin, as MergeRUCB) and O(S²) on it: pruning bounds only its ``S x S`` block, and
-all of a step's uniforms (but the rare gamma redraws) come from one unrolled Threefry pass
-(``jaxrank.utils.prng``).
+``2|B|`` gammas (Marsaglia-Tsang, two proposals each from the step's uniforms, exact; the redraw
+loop runs only for the rivals' entries). The batches (at most ``3M/2 <= S`` arms) are cached in
+``S = slots`` slots per label (``members``, and the ``S x S`` blocks of ``W`` and ``beat_prob``),
+rebuilt only when batches merge and otherwise updated in place (the duel's two entries, the
+dropped arms squeezed out), so a step finds its batch by one O(K) min over the labels (round
+robin, as MergeRUCB) and works O(S²) on its rows: pruning bounds only its block. The rare parts
+(merge and rebuild, the idle lane's draw, gamma redraws) sit in ``while`` loops that take no trip
+unless some lane needs them (a ``cond`` under ``vmap`` would run them every step). All of a
+step's other uniforms come from one unrolled Threefry pass (``jaxrank.utils.prng``). A step is
+then about 100 small kernels over ``[lanes, S, S]`` rows and ``[lanes, K]`` vectors
+(``benchmarks/notes.md``, section ``bandits``).
 
 Resolved ambiguities [ours unless marked]: batches, merges, pruning, stage test, ``ln(t + C)``
 (with ``t`` never reset) and the report rule are MergeRUCB's (see its docstring); the authors' code

@@ -24,6 +24,7 @@ from tests.reference import merge_dts as ref
 
 ARXIV = np.array(ARXIV_ROWS)
 _INIT = jax.jit(mdts.init, static_argnums=1)
+_STEP_RAW = mdts.step
 _STEP = jax.jit(mdts.step)
 
 
@@ -111,8 +112,8 @@ def test_tournament_scores_follow_the_antisymmetric_sample(slots):
         members = np.sort(rng.choice(30, slots, replace=False)).astype(np.int32)
         live = rng.random(slots) < 0.8
         u = rng.random(slots * (slots - 1) // 2).astype(np.float32)
-        got = np.asarray(mdts.tournament_scores(jnp.asarray(u), jnp.asarray(beat_prob), jnp.asarray(members),
-                                                jnp.asarray(live)))
+        block = beat_prob[np.ix_(members, members)]  # the batch's slots, arms ascending
+        got = np.asarray(mdts.tournament_scores(jnp.asarray(u), jnp.asarray(block), jnp.asarray(live)))
         want = np.zeros(slots)
         pair = 0
         for a in range(slots):
@@ -194,6 +195,33 @@ def test_second_candidate_is_the_arm_the_first_most_plausibly_beats():
     seconds = [ref.second_candidate(rng, w, [0, 1, 2], 0) for _ in range(4000)]
     assert np.mean(np.asarray(firsts) == 0) == pytest.approx(11 / 12, abs=0.02)
     assert np.mean(np.asarray(seconds) == 1) == pytest.approx(7 / 8, abs=0.025)
+
+
+def test_slot_cache_matches_the_partition_through_prunes_and_merges():
+    """The cached batches (``members``, ``block_wins``, ``block_beat``) equal the ones read off
+    ``batch``, ``active``, ``wins`` and ``beat_prob`` directly, at every chunk of a run that prunes
+    and merges (K = 10, M = 2)."""
+    env = _env(_total_order(10))
+    chunk = jax.jit(lambda s, k: jax.lax.scan(lambda c, t: (_STEP_RAW(jax.random.fold_in(k, t), c, env)[0], None),
+                                              s, jnp.arange(100))[0])
+    state = _INIT(jax.random.key(0), 10, partition_size=2.0)
+    stages = set()
+    for r in range(5):
+        state = chunk(state, jax.random.key(r))
+        batch, active = np.asarray(state.batch), np.asarray(state.active)
+        wins, beat = np.asarray(state.wins), np.asarray(state.beat_prob)
+        members, block_wins, block_beat = (np.asarray(x) for x in (state.members, state.block_wins, state.block_beat))
+        stages.add(int(state.stage))
+        for label in range(10):
+            arms = [i for i in range(10) if active[i] and batch[i] == label]
+            assert members[label].tolist() == arms + [10] * (8 - len(arms))
+            for a, i in enumerate(arms):
+                for b, j in enumerate(arms):
+                    if a != b:
+                        assert block_wins[label, a, b] == wins[i, j]
+                    if a < b:
+                        assert block_beat[label, a, b] == beat[i, j]
+    assert stages == {1, 2, 3}  # the run pruned and merged twice between checks
 
 
 # ----------------------------------------------------------------------------------------------

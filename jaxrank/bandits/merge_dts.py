@@ -28,11 +28,17 @@ depends on it.
 Cost: the first candidate needs only the events ``θ_ij > 1/2``, Bernoulli with
 ``beat_prob_ij = P(Beta(W_ij + 1, W_ji + 1) > 1/2)`` (kept for all pairs, refreshed for the
 duelled pair, as in ``jaxrank.bandits.dts``), one uniform per pair of the batch; the second needs
-``2|B|`` gammas (Marsaglia-Tsang, two proposals each from the step's uniforms, exact). The batch
-(at most ``3M/2 <= S`` arms) is gathered into ``S = slots`` slots, so a step costs O(K) elementwise
-work to find it (round robin, as MergeRUCB) and O(S²) on it: pruning bounds only its ``S x S`` block, and
-all of a step's uniforms (but the rare gamma redraws) come from one unrolled Threefry pass
-(``jaxrank.utils.prng``).
+``2|B|`` gammas (Marsaglia-Tsang, two proposals each from the step's uniforms, exact; the redraw
+loop runs only for the rivals' entries). The batches (at most ``3M/2 <= S`` arms) are cached in
+``S = slots`` slots per label (``members``, and the ``S x S`` blocks of ``W`` and ``beat_prob``),
+rebuilt only when batches merge and otherwise updated in place (the duel's two entries, the
+dropped arms squeezed out), so a step finds its batch by one O(K) min over the labels (round
+robin, as MergeRUCB) and works O(S²) on its rows: pruning bounds only its block. The rare parts
+(merge and rebuild, the idle lane's draw, gamma redraws) sit in ``while`` loops that take no trip
+unless some lane needs them (a ``cond`` under ``vmap`` would run them every step). All of a
+step's other uniforms come from one unrolled Threefry pass (``jaxrank.utils.prng``). A step is
+then about 100 small kernels over ``[lanes, S, S]`` rows and ``[lanes, K]`` vectors
+(``benchmarks/notes.md``, section ``bandits``).
 
 Resolved ambiguities [ours unless marked]: batches, merges, pruning, stage test, ``ln(t + C)``
 (with ``t`` never reset) and the report rule are MergeRUCB's (see its docstring); the authors' code
@@ -53,7 +59,6 @@ from jaxrank.bandits.base import copeland_guess, duel, record_duel
 from jaxrank.types import Bandit, StepInfo
 from jaxrank.utils import log_prob_beta_at_least_half, prng, random_argmax, random_argmin, random_choice
 from jaxrank.utils.checks import check_int, check_number
-from jaxrank.utils.choice import first_passing
 
 # The authors' tuned setting for the large-scale runs ("MergeDTSBest" in their individual_run.py):
 # α = 0.8⁶, C = 4·10⁵, M = 16, whose merged batches of up to 24 arms need 24 slots.
@@ -90,6 +95,10 @@ class MergeDTSState(NamedTuple):
     alpha: jax.Array  # [] f32, UCB exploration α
     log_c: jax.Array  # [] f32, ln C
     partition_size: jax.Array  # [] f32, M
+    # The batches gathered into slots, rebuilt only when they change (merges, with_partition, with_wins):
+    members: jax.Array  # [K, S] i32, active arms of each label at the last rebuild, ascending; K pads
+    block_wins: jax.Array  # [K, S, S] f32, W among a label's members in slot order (diagonal unread)
+    block_beat: jax.Array  # [K, S, S] f32, beat_prob among them (a < b read)
 
 
 def init(key, num_arms: int, *, alpha=HPARAMS["alpha"], epsilon=HPARAMS["epsilon"],
@@ -119,11 +128,49 @@ def init(key, num_arms: int, *, alpha=HPARAMS["alpha"], epsilon=HPARAMS["epsilon
     alpha32, c32 = jnp.asarray(alpha, jnp.float32), jnp.asarray(c, jnp.float32)
     # ln C from (α, ε, K); read only when c == 0, where α > 1/2 was checked (a traced α <= 1/2 uses α = 1).
     derived = _merge.log_c_constant(jnp.where(alpha32 > 0.5, alpha32, 1.0), epsilon, num_arms)
-    return MergeDTSState(
+    members = jnp.zeros((num_arms, slots), jnp.int32)
+    return _rebuild(MergeDTSState(
         wins=state.wins, beat_prob=jnp.full((num_arms, num_arms), 0.5, jnp.float32), batch=state.batch,
         active=state.active, sizes=state.sizes, cursor=state.cursor, stage=state.stage, t=state.t,
         alpha=alpha32, log_c=jnp.where(c32 > 0, jnp.log(jnp.maximum(c32, 1e-30)), derived),
-        partition_size=state.partition_size)
+        partition_size=state.partition_size, members=members,
+        block_wins=jnp.zeros((num_arms, slots, slots), jnp.float32),
+        block_beat=jnp.zeros((num_arms, slots, slots), jnp.float32)))
+
+
+def _slot_cache(batch, active, wins, beat_prob, slots: int) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """``(members [K, S], block_wins [K, S, S], block_beat [K, S, S])`` of the partition (O(K²))."""
+    num_arms = batch.shape[0]
+    arm = jnp.arange(num_arms, dtype=jnp.int32)
+    same = active[None, :] & (batch[None, :] == batch[:, None]) & (arm[None, :] < arm[:, None])
+    rank = jnp.sum(same, axis=1)  # place of each arm among the active arms of its label
+    row = jnp.where(active, batch, num_arms)  # dropped arms: out of range, not written
+    members = jnp.full((num_arms, slots), num_arms, jnp.int32).at[row, rank].set(arm, mode="drop")
+    lo, hi = members[:, :, None], members[:, None, :]
+    return (members, wins.at[lo, hi].get(mode="fill", fill_value=0.0),
+            beat_prob.at[lo, hi].get(mode="fill", fill_value=0.5))
+
+
+def _rebuild(state: MergeDTSState) -> MergeDTSState:
+    """``state`` with its slot cache recomputed from ``batch``, ``active``, ``wins`` and ``beat_prob``."""
+    cache = _slot_cache(state.batch, state.active, state.wins, state.beat_prob, state.members.shape[1])
+    return state._replace(members=cache[0], block_wins=cache[1], block_beat=cache[2])
+
+
+def _merge_and_rebuild(state: MergeDTSState, do_merge: jax.Array, u_first, u_second) -> MergeDTSState:
+    """MergeRUCB's end-of-stage merge (``merge_rucb.stage_merge``: one pass, a second if a batch of
+    at most M/2 arms is left) with the slot cache rebuilt after each pass, in one loop that takes no
+    trip unless some lane merges."""
+
+    def body(carry):
+        merged = _merge._stage_merge_step(carry[0])
+        return merged, _slot_cache(merged[0], state.active, state.wins, state.beat_prob, state.members.shape[1])
+
+    merge = (state.batch, state.sizes, jnp.where(do_merge, 1, 0).astype(jnp.int32), state.active, u_first, u_second,
+             state.partition_size)
+    init = (merge, (state.members, state.block_wins, state.block_beat))
+    merge, cache = jax.lax.while_loop(lambda carry: _merge._stage_merge_continues(carry[0]), body, init)
+    return state._replace(batch=merge[0], sizes=merge[1], members=cache[0], block_wins=cache[1], block_beat=cache[2])
 
 
 def _prob_beats(wins_ij: jax.Array, wins_ji: jax.Array) -> jax.Array:
@@ -134,13 +181,13 @@ def _prob_beats(wins_ij: jax.Array, wins_ji: jax.Array) -> jax.Array:
 def with_wins(state: MergeDTSState, wins: jax.Array) -> MergeDTSState:
     """``state`` with the scoresheet ``wins [K, K]`` and its ``beat_prob`` recomputed (O(K²))."""
     wins = jnp.asarray(wins, jnp.float32)
-    return state._replace(wins=wins, beat_prob=_prob_beats(wins, wins.T))
+    return _rebuild(state._replace(wins=wins, beat_prob=_prob_beats(wins, wins.T)))
 
 
 def with_partition(state: MergeDTSState, batch: jax.Array, active: jax.Array) -> MergeDTSState:
     """``state`` with the batch labels ``batch [K]`` and surviving arms ``active [K]`` (sizes recomputed)."""
     batch, active = jnp.asarray(batch, jnp.int32), jnp.asarray(active, bool)
-    return state._replace(batch=batch, active=active, sizes=_merge.batch_sizes(batch, active))
+    return _rebuild(state._replace(batch=batch, active=active, sizes=_merge.batch_sizes(batch, active)))
 
 
 def _is_threefry(key) -> bool:
@@ -170,18 +217,17 @@ def pair_index(slots: int) -> np.ndarray:
     return index + index.T
 
 
-def tournament_scores(u_pairs: jax.Array, beat_prob: jax.Array, members: jax.Array, live: jax.Array) -> jax.Array:
-    """``[S]`` ``#{b live : θ_ab > 1/2}`` for the arms ``members [S]`` (ascending) of the batch.
+def tournament_scores(u_pairs: jax.Array, block_beat: jax.Array, live: jax.Array) -> jax.Array:
+    """``[S]`` ``#{b live : θ_ab > 1/2}`` for the slots of a batch whose arms ascend with the slot.
 
     ``θ`` is one antisymmetric Thompson sample: for slots ``a < b`` the event ``θ_ab > 1/2`` is
-    ``u_pairs[pair(a, b)] < beat_prob[m_a, m_b]`` (probability ``P(Beta(W_ab + 1, W_ba + 1) > 1/2)``)
-    and ``θ_ba > 1/2`` is its complement; ``θ_aa`` never counts.
+    ``u_pairs[pair(a, b)] < block_beat[a, b]`` (``P(Beta(W_ab + 1, W_ba + 1) > 1/2)`` of the slots'
+    arms) and ``θ_ba > 1/2`` is its complement; ``θ_aa`` never counts; ``block_beat`` is ``[S, S]``,
+    read above the diagonal.
     """
-    slots = jnp.arange(members.shape[0])
+    slots = jnp.arange(live.shape[0])
     above = slots[:, None] < slots[None, :]
-    lo = jnp.where(above, members[:, None], members[None, :])
-    hi = jnp.where(above, members[None, :], members[:, None])
-    below = u_pairs[pair_index(members.shape[0])] < beat_prob[lo, hi]
+    below = u_pairs[pair_index(live.shape[0])] < jnp.where(above, block_beat, block_beat.T)
     beats = jnp.where(above, below, ~below) & (slots[:, None] != slots[None, :]) & live[None, :]
     return jnp.sum(beats, axis=1).astype(jnp.float32)
 
@@ -221,13 +267,27 @@ def _gamma_redraw(key, shape: jax.Array, sample: jax.Array, missing: jax.Array) 
     return jax.lax.while_loop(lambda c: jnp.any(c[1]), round_, init)[2]
 
 
-def beta_sample(key, u: jax.Array, a: jax.Array, b: jax.Array) -> jax.Array:
+def beta_sample(key, u: jax.Array, a: jax.Array, b: jax.Array, where=None) -> jax.Array:
     """``Beta(a, b)``, ``a, b >= 1`` (``[n]`` each), as ``X / (X + Y)`` of two gammas, from ``u [8n]``
-    (and ``key`` for the rare entries whose two proposals are both rejected). Exact in law."""
+    (and ``key`` for the rare entries whose two proposals are both rejected). Exact in law, on the
+    entries of ``where [n]`` (default all; the others may keep a rejected proposal, so that the redraw
+    loop runs only for entries that are read)."""
     shape = jnp.concatenate([a, b])
     value, ok = _gamma_proposals(u, shape)
-    g = _gamma_redraw(key, shape, value, ~ok)
+    needed = jnp.ones(shape.shape, bool) if where is None else jnp.concatenate([where, where])
+    g = _gamma_redraw(key, shape, value, ~ok & needed)
     return g[: a.shape[0]] / (g[: a.shape[0]] + g[a.shape[0]:])
+
+
+def _exploit_if(idle: jax.Array, first: jax.Array, u: jax.Array, active: jax.Array) -> jax.Array:
+    """``first``, or when ``idle`` (no batch of two arms) a uniformly drawn active arm; the O(K) draw
+    in a loop of at most one trip (under ``vmap``: only on steps where some lane is idle), its input
+    masked by the loop's flag so that XLA does not hoist it out."""
+
+    def body(carry):
+        return random_choice(u, active & carry[1]), jnp.zeros((), bool)
+
+    return jax.lax.while_loop(lambda carry: carry[1], body, (first, idle))[0]
 
 
 def step(key, state: MergeDTSState, env, *, slots: int = OPTIONS["slots"]):
@@ -260,43 +320,63 @@ def step(key, state: MergeDTSState, env, *, slots: int = OPTIONS["slots"]):
     num_arms = state.batch.shape[0]
     t = state.t + 1
 
-    # The next batch in round-robin order (as MergeRUCB); B's arms gathered into S slots.
-    current, in_batch, has_batch = _merge.visited_batch(state.sizes, state.cursor, state.active, state.batch)
+    # The next batch in round-robin order (as MergeRUCB); its arms and blocks from the slot cache.
+    current = _merge.next_batch(state.sizes, state.cursor)
+    has_batch = state.sizes[current] >= 2
     slot = jnp.arange(slots)
-    members = jax.vmap(first_passing, in_axes=(None, 0))(in_batch.astype(jnp.int32), slot)  # [S] ascending
-    filled = slot < jnp.sum(in_batch)
+    members = state.members[current]  # [S] ascending, K pads
+    block = state.block_wins[current]  # [S, S] W_ab of the slots' arms
+    cached = state.active.at[members].get(mode="fill", fill_value=False)  # pads and dropped arms: False
+    filled = cached & has_batch
 
     # Drop the arms of B that some arm of B beats confidently (U on B's S x S block only).
-    block = state.wins[members[:, None], members[None, :]]
     dropped = _merge.prune(filled, _merge.upper_bounds(block, t, state.alpha, state.log_c))  # [S]
     live = filled & ~dropped
-    active = state.active & ~jnp.zeros(num_arms, bool).at[members].max(dropped)
+    active = state.active.at[members].set(cached & ~dropped, mode="drop")
 
     # First candidate: the Copeland winner of B under one Thompson sample. Second: the arm of B the
     # first most plausibly beats (lowest sampled θ⁽²⁾_jc). Without a batch, a surviving arm duels itself.
-    scores = tournament_scores(u_pairs, state.beat_prob, members, live)
+    block_beat = state.block_beat[current]  # [S, S] beat_prob of the slots' arms (a < b read)
+    scores = tournament_scores(u_pairs, block_beat, live)
     first_slot = random_argmax(u_first, scores, live)
-    first = jnp.where(has_batch, members[first_slot], random_choice(u_first, active))
-    theta = beta_sample(prng.fold_in(key, 2), u_gamma, state.wins[members, first] + 1.0,
-                        state.wins[first, members] + 1.0)
+    first = _exploit_if(~has_batch, members[first_slot], u_first, active)
     rivals = live & (slot != first_slot)
-    second = jnp.where(has_batch & jnp.any(rivals), members[random_argmin(u_second, theta, rivals)], first)
+    theta = beta_sample(prng.fold_in(key, 2), u_gamma, block[:, first_slot] + 1.0, block[first_slot, :] + 1.0, rivals)
+    second_slot = random_argmin(u_second, theta, rivals)
+    paired = has_batch & jnp.any(rivals)
+    second = jnp.where(paired, members[second_slot], first)
     first_won = duel(key, env, u_duel, first, second)
     wins = record_duel(state.wins, first, second, first_won)
     lo, hi = jnp.minimum(first, second), jnp.maximum(first, second)
-    beat_prob = state.beat_prob.at[lo, hi].set(_prob_beats(wins[lo, hi], wins[hi, lo]))  # only i < j is read
+    prob = _prob_beats(wins[lo, hi], wins[hi, lo])
+    beat_prob = state.beat_prob.at[lo, hi].set(prob)  # only i < j is read
+
+    # B's rows of the slot cache: the duel's two entries (slots ascend with the arms, so lo has the
+    # lower slot), then the dropped arms squeezed out, the survivors keeping their order.
+    win_slot, lose_slot = jnp.where(first_won, first_slot, second_slot), jnp.where(first_won, second_slot, first_slot)
+    block = block.at[win_slot, lose_slot].add(paired.astype(jnp.float32))
+    low_slot, high_slot = jnp.minimum(first_slot, second_slot), jnp.maximum(first_slot, second_slot)
+    block_beat = block_beat.at[low_slot, high_slot].set(jnp.where(paired, prob, block_beat[low_slot, high_slot]))
+    kept = cached & ~dropped
+    place = jnp.cumsum(kept) - 1  # new slot of each kept slot
+    source = jnp.argmax(kept[None, :] & (place[None, :] == slot[:, None]), axis=1)  # [S] old slot of each new one
+    full = slot < jnp.sum(kept)
+    both = full[:, None] & full[None, :]
+    members = jnp.where(full, members[source], num_arms)
+    block = jnp.where(both, block[source[:, None], source[None, :]], 0.0)
+    block_beat = jnp.where(both, block_beat[source[:, None], source[None, :]], 0.5)
 
     # End of stage s: at most K / 2^s arms left (or only singletons): merge, maybe twice.
     sizes = state.sizes.at[current].add(-jnp.sum(dropped).astype(jnp.float32))
     live_batches = sizes > 0
     few = jnp.sum(active) <= num_arms * jnp.exp2(-state.stage.astype(jnp.float32))
     do_merge = (few | ~jnp.any(sizes >= 2)) & (jnp.sum(live_batches) > 1)
-    batch, sizes = _merge.stage_merge(state.batch, sizes, active, u_merge, u_remerge, state.partition_size, do_merge)
-
     new_state = state._replace(
-        wins=wins, beat_prob=beat_prob, batch=batch, active=active, sizes=sizes, t=t,
-        cursor=jnp.where(has_batch, current, state.cursor), stage=state.stage + do_merge.astype(jnp.int32))
-    return new_state, StepInfo(first, second, first_won)
+        wins=wins, beat_prob=beat_prob, active=active, sizes=sizes, t=t,
+        cursor=jnp.where(has_batch, current, state.cursor), stage=state.stage + do_merge.astype(jnp.int32),
+        members=state.members.at[current].set(members), block_wins=state.block_wins.at[current].set(block),
+        block_beat=state.block_beat.at[current].set(block_beat))
+    return _merge_and_rebuild(new_state, do_merge, u_merge, u_remerge), StepInfo(first, second, first_won)
 
 
 def best_arm(key, state: MergeDTSState) -> jax.Array:

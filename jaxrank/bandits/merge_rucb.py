@@ -264,17 +264,26 @@ def stage_merge(batch, sizes, active, u_first, u_second, partition_size, do_merg
     return jax.lax.while_loop(_stage_merge_continues, _stage_merge_step, carry)[:2]
 
 
+def next_batch(sizes, cursor) -> jax.Array:
+    """``[] i32``: the first label after ``cursor`` (cyclically) whose batch holds two or more arms;
+    0 when none does (then ``sizes[0] < 2``)."""
+    num_arms = sizes.shape[0]
+    distance = jnp.arange(num_arms, dtype=jnp.int32) - cursor - 1  # in [-K, K): cyclic without an integer mod
+    distance = jnp.where(distance < 0, distance + num_arms, distance)
+    # The nearest distance (a plain min, cheaper than an argmin) names the label: cursor + 1 + distance.
+    nearest = jnp.min(jnp.where(sizes >= 2, distance, num_arms))
+    label = cursor + 1 + nearest
+    return jnp.where(nearest < num_arms, jnp.where(label >= num_arms, label - num_arms, label), 0).astype(jnp.int32)
+
+
 def visited_batch(sizes, cursor, active, batch) -> tuple[jax.Array, jax.Array, jax.Array]:
     """Round robin over the batches that still hold two or more arms: the next one after ``cursor``.
 
     Returns ``(current [] i32, in_batch [K] bool, has_batch [] bool)``; with no such batch,
     ``in_batch`` is all False and ``has_batch`` False.
     """
-    num_arms = batch.shape[0]
-    eligible = sizes >= 2
-    has_batch = jnp.any(eligible)
-    distance = jnp.mod(jnp.arange(num_arms, dtype=jnp.int32) - cursor - 1, num_arms)
-    current = jnp.argmin(jnp.where(eligible, distance, num_arms)).astype(jnp.int32)
+    current = next_batch(sizes, cursor)
+    has_batch = sizes[current] >= 2
     return current, active & (batch == current) & has_batch, has_batch
 
 

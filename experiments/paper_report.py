@@ -70,9 +70,7 @@ SECTIONS = (
         Part("oltr", "Tables 3-4 (MQ2008): PDGD (linear) has the highest offline NDCG@10 and online (discounted) "
              "NDCG@10 of DBGD, MGD, Pairwise and PDGD, linear and neural, under every click model; each of the 36 "
              "cells next to the paper's.",
-             ("folds=1,2", "num_runs=5", "num_impressions=3000", "comparisons=team_draft"),
-             # Probabilistic multileaving of 50 rankers runs ~190 impressions/s here: 5.6 h for MGD's 375 lanes.
-             ("params=mgd.multileaving=team_draft",)),
+             ("folds=1,2", "num_runs=5", "num_impressions=3000", "comparisons=team_draft")),
     )),
     ("Click models fitted to session logs (Chuklin, Markov, de Rijke, Click Models for Web Search, 2015) and "
      "counterfactual learning to rank (Joachims, Swaminathan, Schnabel, WSDM 2017; Oosterhuis, TOIS 2023)", (

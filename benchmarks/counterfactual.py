@@ -2,7 +2,7 @@
 (31,531 queries, 3,771,125 documents, 136 features, up to 1,251 per query), phase by phase, with the
 peak memory of each phase; the same at 10⁶ clicks; and the objective's speed against a NumPy loop.
 
-    python benchmarks/counterfactual.py [--clicks 1000000 10000000] [--steps 300] [--json PATH]
+    python benchmarks/counterfactual.py [--clicks 1000000 10000000] [--steps 100] [--json PATH]
                                         [--data /tmp/jaxrank-scale] [--reference-queries 40]
 
 The set is ``benchmarks/datasets.py``'s ``mslr-web30k.txt``, read through the library's cache (warm: a
@@ -13,10 +13,12 @@ Joachims, Swaminathan & Schnabel (WSDM 2017, §6) end to end:
 * ``scale``: every feature divided by its largest magnitude over the collection (the raw MSLR-like
   values span six orders of magnitude; per-query normalisation of 3.8M documents would cost more than
   the training), in place;
-* ``device``: the features, labels and query index as device arrays;
+* ``device``: the features and labels as device arrays (the cache reads them into 64-byte aligned
+  buffers, which jax's CPU client wraps without a copy);
 * ``logging``: the production ranker, jaxrank's primal RankSVM on 1% of the queries
   (``train_logging_ranker``, λ = 1e-3);
-* ``lists``: its scores and every query's top 10 (``ragged_shown_documents``, one sort of ``N``);
+* ``layout``: every query's documents in power-of-two blocks (``propensity_svm.ragged_layout``, host);
+* ``lists``: its scores and every query's top 10 (``blocked_shown_documents``, ``lax.top_k`` per block);
 * ``simulate``: position-based users (examination ``1/k``, η = 1; click on an examined document of
   grade ``g`` with ``0.1 + 0.9 (2^g − 1)/15``) on sessions of uniformly drawn queries, aggregated in
   chunks (``simulate_click_counts`` on the shown lists, ``chunk_size`` sessions a step) until the clicks
@@ -90,20 +92,17 @@ class Phases:
         return out
 
 
-def _scaled_copy(features):
-    """Each column divided by its largest magnitude (1 where all zero), written into a 64-byte aligned
-    buffer: jax's CPU client then wraps it without a copy (an unaligned 2 GB array is copied)."""
+def _scale_in_place(features):
+    """Divides each column by its largest magnitude (1 where all zero), in place: the cache's arrays are
+    writable and 64-byte aligned, so jax's CPU client then uses them without a copy."""
     import numpy as np
 
     big = np.maximum(np.abs(features.max(axis=0)), np.abs(features.min(axis=0)))
-    factor = (1.0 / np.where(big > 0, big, 1.0)).astype(np.float32)
-    buffer = np.empty(features.size * 4 + 64, np.uint8)
-    offset = (-buffer.ctypes.data) % 64
-    out = buffer[offset:offset + features.size * 4].view(np.float32).reshape(features.shape)
-    return np.multiply(features, factor, out=out)
+    features *= (1.0 / np.where(big > 0, big, 1.0)).astype(np.float32)
+    return features
 
 
-def _ndcg10(features, labels, offsets, weights):
+def _ndcg10(features, labels, layout, weights):
     """``[M]`` mean NDCG@10 over every query of the rankers ``weights [M, D]`` (ties by the lower row)."""
     import jax
     import jax.numpy as jnp
@@ -112,7 +111,7 @@ def _ndcg10(features, labels, offsets, weights):
     from jaxrank.metrics.ranking import ranked_dcg
 
     def dcg_at_10(scores):
-        rows, shown = logging_policy.ragged_shown_documents(scores, offsets, 10)
+        rows, shown = logging_policy.blocked_shown_documents(scores, layout, 10)
         return ranked_dcg(labels[rows], where=shown)
 
     ideal = dcg_at_10(labels)
@@ -164,22 +163,20 @@ def child(num_clicks: int, num_steps: int, chunk_size: int, reference_queries: i
     os.environ.setdefault("JAXRANK_CACHE", str(data_dir / "cache"))
     import jax
     import jax.numpy as jnp
-    import numpy as np
 
     from jaxrank import data
     from jaxrank.counterfactual import logging_policy, propensity_svm, simulation, user_models
 
     phases = Phases()
     queries = phases.run("load", lambda: data.load_queries(data_dir / f"{NAME}.txt"))
-    queries = queries._replace(features=phases.run("scale", lambda: _scaled_copy(queries.features)))
-    features, labels, offsets = phases.run("device", lambda: (
-        jax.device_put(queries.features), jnp.asarray(queries.labels), jnp.asarray(queries.offsets, jnp.int32)))
+    phases.run("scale", lambda: _scale_in_place(queries.features))
+    features, labels = phases.run("device", lambda: (jax.device_put(queries.features), jnp.asarray(queries.labels)))
     layout = phases.run("layout", lambda: propensity_svm.ragged_layout(queries.offsets))
     key = jax.random.key(0)
     w0 = phases.run("logging", lambda: logging_policy.train_logging_ranker(
         jax.random.fold_in(key, 0), queries, fraction=FRACTION, lam=LAM)[0])
-    rows, shown = phases.run("lists", lambda: logging_policy.ragged_shown_documents(
-        features @ w0, offsets, NUM_POSITIONS))
+    rows, shown = phases.run("lists", lambda: jax.jit(logging_policy.blocked_shown_documents, static_argnums=2)(
+        features @ w0, layout, NUM_POSITIONS))
     theta = user_models.inverse_rank(NUM_POSITIONS, ETA)
     user = user_models.position_based(theta, user_models.graded_click_probability(4, 0.1, 1.0))
     lists = simulation.shown_lists(labels, rows, shown)
@@ -196,7 +193,7 @@ def child(num_clicks: int, num_steps: int, chunk_size: int, reference_queries: i
     compiled = phases.run("compile", lambda: jax.jit(train).lower(*args).compile())
     w, info = phases.run("train", lambda: compiled(*args))
     pairs = int(propensity_svm.ragged_pairs(layout, rows, args[3], queries.num_documents))
-    ndcg = phases.run("evaluate", lambda: _ndcg10(features, labels, offsets, jnp.stack([w0, w])))
+    ndcg = phases.run("evaluate", lambda: jax.jit(_ndcg10)(features, labels, layout, jnp.stack([w0, w])))
     train_s = next(r["seconds"] for r in phases.rows if r["phase"] == "train")
     out = {"clicks_asked": num_clicks, "clicks_logged": int(counts.num_clicks[0]),
            "sessions": int(counts.sessions[0].sum()), "queries": queries.num_queries,
@@ -217,7 +214,7 @@ def child(num_clicks: int, num_steps: int, chunk_size: int, reference_queries: i
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--clicks", type=int, nargs="+", default=[1_000_000, 10_000_000])
-    parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--steps", type=int, default=100)
     parser.add_argument("--chunk-size", type=int, default=1 << 16)
     parser.add_argument("--reference-queries", type=int, default=40)
     parser.add_argument("--data", type=Path, default=DATA)

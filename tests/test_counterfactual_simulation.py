@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from jaxrank.clicks import make_cascade_model
-from jaxrank.counterfactual import logging_policy, policy_aware, simulation, user_models
+from jaxrank.counterfactual import logging_policy, policy_aware, propensity_svm, simulation, user_models
 from jaxrank.data import synthetic_queries, take_sessions
 from jaxrank.types import QueryBatch
 from tests.reference import counterfactual as ref
@@ -168,6 +168,10 @@ def test_ragged_shown_documents_are_the_per_query_top_k():
         want = ref.shown_list(scores[offsets[q]:offsets[q + 1]], np.ones(n, bool), 4)
         assert np.asarray(shown[q]).sum() == len(want)
         assert (np.asarray(rows[q])[:len(want)] - offsets[q]).tolist() == want
+    layout = propensity_svm.ragged_layout(offsets, minimum=2)  # blocks of 2 (narrower than K), 4, 8 and 16
+    blocked = logging_policy.blocked_shown_documents(jnp.asarray(scores), layout, 4)
+    np.testing.assert_array_equal(blocked[0], rows)
+    np.testing.assert_array_equal(blocked[1], shown)
 
 
 def test_sessions_on_the_shown_lists_are_those_on_the_full_lists():

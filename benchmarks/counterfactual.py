@@ -15,9 +15,9 @@ Joachims, Swaminathan & Schnabel (WSDM 2017, §6) end to end:
   the training), in place;
 * ``device``: the features and labels as device arrays (the cache reads them into 64-byte aligned
   buffers, which jax's CPU client wraps without a copy);
+* ``layout``: every query's documents in power-of-two blocks (``propensity_svm.ragged_layout``, host);
 * ``logging``: the production ranker, jaxrank's primal RankSVM on 1% of the queries
   (``train_logging_ranker``, λ = 1e-3);
-* ``layout``: every query's documents in power-of-two blocks (``propensity_svm.ragged_layout``, host);
 * ``lists``: its scores and every query's top 10 (``blocked_shown_documents``, ``lax.top_k`` per block);
 * ``simulate``: position-based users (examination ``1/k``, η = 1; click on an examined document of
   grade ``g`` with ``0.1 + 0.9 (2^g − 1)/15``) on sessions of uniformly drawn queries, aggregated in

@@ -346,3 +346,57 @@ def test_fit_lowers_a_listwise_objective_for_both_models():
         params = rankers.init_ranker(jax.random.key(1), 3, model=model, hidden_units=4)
         fitted, info = jax.jit(lambda p: rankers.fit(objective, p, num_steps=200, learning_rate=0.1))(params)
         assert float(info.final) < 0.8 * float(objective(params)), model
+
+
+def _ragged_case(seed):
+    """Three queries of 5, 2 and 6 flat documents, top-3 shown rows, clicks on some shown ranks."""
+    rng = np.random.default_rng(seed)
+    lengths = np.array([5, 2, 6])
+    offsets = np.r_[0, np.cumsum(lengths)]
+    features = rng.normal(size=(offsets[-1], 3))
+    rows = np.stack([offsets[q] + np.r_[rng.permutation(n)[:min(3, n)], np.zeros(3 - min(3, n), int)]
+                     for q, n in enumerate(lengths)])
+    shown = np.arange(3) < lengths[:, None]
+    clicks = rng.integers(0, 4, size=(3, 3)) * shown
+    propensities = rng.uniform(0.1, 1.0, size=(3, 3))
+    return lengths, offsets, features, rows, shown, clicks.astype(float), propensities
+
+
+@pytest.mark.parametrize("clip", [None, 0.4])
+def test_ragged_objective_parity(clip):
+    lengths, offsets, features, rows, shown, clicks, propensities = _ragged_case(7)
+    rng = np.random.default_rng(8)
+    candidates = rng.uniform(size=offsets[-1]) > 0.25
+    candidates[rows[shown]] = True  # a shown document is a candidate (the reference drops other clicks)
+    weights, w = rng.uniform(1, 3, size=3), rng.normal(size=3)
+    # the same lists padded for the reference: clicks and propensities scattered onto the shown documents
+    padded, where = np.zeros((3, 6, 3)), np.zeros((3, 6), bool)
+    per_doc_clicks, per_doc_props = np.zeros((3, 6)), np.ones((3, 6))
+    for q, n in enumerate(lengths):
+        padded[q, :n], where[q, :n] = features[offsets[q]:offsets[q + 1]], candidates[offsets[q]:offsets[q + 1]]
+        for k in np.flatnonzero(shown[q]):
+            per_doc_clicks[q, rows[q, k] - offsets[q]] = clicks[q, k]
+            per_doc_props[q, rows[q, k] - offsets[q]] = propensities[q, k]
+    want, want_grad = ref.propensity_svm(w, padded, per_doc_clicks, per_doc_props, where, 0.2, clip, weights)
+    layout = propensity_svm.ragged_layout(offsets, candidates, minimum=2)
+    assert len(layout.slots) > 1 and sorted(int(q) for block in layout.queries for q in block) == [0, 1, 2]
+    clicked = np.where(shown, clicks, 0.0)
+    want_pairs = sum(int(clicked[q, k] > 0) * (candidates[offsets[q]:offsets[q + 1]].sum() - 1)
+                     for q in range(3) for k in range(3))
+    assert int(propensity_svm.ragged_pairs(layout, jnp.asarray(rows, jnp.int32), jnp.asarray(clicked),
+                                           offsets[-1])) == want_pairs
+    with jax.enable_x64(True):
+        value, grad = jax.value_and_grad(propensity_svm.ragged_objective)(
+            jnp.asarray(w), jnp.asarray(features), layout, jnp.asarray(rows, jnp.int32), jnp.asarray(clicked),
+            jnp.asarray(propensities), lam=0.2, clip=clip, weights=jnp.asarray(weights))
+    np.testing.assert_allclose(value, want, rtol=1e-6)
+    np.testing.assert_allclose(grad, want_grad, rtol=1e-6, atol=1e-9)
+
+
+def test_ragged_training_lowers_the_objective():
+    lengths, offsets, features, rows, shown, clicks, propensities = _ragged_case(9)
+    layout = propensity_svm.ragged_layout(offsets)
+    args = (jnp.asarray(features, jnp.float32), layout, jnp.asarray(rows, jnp.int32),
+            jnp.asarray(np.where(shown, clicks, 0.0), jnp.float32), jnp.asarray(propensities, jnp.float32))
+    w, info = jax.jit(lambda *a: propensity_svm.ragged_train(*a, lam=0.01, num_steps=200))(*args)
+    assert float(info.final) < 0.5 * float(info.losses[0])

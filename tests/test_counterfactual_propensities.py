@@ -143,6 +143,10 @@ def test_bootstrap_replicates_are_the_estimator_on_resampled_sessions():
 def _inside(interval, truth, name):
     lower, upper = np.asarray(interval.lower), np.asarray(interval.upper)
     misses = np.flatnonzero((truth < lower - 1e-6) | (truth > upper + 1e-6))
+    worst = int(np.argmax(np.abs(np.asarray(interval.estimate) - truth)))
+    print(f"{name}: largest deviation {float(interval.estimate[worst]) - truth[worst]:+.4f} at rank {worst + 1} "
+          f"(95% interval [{lower[worst]:.4f}, {upper[worst]:.4f}] around truth {truth[worst]:.4f}, half-width "
+          f"{(upper[worst] - lower[worst]) / 2:.4f}); ranks outside: {(misses + 1).tolist()}")
     # K - 1 = 4 free ranks at 95% each: at most one miss (probability of two or more ~1.4%)
     assert misses.size <= 1, f"{name}: truth {truth} outside [{lower}, {upper}] at ranks {misses}"
 
@@ -191,3 +195,13 @@ def test_the_fitted_click_model_recovers_the_examination_within_95_percent_inter
     pbm = bootstrap.bootstrap(jax.random.key(8), pooled, click_model_propensities.pbm_propensities,
                               num_sessions=pooled.query.shape[0], num_resamples=20)
     _inside(pbm, _setting()[2], "click model (PBM)")
+    # regression EM on the same 10^6-click log agrees with the fitted click model: each rank's difference
+    # inside the click model's 95% interval width (the difference of two consistent estimates has about
+    # sqrt(2) times one estimate's standard error, the width is 2 x 1.96 of it)
+    queries = _setting()[0]
+    rem = np.asarray(regression_em.propensities(regression_em.fit(
+        simulation.session_counts(pooled, *queries.labels.shape), _grade_features(queries))))
+    gap, width = np.abs(rem - np.asarray(pbm.estimate)), np.asarray(pbm.upper - pbm.lower)
+    print(f"regression EM vs click model: largest |difference| {gap.max():.4f} at rank {int(gap.argmax()) + 1} "
+          f"(click model's 95% interval width there {width[gap.argmax()]:.4f})")
+    np.testing.assert_array_less(gap, width + 1e-6)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from jaxrank.clicks import make_cascade_model
-from jaxrank.counterfactual import logging_policy, policy_aware, simulation, user_models
+from jaxrank.counterfactual import logging_policy, policy_aware, propensity_svm, simulation, user_models
 from jaxrank.data import synthetic_queries, take_sessions
 from jaxrank.types import QueryBatch
 from tests.reference import counterfactual as ref
@@ -156,3 +156,39 @@ def test_logging_ranker_uses_a_fraction_of_the_usable_queries():
     assert bool(info.converged) and np.isfinite(np.asarray(w)).all()
     with pytest.raises(ValueError, match="no query has two documents of different grades"):
         logging_policy.train_logging_ranker(jax.random.key(1), queries._replace(labels=jnp.zeros_like(queries.labels)))
+
+
+def test_ragged_shown_documents_are_the_per_query_top_k():
+    rng = np.random.default_rng(4)
+    lengths = np.array([5, 1, 12, 3])
+    offsets = np.r_[0, np.cumsum(lengths)]
+    scores = rng.integers(0, 4, size=offsets[-1]).astype(np.float32)  # many ties: broken by the lower index
+    rows, shown = logging_policy.ragged_shown_documents(jnp.asarray(scores), jnp.asarray(offsets), 4)
+    for q, n in enumerate(lengths):
+        want = ref.shown_list(scores[offsets[q]:offsets[q + 1]], np.ones(n, bool), 4)
+        assert np.asarray(shown[q]).sum() == len(want)
+        assert (np.asarray(rows[q])[:len(want)] - offsets[q]).tolist() == want
+    layout = propensity_svm.ragged_layout(offsets, minimum=2)  # blocks of 2 (narrower than K), 4, 8 and 16
+    blocked = logging_policy.blocked_shown_documents(jnp.asarray(scores), layout, 4)
+    np.testing.assert_array_equal(blocked[0], rows)
+    np.testing.assert_array_equal(blocked[1], shown)
+
+
+def test_sessions_on_the_shown_lists_are_those_on_the_full_lists():
+    key = jax.random.key(12)
+    user = user_models.position_based(user_models.inverse_rank(K), user_models.graded_click_probability(2, 0.2))
+    full = simulation.simulate_click_counts(key, _queries(), user, (40, 90), scores=SCORES, num_positions=K,
+                                            chunk_size=16)
+    docs, shown = jax.vmap(lambda s, m: logging_policy.shown_documents(key, s, m, 0.0, K))(
+        jnp.asarray(SCORES), jnp.asarray(MASK))
+    rows = jnp.arange(Q)[:, None] * L + docs  # the flat rows of a [Q, L] layout
+    lists = simulation.shown_lists(jnp.asarray(LABELS).ravel(), rows, shown)
+    short = simulation.simulate_click_counts(key, lists, user, (40, 90), num_positions=K, chunk_size=16)
+    # the full counts' clicks on the document shown at rank k, at rank k
+    at_rank = np.take_along_axis(np.asarray(full.clicks), np.broadcast_to(np.asarray(docs)[None, :, :, None],
+                                                                          (2, Q, K, K)), axis=2)
+    want = np.diagonal(at_rank, axis1=-2, axis2=-1) * np.asarray(shown)
+    assert want.sum() > 0
+    np.testing.assert_array_equal(simulation.position_clicks(short), want)
+    np.testing.assert_array_equal(short.sessions, full.sessions)
+    np.testing.assert_array_equal(short.num_clicks, full.num_clicks)

@@ -295,3 +295,12 @@ def test_entries_store_float32(cache_dir):
     assert np.load(cache_dir / name / "features.npy").dtype == np.float32
     assert np.load(cache_dir / name / "labels.npy").dtype == np.float32
     assert np.load(cache_dir / name / "qids.npy").dtype == np.int64
+
+
+def test_cached_arrays_are_aligned_and_writable(cache_dir):
+    first = load_svmlight(SAMPLE / "vali.txt")
+    again = load_svmlight(SAMPLE / "vali.txt")  # from the entry
+    _assert_same(again, first)
+    for name in ("features", "labels", "qids"):
+        array = getattr(again, name)
+        assert array.ctypes.data % 64 == 0 and array.flags.writeable and array.flags.c_contiguous, name

@@ -21,6 +21,12 @@ Two outputs:
   "number of training clicks"), accumulated chunk by chunk in a ``lax.while_loop``, so 10⁷ clicks need
   ``O(Q·L·K)`` memory, never a session array. Budget ``b`` keeps every session that starts before the
   ``b``-th click (so it ends with at least ``b`` clicks, at most one session's worth more).
+
+A deterministic logger's sessions depend on its displayed lists only: ``shown_lists`` turns them
+(e.g. ``logging_policy.ragged_shown_documents`` of a ragged collection) into ``[Q, K]`` queries whose
+stored order is the display order, and ``simulate_click_counts`` on those draws the same sessions, bit
+for bit, as on the full ``[Q, L]`` lists, in ``O(Q·K²)`` memory; ``position_clicks`` reads the clicks
+per displayed rank off the counts.
 """
 
 import functools
@@ -48,6 +54,23 @@ class ClickCounts(NamedTuple):
     displays: Array  # [..., Q, L, K] f32 times document d of query q was shown at rank k
     sessions: Array  # [..., Q] f32 sessions of query q
     num_clicks: Array  # [...] f32 clicks in all
+
+
+class ShownLists(NamedTuple):
+    """A deterministic logger's displayed lists as queries of the simulation (display order = stored order)."""
+
+    labels: Array  # [Q, K] f32 true grade of the document shown at each rank, 0 where none
+    mask: Array  # [Q, K] bool, a document is shown at the rank
+
+
+def shown_lists(labels: Array, rows: Array, shown: Array) -> ShownLists:
+    """``ShownLists`` of flat grades ``labels [N]`` at the shown ``rows [Q, K]`` (``shown [Q, K]``)."""
+    return ShownLists(jnp.where(shown, jnp.asarray(labels, jnp.float32)[rows], 0.0), jnp.asarray(shown, bool))
+
+
+def position_clicks(counts: "ClickCounts") -> Array:
+    """``[..., Q, K]`` clicks at each displayed rank of counts simulated on ``ShownLists`` (their diagonal)."""
+    return jnp.diagonal(counts.clicks, axis1=-2, axis2=-1)
 
 
 def session_keys(key: PRNGKey, session) -> tuple[PRNGKey, PRNGKey, PRNGKey, PRNGKey]:

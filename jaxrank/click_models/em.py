@@ -19,8 +19,8 @@ each chunk's statistics are summed before they join the running total. The defau
 ``DEFAULT_CHUNK_SIZE`` sessions, bounds the E-step's scratch to some tens of megabytes whatever the
 log's size (on the whole log at once it is some tens of ``[S, K]`` arrays); on CPU it was among
 the fastest of the sizes measured (4,096 to 131,072 sessions: small chunks pay a scan step each,
-large ones leave the cache; ``benchmarks/notes.md``: 0.60 s per DBN iteration on 10⁶ sessions of 10
-positions, 2.3 s on the whole log at once, on 2 loaded cores); ``chunk_size=None`` visits every
+large ones leave the cache; ``benchmarks/click_models.py``: 0.28 s per DBN iteration on 10⁶ sessions of 10
+positions, 0.58 s on the whole log at once, on 2 CPU cores); ``chunk_size=None`` visits every
 session at once. Statistics are summed in the parameters' dtype: without chunks, a float32 count of one
 parameter stops growing exactly past ``2^24`` (≈ 1.7·10⁷) events, e.g. GCTR on a 10⁷-session log;
 chunks keep the error of such counts near ``10⁻⁴`` relative, float64 (``jax.enable_x64``) removes it.

@@ -11,6 +11,7 @@ import pytest
 
 from jaxrank.counterfactual import (bootstrap, click_model_propensities, dla, harvesting, randomization, rankers,
                                     regression_em, simulation, user_models)
+from jaxrank.click_models import CLICK_MODELS, fit_em
 from jaxrank.data import synthetic_queries
 from tests.reference import counterfactual as ref
 
@@ -84,6 +85,18 @@ def test_pair_index_names_each_unordered_pair_once():
     pairs = {(min(a, b), max(a, b)): index[a, b] for a in range(6) for b in range(6) if a != b}
     assert sorted(pairs.values()) == list(range(15))  # (1, 6) and (2, 3) do not share a relevance
     np.testing.assert_array_equal(index, index.T)
+
+
+def test_the_click_model_propensities_are_the_session_em_of_the_pbm():
+    """EM on the [P, K] cell counts has the iterates of ``fit_em`` over the sessions themselves."""
+    log = _harvest_log(300)
+    ours = click_model_propensities.pbm_em(*click_model_propensities.cell_counts(log, int(log.num_pairs)), 30)
+    want = fit_em(log, CLICK_MODELS.build("pbm"), num_iterations=30)
+    np.testing.assert_allclose(jax.nn.sigmoid(ours.examination), jax.nn.sigmoid(want.examination), rtol=1e-5)
+    np.testing.assert_allclose(jax.nn.sigmoid(ours.attraction), jax.nn.sigmoid(want.attraction), rtol=1e-5,
+                               atol=1e-7)
+    with pytest.raises(ValueError, match="num_iterations"):
+        click_model_propensities.pbm_propensities(log, num_iterations=0)
 
 
 def test_regression_em_parity_recovery_and_agreement_with_the_click_model():

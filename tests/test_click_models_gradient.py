@@ -57,6 +57,25 @@ def test_gradient_reaches_the_em_optimum(name):
     assert abs(grad_value - em_value) < 1e-4, (name, em_value, grad_value)
 
 
+def test_the_closed_form_likelihood_has_the_value_and_gradient_of_the_summed_conditionals():
+    """DBN's ``session_log_probs`` (a cumulative sum, no pass per position) against ``conditional_log_probs``
+    summed (the filter), float64, on a log with short sessions and empty ones (a minibatch's padding)."""
+    model, log = _log("dbn", num_sessions=200)
+    assert model.session_log_probs is not None
+    mask = log.mask.at[:40].set(log.mask[:40] & (jnp.arange(K) < 2)).at[-5:].set(False)
+    log = log._replace(mask=mask, clicks=log.clicks & mask)
+    assert 0 < int(jnp.sum(log.clicks[:, -1])) and int(jnp.sum(~log.clicks.any(-1))) > 5
+    rng = np.random.default_rng(4)
+    with jax.enable_x64(True):
+        params = jax.tree.map(lambda x: jnp.asarray(rng.normal(size=x.shape)), model.init(NUM_QUERIES * NUM_DOCS, K))
+        closed = jax.value_and_grad(lambda p: jnp.sum(click_models.session_log_likelihood(model, p, log)))(params)
+        summed = jax.value_and_grad(lambda p: jnp.sum(model.conditional_log_probs(p, log)))(params)
+        np.testing.assert_allclose(click_models.session_log_likelihood(model, params, log),
+                                   jnp.sum(model.conditional_log_probs(params, log), -1), rtol=1e-12, atol=1e-12)
+    for ours, want in zip(jax.tree.leaves(closed), jax.tree.leaves(summed)):
+        np.testing.assert_allclose(ours, want, rtol=1e-10, atol=1e-10)
+
+
 def test_prior_gives_em_map_fit():
     """EM's pseudo-counts (1, 2) are the Beta(2, 2) MAP: the gradient fit with that prior reaches EM's
     objective, and the plain-likelihood fit does not score higher on it."""

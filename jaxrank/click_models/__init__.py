@@ -21,7 +21,7 @@ settings, logs) as lanes of ``jaxrank.lanes``.
 from jaxrank.click_models import (ccm, chain, cm, dbn, dcm, dctr, gctr, gradient, metrics, parametrization, pbm, rctr,
                                    sdbn, ubm)
 from jaxrank.click_models.base import (PRIOR, PROB_CAP, ClickModel, Statistics, from_probabilities, log1mexp, logit,
-                                       maximize, probabilities)
+                                       maximize, probabilities, session_log_likelihood)
 from jaxrank.click_models.em import em_step, fit_em
 from jaxrank.click_models.generate import generate_sessions
 from jaxrank.click_models.gradient import fit_gradient, gradient_fitter
@@ -75,6 +75,7 @@ __all__ = [
     "probabilities",
     "rctr",
     "sdbn",
+    "session_log_likelihood",
     "study",
     "ubm",
 ]

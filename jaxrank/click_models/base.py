@@ -49,7 +49,10 @@ class ClickModel(NamedTuple):
     * ``fitting``: ``"em"`` or ``"counting"``;
     * ``counts``: ``None``, or ``counts(params, log) -> Statistics``, the part of the E-step's statistics
       that does not depend on the parameters' values (impressions, clicks: ``params`` only gives shapes),
-      which ``fit_em`` then counts once; ``statistics`` is the rest, and the E-step is their sum.
+      which ``fit_em`` then counts once; ``statistics`` is the rest, and the E-step is their sum;
+    * ``session_log_probs``: ``None``, or ``session_log_probs(params, log) -> [S]``: ``log P(C)`` of each
+      session in a closed form cheaper than summing ``conditional_log_probs`` over positions (the
+      same value: the chain rule); ``session_log_likelihood`` picks whichever the model has.
     """
 
     name: str
@@ -62,6 +65,15 @@ class ClickModel(NamedTuple):
     statistics: Callable[..., "Statistics"]
     fitting: str
     counts: Optional[Callable[..., "Statistics"]] = None
+    session_log_probs: Optional[Callable[..., Array]] = None
+
+
+def session_log_likelihood(model: ClickModel, params, log) -> Array:
+    """``[S]`` ``log P(C) = Σ_r log P(C_r = c_r | C_<r)`` of each session (``model.session_log_probs``
+    where the model has one)."""
+    if model.session_log_probs is not None:
+        return model.session_log_probs(params, log)
+    return jnp.sum(model.conditional_log_probs(params, log), axis=-1)
 
 
 class Statistics(NamedTuple):

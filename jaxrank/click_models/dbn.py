@@ -30,7 +30,7 @@ import jax.numpy as jnp
 
 from jaxrank.click_models import chain
 from jaxrank.click_models.base import (ClickModel, Statistics, check_sizes, filled, gather_rows, log_probs, pair_sum,
-                                       shown_log_probs, total)
+                                       shown_log_probs, spread, total)
 from jaxrank.data.sessions import SessionLog
 from jaxrank.types import Array, PRNGKey
 
@@ -59,6 +59,38 @@ def _chain(params: DBNParams, pairs: Array, mask: Array) -> chain.Chain:
 
 def conditional_log_probs(params: DBNParams, log: SessionLog) -> Array:
     return chain.observed(_chain(params, log.pair, log.mask), log.clicks, log.mask)
+
+
+def session_log_probs(params: DBNParams, log: SessionLog) -> Array:
+    """``[S]`` ``log P(C)`` of each session in closed form (the sum of ``conditional_log_probs``; the
+    gradient fit's objective, without a pass per position).
+
+    Every position up to the last click ``l`` is examined and every click above ``l`` unsatisfied, so
+    ``log P(C) = Σ_{r ≤ l} log P(A_r = c_r) + Σ_{r < l} (c_r log(1 - σ_r) + log γ)
+    + log(σ_l + (1 - σ_l)(1 - γ + γ u_{l+1}))``, with ``u_r = P(no click at ≥ r | E_r = 1)
+    = (1 - α_r)(1 - γ + γ u_{r+1})`` and ``u_n = 1`` below the ``n`` shown positions; without a click,
+    ``log P(C) = log u_0``. With ``Λ_j = Σ_{i ≤ j} log((1 - α_i) γ)`` (one cumulative sum) the recursion
+    unrolls to ``u_{l+1} = Σ_{l < j < n} e^{Λ_j - Λ_l} (1 - γ) / γ + e^{Λ_{n-1} - Λ_l}``, a ``logsumexp``.
+    """
+    clicks, mask = log.clicks, log.mask
+    shape = mask.shape
+    tables = [jax.nn.log_sigmoid(sign * x) for x in (params.attraction, params.satisfaction) for sign in (1, -1)]
+    log_attr, log_not_attr, log_sat, log_not_sat = gather_rows(tables, log.pair)
+    # spread: gathers, so that γ's gradient is a scatter-add in the sessions' order (see base.spread)
+    log_gamma, log_not_gamma = (spread(x, shape) for x in log_probs(params.continuation))
+    ranks = jnp.arange(shape[-1])
+    last = jnp.max(jnp.where(clicks, ranks, -1), axis=-1, keepdims=True)  # [S, 1], -1 without a click
+    at_last = ranks == last
+    head = (jnp.where(ranks <= last, jnp.where(clicks, log_attr, log_not_attr), 0.0)
+            + jnp.where(ranks < last, jnp.where(clicks, log_not_sat, 0.0) + log_gamma, 0.0))
+    cum = jnp.cumsum(jnp.where(mask, log_not_attr + log_gamma, 0.0), axis=-1)  # Λ_j (padding adds 0)
+    cum_last = jnp.sum(jnp.where(at_last, cum, 0.0), axis=-1)  # Λ_l (0 without a click)
+    below = jnp.where(mask & (ranks > last), cum - cum_last[:, None] + log_not_gamma - log_gamma, -jnp.inf)
+    log_u = jnp.logaddexp(jax.nn.logsumexp(below, axis=-1), cum[:, -1] - cum_last)  # log u_{l+1}
+    at = lambda x: jnp.sum(jnp.where(at_last, x, 0.0), axis=-1)  # noqa: E731  (the value at l)
+    after_last = jnp.logaddexp(at(log_sat),
+                               at(log_not_sat) + jnp.logaddexp(log_not_gamma[:, 0], log_gamma[:, 0] + log_u))
+    return jnp.sum(head, axis=-1) + jnp.where(last[:, 0] >= 0, after_last, log_u)
 
 
 def click_log_probs(params: DBNParams, log: SessionLog) -> Array:
@@ -118,4 +150,4 @@ def statistics(params: DBNParams, log: SessionLog) -> Statistics:
 
 def make() -> ClickModel:
     return ClickModel("dbn", init, conditional_log_probs, click_log_probs, click_probs, relevance, sample, statistics,
-                      FITTING, counts)
+                      FITTING, counts, session_log_probs)

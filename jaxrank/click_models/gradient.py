@@ -4,7 +4,8 @@ optimizers on the masked binary cross-entropy of the conditional click probabili
 
 The objective is the log-likelihood EM climbs too (Chuklin, Markov, de Rijke, *Click Models for Web
 Search*, 2015, ch. 4), ``L(θ) = Σ_s Σ_r log P(C_r = c_r | C_<r; θ)`` (``conditional_log_probs``
-summed), divided by the number of shown positions ``N`` (CLAX's mean over positions; the scale only
+summed: ``jaxrank.click_models.base.session_log_likelihood``, in closed form where the model has
+one), divided by the number of shown positions ``N`` (CLAX's mean over positions; the scale only
 sets the step size). With ``prior=(a, b)`` it adds ``a log θ + (b - a) log(1 - θ)`` for every
 table probability ``θ``: the log-density of the Beta prior whose maximum a posteriori is EM's
 pseudo-count update ``(a + numerator) / (b + denominator)`` (``jaxrank.click_models.base.maximize``),
@@ -36,7 +37,7 @@ import jax.numpy as jnp
 import optax
 
 from jaxrank.click_models import parametrization as param_lib
-from jaxrank.click_models.base import ClickModel, check_fit_log
+from jaxrank.click_models.base import ClickModel, check_fit_log, session_log_likelihood
 from jaxrank.data.sessions import SessionLog
 from jaxrank.types import Array, PRNGKey
 from jaxrank.utils.checks import check_choice, check_int, check_key, check_number
@@ -156,7 +157,7 @@ def gradient_fitter(model: ClickModel, *, num_pairs: int, parametrization: Optio
 
     def objective(trainable, log, features=None, prior_weight=1.0):
         params = param_lib.apply(parametrization, model, trainable, features)
-        value = jnp.sum(model.conditional_log_probs(params, log))
+        value = jnp.sum(session_log_likelihood(model, params, log))
         if prior is not None:
             value = value + prior_weight * _log_prior(param_lib.logit_tables(parametrization, trainable), prior)
         return value

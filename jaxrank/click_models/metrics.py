@@ -20,7 +20,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxrank.click_models.base import ClickModel, check_fit_log, observed
+from jaxrank.click_models.base import ClickModel, check_fit_log, observed, session_log_likelihood
 from jaxrank.click_models.parametrization import pair_fields
 from jaxrank.data.sessions import SessionLog
 from jaxrank.types import Array
@@ -43,11 +43,11 @@ def log_likelihood(model: ClickModel, params, log: SessionLog, *, per_session: b
     """``[]`` mean conditional log-likelihood of the observed clicks (PyClick's ``LogLikelihood``; with
     ``per_session=False`` the mean over all shown positions, as CLAX)."""
     check_ids(model, params, log)
-    log_probs = model.conditional_log_probs(params, log)
+    sessions = session_log_likelihood(model, params, log)
     lengths = jnp.sum(log.mask, axis=-1)
     if not per_session:
-        return jnp.sum(log_probs) / jnp.maximum(jnp.sum(lengths), 1)
-    per = jnp.sum(log_probs, axis=-1) / jnp.maximum(lengths, 1)
+        return jnp.sum(sessions) / jnp.maximum(jnp.sum(lengths), 1)
+    per = sessions / jnp.maximum(lengths, 1)
     return jnp.sum(per) / jnp.maximum(jnp.sum(lengths > 0), 1)
 
 

@@ -33,8 +33,9 @@ Every (seed, budget) is one lane of one ``jit(vmap(vmap(...)))`` per ``η``; see
 ``fold_in(key, s)``. Results: mean and 95% CI over seeds per learner, budget and ``η``; the analysis
 module states the paper's claims and whether they hold (``experiments.analysis.counterfactual_ltr.verdicts``).
 
-Data: a LETOR folder (default MQ2008, fold 1; its vali split is not used), or synthetic queries when
-no data is found (``dataset=auto``), saying so.
+Data: a LETOR folder (default MQ2008, fold 1; its vali split is not used), one SVMlight file split into
+five parts (the MSLR-WEB subset: ``experiments.common.letor_datasets``), or synthetic queries when no
+data is found (``dataset=auto``), saying so.
 """
 
 import dataclasses
@@ -68,7 +69,7 @@ EXAMINATION = ("inverse_rank", "eye_tracking")
 
 @dataclasses.dataclass(frozen=True)
 class Config:
-    dataset: str = "auto"  # LETOR folder name or path (MQ2008), "synthetic", or "auto"
+    dataset: str = "auto"  # LETOR folder (MQ2008), one SVMlight file (MSLR-WEB_Fold1_subset), "synthetic", or "auto"
     fold: int = 1
     etas: tuple[float, ...] = (0.5, 1.0, 2.0)
     examination: str = "inverse_rank"  # (1/k)^η, or ULTRA's eye_tracking table^η
@@ -199,7 +200,7 @@ def _estimate_propensities(keys, train, user, scores, config: Config):
 def run(config: Config, run_dir) -> dict:
     """Test NDCG@10 vs logged clicks for every learner and ``η`` (module docstring)."""
     _check(config)
-    ds = letor_datasets.resolve(config.dataset, "counterfactual_ltr")
+    ds = letor_datasets.resolve(config.dataset, "counterfactual_ltr", single_file=True)
     train_r, _, test_r = letor_datasets.fold(ds, config.fold, config.seed)
     train, test = data.pad_queries(train_r), data.pad_queries(test_r)
     root = jax.random.key(config.seed)

@@ -157,30 +157,9 @@ def _check(config: Config) -> dict[str, tuple[dict, dict]]:
     return ranker_settings(config)
 
 
-def _split_parts(queries, seed: int):
-    """Five query parts of a single file (shuffled with ``seed``), rotated as LETOR folds."""
-    order = np.asarray(jax.random.permutation(jax.random.key(seed), queries.num_queries))
-    parts = [data.take_queries(queries, np.sort(p)) for p in np.array_split(order, 5)]
-    return lambda k: (data.concat_queries([parts[(k - 1 + i) % 5] for i in range(3)]), parts[(k + 2) % 5],
-                      parts[(k + 3) % 5])
-
-
 def load_folds(config: Config):
     """``(name, source, {fold: (train, test)} ragged)``."""
-    if config.dataset not in ("auto", "synthetic"):
-        path = data.resolve(config.dataset)
-        if not (path / "Fold1").is_dir():
-            files = [path] if path.is_file() else sorted(p for p in path.iterdir() if p.is_file()
-                                                            and p.suffix in (".txt", ".gz"))
-            if len(files) != 1:
-                raise FileNotFoundError(f"{path}: expected a LETOR folder with Fold1..Fold5 or one SVMlight file.")
-            queries = data.load_queries(files[0], normalize=True)
-            if queries.num_queries < 5:  # each of the five parts is one fold's test queries
-                raise ValueError(f"{files[0]} holds {queries.num_queries} queries; splitting one file into 5 folds needs "
-                                 "at least 5: pass a larger file, or a LETOR folder with Fold1..Fold5.")
-            fold = _split_parts(queries, config.seed)
-            return path.name, str(files[0]), {k: fold(k)[::2] for k in config.folds}
-    ds = letor_datasets.resolve(config.dataset, "oltr")
+    ds = letor_datasets.resolve(config.dataset, "oltr", single_file=True)
     return ds.name, ds.source, {k: letor_datasets.fold(ds, k, config.seed)[::2] for k in config.folds}
 
 

@@ -32,7 +32,7 @@ from experiments.common import letor_datasets
 from jaxrank import lanes as lane_runner
 from jaxrank.learners import LEARNERS as REGISTRY
 from jaxrank.learners.online import online_pass, streams
-from jaxrank.learners.online.swap_or_not import shuffle_index
+from jaxrank.utils.swap_or_not import shuffle_index
 
 REPO = Path(__file__).resolve().parents[1]
 LEARNERS = (("solar_i", "solar_first_order", "c", 1e-5), ("solar_ii", "solar_second_order", "gamma", 1e4))  # C or γ

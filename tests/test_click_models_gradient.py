@@ -17,6 +17,7 @@ import pytest
 
 from jaxrank import click_models
 from jaxrank.click_models import CLICK_MODELS, fit_em, fit_gradient, from_probabilities, generate_sessions
+from jaxrank.click_models import gradient
 from jaxrank.click_models import parametrization as param_lib
 from jaxrank.click_models.pbm import PBMParams
 from jaxrank.types import QueryBatch
@@ -161,6 +162,14 @@ def test_minibatches_vmap_and_full_batch():
     assert values[0][0] != values[1][0]  # another key, another order of the minibatches
     start = _per_session(model, model.init(NUM_QUERIES * NUM_DOCS, K), log)
     assert min(min(v) for v in values) > start
+
+
+def test_an_epochs_batches_cover_every_session_once():
+    rows = jax.jit(jax.vmap(gradient.batch_rows, in_axes=(None, 0, None, None)), static_argnums=(2, 3))
+    orders = [np.asarray(rows(jnp.uint32(word), jnp.arange(5), 64, 300)).ravel() for word in (7, 8)]
+    for order in orders:
+        assert sorted(order[:300].tolist()) == list(range(300)) and (order[300:] == 300).all()
+    assert (orders[0][:300] != orders[1][:300]).mean() > 0.9  # another word, another order
 
 
 @pytest.mark.parametrize("kwargs, match", [

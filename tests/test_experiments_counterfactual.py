@@ -83,6 +83,20 @@ def test_verdicts_on_hand_made_summaries():
     no_clip["propensities"]["1"]["true"] = [1.0, 0.5, 0.2]
     assert analysis.verdicts(no_clip)[2][1:] == ("not testable here", "η = 1: τ = 0.1 clips no rank (smallest "
                                                                        "propensity 0.200)")
+    flat = _summary(ips=(0.55, 0.50, 0.555), naive=(0.5, 0.5, 0.5), dr=(0.5, 0.6, 0.7), clipped=(0.5, 0.6, 0.7),
+                    ips_std=(0.1, 0.1, 0.1), clip_std=(0.1, 0.1, 0.1))
+    assert analysis.verdicts(flat)[1][1:] == ("not testable here", "η = 1: IPS does not improve with clicks (0.5500 ± "
+                                              "0.0100 at 100, 0.5550 ± 0.0100 at 10,000), so there is no level to "
+                                              "reach sooner")
+    # the full-information learner on the same lists bounds any correction: not above naive, nothing to test
+    for full, verdict in (((0.5, 0.55, 0.57), "not testable here"), ((0.5, 0.6, 0.6), "holds")):
+        bounded = _summary(ips=(0.50, 0.60, 0.66), naive=(0.50, 0.55, 0.56), dr=(0.55, 0.67, 0.68),
+                           clipped=(0.52, 0.60, 0.63), ips_std=(0.06, 0.04, 0.01), clip_std=(0.03, 0.02, 0.01))
+        bounded["curves"]["1"]["full_info"] = {"mean": list(full), "ci95": [0.01] * 3, "std": [0.02] * 3}
+        (_, got, detail) = analysis.verdicts(bounded)[0]
+        assert got == verdict, detail
+        assert ("full-information learner on the same lists (0.5700 ± 0.0100) is not above" in detail) == (
+            verdict == "not testable here")
 
 
 def test_shown_clicks_gathers_each_position_at_its_rank():

@@ -13,7 +13,7 @@ import pytest
 from jaxrank.data import as_ragged, concat_queries, load_fold, pad_queries, synthetic_queries
 from jaxrank.learners import LEARNERS
 from jaxrank.learners.online import batch_protocol, online_pass, streams
-from jaxrank.learners.online.swap_or_not import shuffle_index
+from jaxrank.utils.swap_or_not import shuffle_index
 from jaxrank.types import QueryBatch
 from tests.conftest import SAMPLE_DATA
 from tests.reference import online_protocol as ref

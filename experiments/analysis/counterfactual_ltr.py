@@ -37,6 +37,13 @@ def _rise(summary, eta):
               f"vs naive {naive['mean'][-1]:.4f} ± {naive['ci95'][-1]:.4f} (from {ips['mean'][0]:.4f} at "
               f"{summary['click_budgets'][0]:,}); gap to the skyline {summary['skyline_ndcg'] - ips['mean'][-1]:+.4f} "
               f"(skyline {summary['skyline_ndcg']:.4f}, logging ranker {summary['logging_ndcg']:.4f})")
+    full = _curve(summary, eta, "full_info")
+    if full is not None and full["mean"][-1] - naive["mean"][-1] <= full["ci95"][-1] + naive["ci95"][-1]:
+        # the same learner on the same lists with the true click probabilities is the ceiling of any correction
+        # of the naive one: when it is not above naive, no debiasing of these clicks can show as a gain
+        return "not testable here", (f"{detail}; the full-information learner on the same lists "
+                                     f"({full['mean'][-1]:.4f} ± {full['ci95'][-1]:.4f}) is not above the naive one, so "
+                                     "no correction of these clicks can show")
     return ("holds" if above and rises else "does not hold"), detail
 
 
@@ -45,6 +52,10 @@ def _dr(summary, eta):
     budgets = summary["click_budgets"]
     if ips is None or dr is None or len(budgets) < 2:
         return "not testable here", "the run needs the ips and dr learners and two click budgets"
+    if ips["mean"][-1] - ips["ci95"][-1] <= ips["mean"][0] + ips["ci95"][0]:
+        return "not testable here", (f"η = {eta}: IPS does not improve with clicks ({ips['mean'][0]:.4f} ± "
+                                     f"{ips['ci95'][0]:.4f} at {budgets[0]:,}, {ips['mean'][-1]:.4f} ± "
+                                     f"{ips['ci95'][-1]:.4f} at {budgets[-1]:,}), so there is no level to reach sooner")
     # the level IPS ends at, within its 95% CI; each learner's first budget reaching it
     target = ips["mean"][-1] - ips["ci95"][-1]
 

@@ -16,7 +16,8 @@ the exact likelihood, so their fitted values differ.
 
 Parameters are tables or functions of features (``jaxrank.click_models.parametrization``). One
 epoch is one ``lax.scan`` over minibatches of ``batch_size`` sessions in a fresh random order
-(``fold_in(key, epoch)``; the last batch is padded with empty sessions), each batch's loss scaled to
+(``fold_in(key, epoch)``; the last batch is padded with empty sessions), drawn batch by batch with
+the swap-or-not shuffle (``jaxrank.utils.swap_or_not``: no ``[S]`` permutation is stored or sorted), each batch's loss scaled to
 estimate the whole objective over ``N``; ``batch_size=None`` is full-batch (one step per epoch, the
 log read in place). Optimizers (``optax``): ``"adam"`` (default), ``"adamw"`` (CLAX's experiments,
 with ``weight_decay``, optax's default ``1e-4``), ``"sgd"``; the learning rate is constant or decays
@@ -40,6 +41,7 @@ from jaxrank.click_models import parametrization as param_lib
 from jaxrank.click_models.base import ClickModel, check_fit_log, session_log_likelihood
 from jaxrank.data.sessions import SessionLog
 from jaxrank.types import Array, PRNGKey
+from jaxrank.utils.swap_or_not import shuffle_index
 from jaxrank.utils.checks import check_choice, check_int, check_key, check_number
 
 OPTIMIZERS = ("adam", "adamw", "sgd")
@@ -123,6 +125,15 @@ def _log_prior(tables, prior) -> Array:
     return sum(jnp.sum(a * jax.nn.log_sigmoid(x) + (b - a) * jax.nn.log_sigmoid(-x)) for x in jax.tree.leaves(tables))
 
 
+def batch_rows(word: Array, batch: Array, batch_size: int, num_sessions: int) -> Array:
+    """``[B]`` i32 the sessions of minibatch ``batch`` in the order that the uint32 ``word`` keys
+    (``jaxrank.utils.swap_or_not``): batches ``0, 1, …`` cover every session once, and positions past
+    ``S`` (the last batch's padding) are ``S``, an empty session for ``_batch``."""
+    position = (batch * batch_size + jnp.arange(batch_size)).astype(jnp.uint32)
+    row = shuffle_index(word, jnp.minimum(position, num_sessions - 1), jnp.uint32(num_sessions))
+    return jnp.where(position < num_sessions, row.astype(jnp.int32), num_sessions)
+
+
 def _batch(log: SessionLog, rows: Array) -> SessionLog:
     """Sessions ``rows [B]`` of ``log``; a row ``>= S`` is an empty session (the last batch's padding)."""
     num = log.pair.shape[0]
@@ -193,9 +204,9 @@ def gradient_fitter(model: ClickModel, *, num_pairs: int, parametrization: Optio
         if count == 1:
             state = step(state, log)
         else:
-            order = jax.random.permutation(jax.random.fold_in(state.key, state.epoch), log.pair.shape[0])
-            rows = jnp.pad(order, (0, count * size - order.shape[0]), constant_values=order.shape[0])
-            state = jax.lax.scan(lambda s, r: (step(s, _batch(log, r)), None), state, rows.reshape(count, size))[0]
+            word = jax.random.bits(jax.random.fold_in(state.key, state.epoch), (), jnp.uint32)
+            rows = lambda j: batch_rows(word, j, size, log.pair.shape[0])  # noqa: E731
+            state = jax.lax.scan(lambda s, j: (step(s, _batch(log, rows(j))), None), state, jnp.arange(count))[0]
         return state._replace(epoch=state.epoch + 1)
 
     def params(state: GradientState, features=None):

@@ -1,5 +1,6 @@
 """Small helpers shared by every module: tie-breaking choices, special functions, argument checks
-(``checks``) and the hyperparameter-grid convention (``grid``)."""
+(``checks``), the hyperparameter-grid convention (``grid``) and a keyed permutation evaluated at any
+position (``swap_or_not``)."""
 
 from jaxrank.utils.beta import log_prob_beta_at_least_half
 from jaxrank.utils.checks import check_choice, check_int, check_key, check_keywords, check_number

@@ -1,7 +1,7 @@
 """Online pairwise learners of the SOLAR paper (Wang et al., ACL 2015), one module each: SOLAR-I
 (``solar_first_order``), SOLAR-II (``solar_second_order``) and its baselines Prank (``prank_pointwise``,
 ``prank_pairwise``) and the committee perceptron (``committee_perceptron``); and the paper's protocols:
-instance streams (``streams``), the in-query shuffle (``swap_or_not``), the online pass and protocol
+instance streams (``streams``), the online pass and protocol
 (``online_pass``), the batch protocol (``batch_protocol``)."""
 
 from jaxrank.learners.online import (
@@ -14,7 +14,6 @@ from jaxrank.learners.online import (
     solar_first_order,
     solar_second_order,
     streams,
-    swap_or_not,
 )
 from jaxrank.learners.online.batch_protocol import BatchResult
 from jaxrank.learners.online.committee_perceptron import CommitteeState
@@ -56,5 +55,4 @@ __all__ = [
     "solar_first_order",
     "solar_second_order",
     "streams",
-    "swap_or_not",
 ]

@@ -3,7 +3,7 @@ query collections of any size: one pass of a learner over the queries (``run_pas
 protocol over permutations with its per-query metrics (``online_protocol``).
 
 One pass visits the queries in a random order. Inside a query it draws the instances in a
-uniformly random order without replacement (``swap_or_not.shuffle_index``) and flips each pair
+uniformly random order without replacement (``jaxrank.utils.swap_or_not.shuffle_index``) and flips each pair
 ``(z, +1) → (−z, −1)`` with probability ½; each step feeds ``z = x_i − x_j`` (or ``x_i`` and its
 grade) to ``learner.step``. The steps run in blocks of ``BLOCK``: the block's draws and its inputs
 ``[BLOCK, D]`` are computed in one vectorised call (a gather inside the step loop made ``vmap``-ed
@@ -39,7 +39,7 @@ from jaxrank import lanes, metrics
 from jaxrank.data.ragged import Queries, as_ragged, map_queries
 from jaxrank.learners.chunking import chunks_per_call
 from jaxrank.learners.online.streams import Documents, InstanceStream, documents, instance_stream
-from jaxrank.learners.online.swap_or_not import shuffle_index
+from jaxrank.utils.swap_or_not import shuffle_index
 from jaxrank.types import Learner
 
 TOPN = (1, 5, 10)

@@ -45,7 +45,9 @@ def _factors(params: PBMParams, pairs: Array, num_positions: int):
 
 
 def click_log_probs(params: PBMParams, log: SessionLog) -> Array:
-    log_attr, _, log_exam, _ = _factors(params, log.pair, log.mask.shape[-1])
+    # logarithms of the tables, then gathers: O(P + K) logarithms, not two per position
+    log_attr = jax.nn.log_sigmoid(params.attraction)[log.pair]
+    log_exam = spread(jax.nn.log_sigmoid(rank_table(params.examination, log.mask.shape[-1])), log.mask.shape)
     return shown_log_probs(log_attr + log_exam, log.mask)
 
 

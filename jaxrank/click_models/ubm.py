@@ -63,7 +63,11 @@ def _factors(params: UBMParams, pairs: Array, clicks: Array):
 
 
 def conditional_log_probs(params: UBMParams, log: SessionLog) -> Array:
-    log_attr, _, log_gamma, _ = _factors(params, log.pair, log.clicks)
+    _check_table(params, log.clicks.shape[-1])
+    ranks, distance = _gamma_index(log.clicks)
+    # logarithms of the tables, then gathers: O(P + K²) logarithms, not two per position
+    log_attr = jax.nn.log_sigmoid(params.attraction)[log.pair]
+    log_gamma = jax.nn.log_sigmoid(params.examination)[ranks, distance]
     return observed(log_attr + log_gamma, log.clicks, log.mask)
 
 

@@ -8,6 +8,13 @@ budget). Each experiment writes its own run directory under ``<run_dir>/runs/``;
 links their tables and figures. An experiment that fails is reported (with its error) and the
 others still run.
 
+Resume: the report records each part's run directory and wall time in
+``checkpoints/report.npz`` as it goes, so ``--resume`` on a killed report keeps the finished parts,
+continues an interrupted one from its own checkpoints (``registry.resume``; a part without
+checkpoints runs again) and runs the rest. A part's seconds add up over the processes that ran
+it: an interrupted process counts up to its part's last checkpoint (the work after it is redone
+and counted in the next one).
+
 Verdicts: each experiment's analysis module ``experiments/analysis/<experiment>.py`` exposes
 ``verdicts(summary) -> [(claim, verdict, detail)]``, ``verdict`` one of ``"holds"``,
 ``"does not hold"``, ``"not testable here"`` (``experiments.analysis.verdicts``), computed from the
@@ -17,16 +24,22 @@ per part and in one table at its top, and returns them in its summary.
 
 import dataclasses
 import importlib
+import json
 import re
 import time
 import traceback
 from pathlib import Path
+from typing import Optional
+
+import numpy as np
 
 from experiments.analysis import verdicts as V
 from experiments.analysis.plotting import load_summary
 from experiments.common import registry
 from experiments.common.registry import register
-from jaxrank.data import write_text
+from jaxrank.data import write_npz, write_text
+
+PROGRESS = "report.npz"  # in checkpoint_dir(run_dir): {experiment: {"run_dir", "seconds", "started", "done"}}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -190,6 +203,52 @@ def _summary_table(outcomes: dict) -> list[str]:
     return lines + [""]
 
 
+def _progress_path(run_dir: Path) -> Path:
+    return registry.checkpoint_dir(run_dir) / PROGRESS
+
+
+def _load_progress(run_dir: Path) -> dict:
+    path = _progress_path(run_dir)
+    return json.loads(str(np.load(path)["progress"])) if path.is_file() else {}
+
+
+def _save_progress(run_dir: Path, progress: dict) -> None:
+    write_npz(_progress_path(run_dir), progress=np.asarray(json.dumps(progress)))
+
+
+def _last_progress(child: Path) -> Optional[float]:
+    """When ``child`` last made progress: its results, else its newest checkpoint (epoch seconds)."""
+    if (child / "results.json").is_file():
+        return (child / "results.json").stat().st_mtime
+    times = [p.stat().st_mtime for p in registry.checkpoint_dir(child).rglob("*.npz")]
+    return max(times) if times else None
+
+
+def _run_part(experiment: str, run_dir: Path, overrides: list, seed, progress: dict) -> tuple[str, float]:
+    """``(child run directory, seconds)`` of one part: kept when finished by an earlier process,
+    resumed from its checkpoints when interrupted, launched otherwise (module docstring)."""
+    record = progress.get(experiment)
+    last = None if record is None else _last_progress(Path(record["run_dir"]))
+    if record is not None and (record["done"] or Path(record["run_dir"], "results.json").is_file()):
+        return record["run_dir"], record["seconds"] + (0.0 if record["done"] else max(0.0, last - record["started"]))
+    start = time.perf_counter()
+    spent = 0.0
+    if last is not None:  # interrupted after a checkpoint: continue it
+        spent = record["seconds"] + max(0.0, last - record["started"])
+        progress[experiment] = dict(record, seconds=spent, started=time.time())
+        _save_progress(run_dir, progress)
+        child = registry.resume(record["run_dir"])
+    else:
+        workdir = run_dir / "runs"
+        child = registry.launch(experiment, workdir, overrides, seed=seed, on_start=lambda child: (
+            progress.__setitem__(experiment, {"run_dir": str(child), "seconds": 0.0, "started": time.time(),
+                                              "done": False}), _save_progress(run_dir, progress)))
+    seconds = spent + time.perf_counter() - start
+    progress[experiment] = dict(progress[experiment], seconds=seconds, done=True)
+    _save_progress(run_dir, progress)
+    return str(child), seconds
+
+
 @register("paper_report", Config)
 def run(config: Config, run_dir) -> dict:
     """Runs the paper experiments and writes ``report.md``."""
@@ -198,7 +257,8 @@ def run(config: Config, run_dir) -> dict:
     run_dir = Path(run_dir)
     sections = list(_parts(config))
     outcomes, body = {}, []
-    start_all = time.perf_counter()
+    progress = _load_progress(run_dir)
+    start_all, here = time.perf_counter(), 0.0  # here: this process's time inside the parts
     for title, parts in sections:
         body += [f"## {title}", ""]
         for part in parts:
@@ -208,16 +268,21 @@ def run(config: Config, run_dir) -> dict:
             print(f"[paper_report] {part.experiment} {' '.join(overrides)}", flush=True)
             start = time.perf_counter()
             try:
-                child = registry.launch(part.experiment, run_dir / "runs", overrides, seed=seed)
-                outcome = {"status": "ok", "run_dir": str(child)}
+                child, seconds = _run_part(part.experiment, run_dir, overrides, seed, progress)
+                outcome = {"status": "ok", "run_dir": child}
             except Exception as e:  # one failing experiment must not lose the others
                 traceback.print_exc()
                 outcome = {"status": "failed", "error": f"{type(e).__name__}: {e}".splitlines()[0]}
-            outcome.update(seconds=round(time.perf_counter() - start, 1), overrides=overrides)
+                seconds = time.perf_counter() - start
+                progress.pop(part.experiment, None)  # a failed part runs again on resume
+                _save_progress(run_dir, progress)
+            here += time.perf_counter() - start
+            outcome.update(seconds=round(seconds, 1), overrides=overrides)
             outcome["verdicts"] = collect_verdicts(part.experiment, outcome)
             outcomes[part.experiment] = outcome
             body += _section(part, outcome, run_dir)
-    total = time.perf_counter() - start_all
+    # the parts' seconds (over every process that ran them) and this process's time between them
+    total = sum(o["seconds"] for o in outcomes.values()) + time.perf_counter() - start_all - here
     failed = [name for name, o in outcomes.items() if o["status"] != "ok"]
     head = [f"# jaxrank: reproduced tables and figures ({config.mode} mode)", "",
             f"{len(outcomes)} experiments in {total / 60:.1f} min" + (f"; failed: {', '.join(failed)}" if failed else "") + ".",

@@ -70,12 +70,13 @@ def test_collects_verdicts_from_mock_parts(tmp_path, monkeypatch):
     full settings; the parts' own Verdicts sections are not repeated."""
     launched = []
 
-    def fake_launch(name, workdir, overrides, seed=None):
+    def fake_launch(name, workdir, overrides, seed=None, on_start=None):
         launched.append((name, list(overrides)))
         if name == "rcs_regret":
             raise RuntimeError("boom")
         child = Path(workdir) / name / "stamp"
         child.mkdir(parents=True)
+        on_start(child)
         (child / "results.json").write_text(json.dumps({"value": 0.25}))
         (child / "timings.json").write_text(json.dumps({"seconds": 2.0}))
         (child / "table.md").write_text(f"| table of {name} |\n\n#### Verdicts\n\n| stale row |\n")
@@ -122,3 +123,53 @@ def test_verdict_function_lookup():
     listed = {p.experiment for _, parts in paper_report.SECTIONS for p in parts}
     missing = {name for name in listed - {"oltr", "large_scale"} if paper_report.verdict_function(name) is None}
     assert not missing  # every part but the two whose verdicts come separately has its own
+
+
+def test_a_killed_report_resumes_keeping_its_finished_parts(tmp_path, no_data, monkeypatch):
+    """Killed in its second part, the report resumes: the finished part is kept (same run, same
+    seconds), the part killed before any checkpoint runs again, and the report's total adds both."""
+    monkeypatch.setattr(paper_report, "SECTIONS", (
+        ("A paper", (paper_report.Part("condorcet_probability", "claim one", ("num_subsets=50",)),
+                     paper_report.Part("rcs_regret", "claim two", ("num_runs=2", "num_steps=300")))),
+    ))
+    launch = registry.launch
+
+    def killed(name, *args, on_start=None, **kwargs):
+        if name == "rcs_regret":
+            on_start(Path(args[0]) / "rcs_regret" / "never-checkpointed")
+            raise KeyboardInterrupt
+        return launch(name, *args, on_start=on_start, **kwargs)
+
+    monkeypatch.setattr(registry, "launch", killed)
+    with pytest.raises(KeyboardInterrupt):
+        launch("paper_report", tmp_path, ["mode=quick"])
+    (report_dir,) = (tmp_path / "paper_report").iterdir()
+    before = paper_report._load_progress(report_dir)
+    assert before["condorcet_probability"]["done"] and not before["rcs_regret"]["done"]
+    monkeypatch.setattr(registry, "launch", launch)
+    assert registry.latest_run_dir(tmp_path, "paper_report") == report_dir
+    registry.resume(report_dir)
+    results = json.loads((report_dir / "results.json").read_text())
+    timings = json.loads((report_dir / "timings.json").read_text())
+    assert results["experiments"]["condorcet_probability"]["run_dir"] == before["condorcet_probability"]["run_dir"]
+    assert timings["experiments"]["condorcet_probability"] == round(before["condorcet_probability"]["seconds"], 1)
+    assert results["experiments"]["rcs_regret"]["status"] == "ok"
+    assert "never-checkpointed" not in results["experiments"]["rcs_regret"]["run_dir"]
+    assert timings["total_s"] >= sum(timings["experiments"].values()) - 0.1
+    assert not registry.checkpoint_dir(report_dir).exists()  # a finished report keeps no checkpoint
+
+
+def test_an_interrupted_part_continues_from_its_checkpoints(tmp_path, monkeypatch):
+    """A part with a checkpoint is resumed in its own run directory; its seconds add the earlier
+    process's time up to that checkpoint."""
+    child = tmp_path / "runs" / "rcs_regret" / "stamp"
+    registry.checkpoint_dir(child).mkdir(parents=True)
+    (registry.checkpoint_dir(child) / "sweep.npz").write_bytes(b"")
+    started = (registry.checkpoint_dir(child) / "sweep.npz").stat().st_mtime - 40.0
+    progress = {"rcs_regret": {"run_dir": str(child), "seconds": 5.0, "started": started, "done": False}}
+    resumed = []
+    monkeypatch.setattr(registry, "resume", lambda run_dir: resumed.append(run_dir) or Path(run_dir))
+    run_dir, seconds = paper_report._run_part("rcs_regret", tmp_path, [], None, progress)
+    assert resumed == [str(child)] and run_dir == str(child)
+    assert 45.0 <= seconds < 50.0 and progress["rcs_regret"]["done"]
+    assert paper_report._load_progress(tmp_path) == progress

@@ -177,14 +177,18 @@ def _execute(experiment: Experiment, config, run_dir: Path, *, fresh: bool) -> P
     return run_dir
 
 
-def launch(name: str, workdir, overrides: list[str], seed: Optional[int] = None) -> Path:
-    """Runs one experiment end to end and returns its run directory."""
+def launch(name: str, workdir, overrides: list[str], seed: Optional[int] = None,
+           on_start: Optional[Callable[[Path], None]] = None) -> Path:
+    """Runs one experiment end to end and returns its run directory; ``on_start(run_dir)`` is called
+    once the directory and its ``config.json`` exist, before the run (a caller that tracks it)."""
     experiment = get(name)
     config = make_config(experiment, overrides, seed)
     run_dir = _shared_run_dir(workdir, name)
     if jax.process_index() == 0:
         write_json(run_dir / "config.json", dataclasses.asdict(config))
     print(f"[{name}] writing to {run_dir}", flush=True)
+    if on_start is not None:
+        on_start(run_dir)
     return _execute(experiment, config, run_dir, fresh=True)
 
 

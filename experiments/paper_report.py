@@ -31,6 +31,7 @@ import traceback
 from pathlib import Path
 from typing import Optional
 
+import jax
 import numpy as np
 
 from experiments.analysis import verdicts as V
@@ -213,7 +214,8 @@ def _load_progress(run_dir: Path) -> dict:
 
 
 def _save_progress(run_dir: Path, progress: dict) -> None:
-    write_npz(_progress_path(run_dir), progress=np.asarray(json.dumps(progress)))
+    if jax.process_index() == 0:  # with several processes, process 0 writes the run's files
+        write_npz(_progress_path(run_dir), progress=np.asarray(json.dumps(progress)))
 
 
 def _last_progress(child: Path) -> Optional[float]:
@@ -239,10 +241,11 @@ def _run_part(experiment: str, run_dir: Path, overrides: list, seed, progress: d
         _save_progress(run_dir, progress)
         child = registry.resume(record["run_dir"])
     else:
-        workdir = run_dir / "runs"
-        child = registry.launch(experiment, workdir, overrides, seed=seed, on_start=lambda child: (
-            progress.__setitem__(experiment, {"run_dir": str(child), "seconds": 0.0, "started": time.time(),
-                                              "done": False}), _save_progress(run_dir, progress)))
+        def started(child: Path) -> None:
+            progress[experiment] = {"run_dir": str(child), "seconds": 0.0, "started": time.time(), "done": False}
+            _save_progress(run_dir, progress)
+
+        child = registry.launch(experiment, run_dir / "runs", overrides, seed=seed, on_start=started)
     seconds = spent + time.perf_counter() - start
     progress[experiment] = dict(progress[experiment], seconds=seconds, done=True)
     _save_progress(run_dir, progress)

@@ -17,9 +17,9 @@ the exact likelihood, so their fitted values differ.
 Parameters are tables or functions of features (``jaxrank.click_models.parametrization``). One
 epoch is one ``lax.scan`` over minibatches of ``batch_size`` sessions in a fresh random order
 (``fold_in(key, epoch)``; the last batch is padded with empty sessions), drawn batch by batch with
-the swap-or-not shuffle (``jaxrank.utils.swap_or_not``: no ``[S]`` permutation is stored or sorted), each batch's loss scaled to
-estimate the whole objective over ``N``; ``batch_size=None`` is full-batch (one step per epoch, the
-log read in place). Optimizers (``optax``): ``"adam"`` (default), ``"adamw"`` (CLAX's experiments,
+the swap-or-not shuffle (``jaxrank.utils.swap_or_not``: no ``[S]`` permutation is stored or
+sorted), each batch's loss scaled to estimate the whole objective over ``N``; ``batch_size=None``
+is full-batch (one step per epoch, the log read in place). Optimizers (``optax``): ``"adam"`` (default), ``"adamw"`` (CLAX's experiments,
 with ``weight_decay``, optax's default ``1e-4``), ``"sgd"``; the learning rate is constant or decays
 to 0 along a cosine over all steps (``schedule="cosine"``). Defaults follow CLAX: learning rate
 0.01 (its Yandex runs), 50 epochs (its ``Trainer``), batches of 4096 sessions (its Yandex runs).
@@ -41,8 +41,8 @@ from jaxrank.click_models import parametrization as param_lib
 from jaxrank.click_models.base import ClickModel, check_fit_log, session_log_likelihood
 from jaxrank.data.sessions import SessionLog
 from jaxrank.types import Array, PRNGKey
-from jaxrank.utils.swap_or_not import shuffle_index
 from jaxrank.utils.checks import check_choice, check_int, check_key, check_number
+from jaxrank.utils.swap_or_not import shuffle_index
 
 OPTIMIZERS = ("adam", "adamw", "sgd")
 SCHEDULES = ("constant", "cosine")

@@ -262,7 +262,8 @@ def test_displayed_objective_is_the_objective_with_clicks_on_the_shown_documents
     candidates = rng.uniform(size=(3, 7)) > 0.2
     docs = np.stack([rng.permutation(7)[:4] for _ in range(3)])
     clicks, propensities = rng.uniform(size=(3, 4)) * (rng.uniform(size=(3, 4)) > 0.4), rng.uniform(0.1, 1, (3, 4))
-    candidates[np.arange(3)[:, None], docs] = True  # a shown document is a candidate
+    candidates[np.arange(3)[:, None], docs] = True
+    clicks[0, 1], candidates[0, docs[0, 1]] = 0.7, False  # a click on a non-candidate counts nowhere
     scattered_clicks, scattered_props = np.zeros((3, 7)), np.ones((3, 7))
     for q in range(3):
         scattered_clicks[q, docs[q]], scattered_props[q, docs[q]] = clicks[q], propensities[q]
@@ -367,7 +368,9 @@ def test_ragged_objective_parity(clip):
     lengths, offsets, features, rows, shown, clicks, propensities = _ragged_case(7)
     rng = np.random.default_rng(8)
     candidates = rng.uniform(size=offsets[-1]) > 0.25
-    candidates[rows[shown]] = True  # a shown document is a candidate (the reference drops other clicks)
+    candidates[rows[shown]] = True
+    cell = np.argwhere(shown & (clicks > 0))[0]
+    candidates[rows[tuple(cell)]] = False  # a click on a non-candidate counts nowhere, as in the reference
     weights, w = rng.uniform(1, 3, size=3), rng.normal(size=3)
     # the same lists padded for the reference: clicks and propensities scattered onto the shown documents
     padded, where = np.zeros((3, 6, 3)), np.zeros((3, 6), bool)
@@ -381,8 +384,8 @@ def test_ragged_objective_parity(clip):
     layout = propensity_svm.ragged_layout(offsets, candidates, minimum=2)
     assert len(layout.slots) > 1 and sorted(int(q) for block in layout.queries for q in block) == [0, 1, 2]
     clicked = np.where(shown, clicks, 0.0)
-    want_pairs = sum(int(clicked[q, k] > 0) * (candidates[offsets[q]:offsets[q + 1]].sum() - 1)
-                     for q in range(3) for k in range(3))
+    want_pairs = sum(int(clicked[q, k] > 0 and candidates[rows[q, k]])
+                     * (candidates[offsets[q]:offsets[q + 1]].sum() - 1) for q in range(3) for k in range(3))
     assert int(propensity_svm.ragged_pairs(layout, jnp.asarray(rows, jnp.int32), jnp.asarray(clicked),
                                            offsets[-1])) == want_pairs
     with jax.enable_x64(True):

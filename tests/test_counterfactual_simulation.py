@@ -160,18 +160,21 @@ def test_logging_ranker_uses_a_fraction_of_the_usable_queries():
 
 def test_ragged_shown_documents_are_the_per_query_top_k():
     rng = np.random.default_rng(4)
-    lengths = np.array([5, 1, 12, 3])
+    lengths = np.array([5, 1, 0, 12, 3, 0])  # empty queries inside and at the end
     offsets = np.r_[0, np.cumsum(lengths)]
     scores = rng.integers(0, 4, size=offsets[-1]).astype(np.float32)  # many ties: broken by the lower index
     rows, shown = logging_policy.ragged_shown_documents(jnp.asarray(scores), jnp.asarray(offsets), 4)
+    assert rows.shape == (6, 4) and int(rows.max()) < offsets[-1]
     for q, n in enumerate(lengths):
         want = ref.shown_list(scores[offsets[q]:offsets[q + 1]], np.ones(n, bool), 4)
         assert np.asarray(shown[q]).sum() == len(want)
         assert (np.asarray(rows[q])[:len(want)] - offsets[q]).tolist() == want
     layout = propensity_svm.ragged_layout(offsets, minimum=2)  # blocks of 2 (narrower than K), 4, 8 and 16
     blocked = logging_policy.blocked_shown_documents(jnp.asarray(scores), layout, 4)
-    np.testing.assert_array_equal(blocked[0], rows)
+    nonempty = lengths > 0
+    np.testing.assert_array_equal(blocked[0][nonempty], rows[nonempty])
     np.testing.assert_array_equal(blocked[1], shown)
+    assert not np.asarray(blocked[1])[~nonempty].any()
 
 
 def test_sessions_on_the_shown_lists_are_those_on_the_full_lists():

@@ -93,8 +93,9 @@ def ragged_shown_documents(scores: Array, offsets: Array, num_positions: int) ->
       num_positions: ``K``.
 
     Returns:
-      ``rows``: the flat row of the document shown at each rank (the query's first row where nothing is
-      shown); ``shown``: rank ``k`` holds a document (the query has more than ``k`` documents).
+      ``rows``: the flat row of the document shown at each rank (where nothing is shown, the query's
+      first row, or the last row of the collection for an empty query after it); ``shown``: rank ``k``
+      holds a document (the query has more than ``k`` documents).
     """
     offsets = jnp.asarray(offsets, jnp.int32)
     starts, lengths = offsets[:-1], offsets[1:] - offsets[:-1]
@@ -102,8 +103,9 @@ def ragged_shown_documents(scores: Array, offsets: Array, num_positions: int) ->
     order = jnp.lexsort((0.0 - scores, query_of)).astype(jnp.int32)  # stable: equal scores keep the lower row first
     position = starts[:, None] + jnp.arange(num_positions, dtype=jnp.int32)  # [Q, K] slots of the sorted order
     shown = jnp.arange(num_positions) < lengths[:, None]
-    rows = order[jnp.where(shown, position, starts[:, None])]
-    return jnp.where(shown, rows, starts[:, None]), shown
+    fill = jnp.minimum(starts, max(scores.shape[0] - 1, 0))[:, None]  # a row inside the collection
+    rows = order[jnp.where(shown, position, fill)]
+    return jnp.where(shown, rows, fill), shown
 
 
 def blocked_shown_documents(scores: Array, layout, num_positions: int) -> tuple[Array, Array]:
@@ -116,10 +118,11 @@ def blocked_shown_documents(scores: Array, layout, num_positions: int) -> tuple[
       num_positions: ``K``.
 
     Returns:
-      ``(rows [Q, K] i32, shown [Q, K] bool)``; ``Q`` is the number of queries in ``layout``.
+      ``(rows [Q, K] i32, shown [Q, K] bool)`` for every query of ``layout`` (a query without documents
+      shows none, its rows 0).
     """
     num_docs = scores.shape[0]
-    num_queries = sum(q.shape[0] for q in layout.queries)
+    num_queries = layout.counts.shape[0]
     rows = jnp.zeros((num_queries, num_positions), jnp.int32)
     shown = jnp.zeros((num_queries, num_positions), bool)
     padded = jnp.concatenate([scores, jnp.zeros(1, scores.dtype)])

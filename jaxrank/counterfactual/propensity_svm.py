@@ -21,10 +21,12 @@ documents of a query can be clicked: ``displayed_objective`` evaluates the same 
 ``[Q, K, L]`` pairs (each shown document against every candidate) instead of ``[Q, L, L]``.
 
 At the scale of MSLR-WEB30K (3.8M documents, up to 1,251 per query) even ``[Q, K, L]`` is mostly padding:
-``ragged_objective`` takes the documents flat (``features [N, D]``, ``query_of [N]``) and the shown
-documents as flat ``rows [Q, K]``, and forms the ``[N, K]`` hinges of every candidate ``j`` against the
-``K`` shown documents of its own query, so memory and work are ``O(N·K)`` plus the two passes over the
-features (scores, gradient) of each step; no pair or per-pair feature array exists.
+``ragged_objective`` takes the documents flat (``features [N, D]``), the shown documents as flat
+``rows [Q, K]`` and each query's candidates in a ``RaggedLayout`` (blocks of queries whose candidate
+counts round up to one power of two), and forms the ``[B, K, L_b]`` hinges of each block's candidates
+against the ``K`` shown documents of their query: memory and work are ``O(N·K)`` (padding at most
+doubles them) plus the two passes over the features (scores, gradient) of each step; no pair or
+per-pair feature array exists.
 """
 
 from typing import NamedTuple
@@ -68,7 +70,8 @@ def objective(w: Array, features: Array, clicks: Array, propensities: Array, *, 
 
 def displayed_objective(w: Array, features: Array, candidates: Array, docs: Array, clicks: Array,
                         propensities: Array, *, lam, clip=None, weights=None, num_instances=None) -> Array:
-    """``objective`` with the clicks on the shown documents only, in ``O(Q·K·L)``.
+    """``objective`` with the clicks on the shown documents only, in ``O(Q·K·L)``; a click on a document
+    that is not a candidate counts nowhere (as in ``objective``).
 
     Args:
       w: ``[D]``.
@@ -83,6 +86,7 @@ def displayed_objective(w: Array, features: Array, candidates: Array, docs: Arra
     hinge = jnp.maximum(0.0, 1.0 - (shown_scores[..., :, None] - scores[..., None, :]))  # [Q, K, L]
     others = candidates[..., None, :] & (jnp.arange(scores.shape[-1]) != docs[..., None])
     per_click = jnp.sum(jnp.where(others, hinge, 0.0), axis=-1)
+    clicks = jnp.where(jnp.take_along_axis(candidates, docs, axis=-1), clicks, 0.0)
     per_list = jnp.sum(ips_weights(clicks, propensities, clip=clip) * per_click, axis=-1)
     data = jnp.sum(per_list if weights is None else per_list * weights)
     n = jnp.sum(clicks if weights is None else clicks * weights[..., None]) if num_instances is None else num_instances
@@ -95,6 +99,7 @@ class RaggedLayout(NamedTuple):
 
     slots: tuple  # per block [B, L_b] i32: the flat row of each candidate, N (a padding row) past the list
     queries: tuple  # per block [B] i32: the query of each row
+    counts: Array  # [Q] i32 candidates of each query (a query without any is in no block)
 
 
 def ragged_layout(offsets, candidates=None, *, minimum: int = 8) -> RaggedLayout:
@@ -107,7 +112,12 @@ def ragged_layout(offsets, candidates=None, *, minimum: int = 8) -> RaggedLayout
       minimum: the smallest block width.
     """
     offsets = np.asarray(offsets, np.int64)
+    if offsets.ndim != 1 or offsets.size < 2 or offsets[0] != 0 or (np.diff(offsets) < 0).any():
+        raise ValueError(f"offsets must be [Q + 1] non-decreasing from 0; got {offsets.tolist()[:8]}"
+                         f"{' ...' if offsets.size > 8 else ''} of shape {offsets.shape}.")
     num_docs = int(offsets[-1])
+    if candidates is not None and np.shape(candidates) != (num_docs,):
+        raise ValueError(f"candidates must be [N] = [{num_docs}] (one per document); got shape {np.shape(candidates)}.")
     query_of = np.repeat(np.arange(offsets.shape[0] - 1), np.diff(offsets))
     rows = np.arange(num_docs) if candidates is None else np.flatnonzero(np.asarray(candidates, bool))
     counts = np.bincount(query_of[rows], minlength=offsets.shape[0] - 1)
@@ -121,13 +131,14 @@ def ragged_layout(offsets, candidates=None, *, minimum: int = 8) -> RaggedLayout
         index = np.where(inside, starts[members, None] + position, 0)
         slots.append(jnp.asarray(np.where(inside, rows[index], num_docs), jnp.int32))
         queries.append(jnp.asarray(members, jnp.int32))
-    return RaggedLayout(tuple(slots), tuple(queries))
+    return RaggedLayout(tuple(slots), tuple(queries), jnp.asarray(counts, jnp.int32))
 
 
 def ragged_objective(w: Array, features: Array, layout: RaggedLayout, rows: Array, clicks: Array,
                      propensities: Array, *, lam, clip=None, weights=None, num_instances=None) -> Array:
     """``objective`` over flat documents: ``(λ/2)‖w‖² + (1/n) Σ_q weights_q Σ_k c_qk / max(ρ_qk, τ)
-    Σ_{j ∈ candidates_q, j ≠ rows_qk} max(0, 1 − (s_{rows_qk} − s_j))`` with ``s = features @ w``.
+    Σ_{j ∈ candidates_q, j ≠ rows_qk} max(0, 1 − (s_{rows_qk} − s_j))`` with ``s = features @ w``; a
+    click on a document that is not a candidate counts nowhere (as in ``objective``).
 
     Args:
       w: ``[D]``.
@@ -141,26 +152,30 @@ def ragged_objective(w: Array, features: Array, layout: RaggedLayout, rows: Arra
     padded = jnp.concatenate([scores, jnp.zeros(1, scores.dtype)])
     shown = scores[rows]  # [Q, K]
     click_weights = ips_weights(clicks, propensities, clip=clip)
+    counted = clicks if weights is None else clicks * weights[:, None]
     if weights is not None:
         click_weights = click_weights * weights[:, None]
-    data = 0.0
+    data, n = 0.0, 0.0
     for slots, queries in zip(layout.slots, layout.queries):  # a few static block shapes
-        others = (slots[:, None, :] < scores.shape[0]) & (slots[:, None, :] != rows[queries][:, :, None])
+        own = slots[:, None, :] == rows[queries][:, :, None]  # [B, K, L_b]
+        others = (slots[:, None, :] < scores.shape[0]) & ~own
         hinge = jnp.maximum(0.0, 1.0 - (shown[queries][:, :, None] - padded[slots][:, None, :]))  # [B, K, L_b]
         per_click = jnp.sum(jnp.where(others, hinge, 0.0), axis=-1)
-        data = data + jnp.sum(click_weights[queries] * per_click)
-    n = jnp.sum(clicks if weights is None else clicks * weights[:, None]) if num_instances is None else num_instances
+        candidate = jnp.any(own, axis=-1)  # [B, K] the clicked document is one of the query's candidates
+        data = data + jnp.sum(jnp.where(candidate, click_weights[queries] * per_click, 0.0))
+        n = n + jnp.sum(jnp.where(candidate, counted[queries], 0.0))
+    n = n if num_instances is None else num_instances
     return data / jnp.maximum(n, 1.0) + 0.5 * lam * (w @ w)
 
 
 def ragged_pairs(layout: RaggedLayout, rows: Array, clicks: Array, num_docs: int) -> Array:
     """``[]`` i32 the (click, other candidate) pairs ``ragged_objective`` sums: each clicked ``(q, k)`` cell
-    times the candidates of ``q`` other than its document."""
+    on a candidate times the other candidates of ``q``."""
     total = jnp.zeros((), jnp.int32)
     for slots, queries in zip(layout.slots, layout.queries):
         num_candidates = jnp.sum(slots < num_docs, axis=-1)  # [B]
         own = jnp.any(slots[:, None, :] == rows[queries][:, :, None], axis=-1)  # [B, K]
-        total = total + jnp.sum(jnp.where(clicks[queries] > 0, num_candidates[:, None] - own, 0))
+        total = total + jnp.sum(jnp.where((clicks[queries] > 0) & own, num_candidates[:, None] - 1, 0))
     return total
 
 

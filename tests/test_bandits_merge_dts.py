@@ -175,6 +175,14 @@ def test_hand_traced_run_prunes_self_duels_and_merges():
     assert ref.merge_prune(w, [0, 1], ref.merge_log_t_c(29, lc), 1.01) == [0]
 
 
+def test_a_partition_wider_than_the_slots_is_refused():
+    state = _INIT(jax.random.key(0), 12)
+    with pytest.raises(ValueError, match=r"a batch holds 12 active arms but the state has 8 slots; .*make\(slots=12\)"):
+        mdts.with_partition(state, jnp.zeros(12, jnp.int32), jnp.ones(12, bool))
+    wide = mdts.make(slots=12).init(jax.random.key(0), 12)
+    assert int(mdts.with_partition(wide, jnp.zeros(12, jnp.int32), jnp.ones(12, bool)).members[0].max()) == 11
+
+
 def test_second_candidate_is_the_arm_the_first_most_plausibly_beats():
     """One batch {0, 1, 2} with W_01 = 20, W_02 = 2, W_12 = 20. The first candidate is 0 unless the
     sample has 2 beat 0 (probability 1/8) and the three-way tie goes elsewhere: 7/8 + 1/24 = 11/12.

@@ -185,9 +185,19 @@ def with_wins(state: MergeDTSState, wins: jax.Array) -> MergeDTSState:
 
 
 def with_partition(state: MergeDTSState, batch: jax.Array, active: jax.Array) -> MergeDTSState:
-    """``state`` with the batch labels ``batch [K]`` and surviving arms ``active [K]`` (sizes recomputed)."""
+    """``state`` with the batch labels ``batch [K]`` and surviving arms ``active [K]`` (sizes recomputed).
+
+    Raises:
+      ValueError: (concrete inputs) when a batch has more active arms than the state's slots, whose
+        cache would leave the extra arms out.
+    """
     batch, active = jnp.asarray(batch, jnp.int32), jnp.asarray(active, bool)
-    return _rebuild(state._replace(batch=batch, active=active, sizes=_merge.batch_sizes(batch, active)))
+    sizes = _merge.batch_sizes(batch, active)
+    slots = state.members.shape[1]
+    if not isinstance(sizes, jax.core.Tracer) and float(jnp.max(sizes)) > slots:
+        raise ValueError(f"a batch holds {int(jnp.max(sizes))} active arms but the state has {slots} slots; "
+                         f"build the bandit with make(slots={int(jnp.max(sizes))}) or more.")
+    return _rebuild(state._replace(batch=batch, active=active, sizes=sizes))
 
 
 def _is_threefry(key) -> bool:

@@ -45,6 +45,10 @@ def test_user_model_errors():
     with pytest.raises(ValueError, match="covers 3 ranks but num_positions=4"):
         simulation.simulate_sessions(jax.random.key(0), _queries(), 5, user_models.position_based(
             [1.0, 0.5, 0.3], [0.1, 0.5, 1.0]), num_positions=4)
+    user = user_models.position_based(user_models.inverse_rank(K), user_models.graded_click_probability(2))
+    with pytest.raises(ValueError, match=r"at most 2\^31 - 1 - chunk_size·K = 2147418111; got \(10, 2147483000\)"):
+        simulation.simulate_click_counts(jax.random.key(0), _queries(), user, (10, 2_147_483_000), scores=SCORES,
+                                         num_positions=K, chunk_size=16_384)
 
 
 def _replay_lists(key, num_sessions, temperature):

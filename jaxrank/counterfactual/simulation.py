@@ -251,13 +251,17 @@ def simulate_click_counts(key: PRNGKey, queries, user: User, click_budgets, *, s
         clicks); the counts then hold fewer clicks than asked (``num_clicks`` says how many).
 
     Returns:
-      ``ClickCounts`` with leaves ``[C, Q, L, K]``, ``[C, Q]`` and ``[C]``.
+      ``ClickCounts`` with leaves ``[C, Q, L, K]``, ``[C, Q]`` and ``[C]``, in float32: a count above
+      ``2^24`` (about 1.7·10⁷) in one cell, or in total, is rounded to float32's precision.
     """
-    budgets = np.asarray(click_budgets, np.int64)
-    if budgets.ndim != 1 or budgets.size == 0 or (budgets < 1).any() or (np.diff(budgets) <= 0).any() \
-            or budgets[-1] >= 2**31:
-        raise ValueError(f"click_budgets must be increasing positive click counts below 2^31; got {click_budgets!r}.")
     check_int("chunk_size", chunk_size, minimum=1)
+    budgets = np.asarray(click_budgets, np.int64)
+    # the int32 click counter runs up to one chunk of sessions past the largest budget
+    limit = 2**31 - 1 - chunk_size * num_positions
+    if budgets.ndim != 1 or budgets.size == 0 or (budgets < 1).any() or (np.diff(budgets) <= 0).any() \
+            or budgets[-1] > limit:
+        raise ValueError(f"click_budgets must be increasing positive click counts of at most 2^31 - 1 - chunk_size·K "
+                         f"= {limit}; got {click_budgets!r}.")
     check_int("max_sessions", max_sessions, minimum=1)
     labels, mask, scores, temperature, stochastic = _check(queries, user, scores, temperature, num_positions)
     counts, _ = _click_counts(key, labels, mask, scores, temperature, user, jnp.asarray(budgets, jnp.int32),

@@ -22,7 +22,7 @@ from jaxrank.click_models import (ccm, chain, cm, dbn, dcm, dctr, gctr, gradient
                                    sdbn, ubm)
 from jaxrank.click_models.base import (PRIOR, PROB_CAP, ClickModel, Statistics, from_probabilities, log1mexp, logit,
                                        maximize, probabilities, session_log_likelihood)
-from jaxrank.click_models.em import em_step, fit_em
+from jaxrank.click_models.em import em_step, expected_statistics, fit_em
 from jaxrank.click_models.generate import generate_sessions
 from jaxrank.click_models.gradient import fit_gradient, gradient_fitter
 from jaxrank.click_models.metrics import Perplexity, conditional_perplexity, log_likelihood, perplexity
@@ -57,6 +57,7 @@ __all__ = [
     "dcm",
     "dctr",
     "em_step",
+    "expected_statistics",
     "fit_em",
     "fit_gradient",
     "from_probabilities",

@@ -8,10 +8,11 @@ compute is carried as a log-probability; ``log(1 - p)`` of a computed ``log p`` 
 ``log1mexp``.
 
 Fitting (Chuklin, Markov, de Rijke, *Click Models for Web Search*, 2015, ch. 4, and PyClick's
-``Inference.py``/``Param.py``): each parameter ``θ`` is a Bernoulli probability; a model's
-``statistics(params, log)`` returns, for every parameter, the expected number of "outcome 1" events
-(``numerator``) and of trials (``denominator``) given the observed clicks and the current ``params``,
-as a ``Statistics`` of two params-shaped pytrees. ``maximize`` turns them into
+``Inference.py``/``Param.py``): each parameter ``θ`` is a Bernoulli probability; the E-step gives,
+for every parameter, the expected number of "outcome 1" events (``numerator``) and of trials
+(``denominator``) given the observed clicks and the current ``params``, as a ``Statistics`` of two
+params-shaped pytrees: a model's ``statistics(params, log)`` plus, for a model that has them, its
+parameter-free ``counts(params, log)`` (``jaxrank.click_models.em.expected_statistics`` adds them). ``maximize`` turns them into
 ``θ = min((a + numerator) / (b + denominator), cap)`` with PyClick's pseudo-counts ``(a, b) = (1, 2)``
 (every parameter starts each iteration at numerator 1, denominator 2) and cap ``1 - 10⁻⁶``
 (``ParamEM.PROB_MIN``). For a model fitted by counting (maximum likelihood under a simplifying

@@ -72,15 +72,19 @@ def counts(model: ClickModel, params, log: SessionLog, *, chunk_size=None):
     return None if model.counts is None else _summed(model.counts, params, log, chunk_size)
 
 
-def em_step(model: ClickModel, params, log: SessionLog, *, prior=PRIOR, cap=PROB_CAP, chunk_size=None, fixed=None):
-    """One EM iteration (E-step statistics, then the M-step): the next ``params``. With ``chunk_size``
-    (at most the number of sessions) the E-step runs chunk by chunk (``chunked_statistics``); ``fixed``
-    is ``counts(model, params, log)`` when already summed (computed here otherwise)."""
+def expected_statistics(model: ClickModel, params, log: SessionLog, *, chunk_size=None, fixed=None):
+    """The E-step's whole ``Statistics``: ``model.statistics`` plus the parameter-free ``counts``
+    (``fixed`` when already summed, computed here otherwise). With ``chunk_size`` (at most the number
+    of sessions) the sessions are visited chunk by chunk (``chunked_statistics``)."""
     stats = _summed(model.statistics, params, log, chunk_size)
     if fixed is None:
         fixed = counts(model, params, log, chunk_size=chunk_size)
-    if fixed is not None:
-        stats = jax.tree.map(jnp.add, fixed, stats)
+    return stats if fixed is None else jax.tree.map(jnp.add, fixed, stats)
+
+
+def em_step(model: ClickModel, params, log: SessionLog, *, prior=PRIOR, cap=PROB_CAP, chunk_size=None, fixed=None):
+    """One EM iteration (``expected_statistics``, then the M-step): the next ``params``."""
+    stats = expected_statistics(model, params, log, chunk_size=chunk_size, fixed=fixed)
     return maximize(stats, params, prior=prior, cap=cap)
 
 

@@ -300,7 +300,7 @@ def _exploit_if(idle: jax.Array, first: jax.Array, u: jax.Array, active: jax.Arr
     return jax.lax.while_loop(lambda carry: carry[1], body, (first, idle))[0]
 
 
-def step(key, state: MergeDTSState, env, *, slots: int = OPTIONS["slots"]):
+def step(key, state: MergeDTSState, env):
     """One step of MergeDTS (Li et al., TOIS 2020, Algorithm 1).
 
     The next batch ``B`` with two or more arms, in round-robin order, is visited: its arms that
@@ -316,13 +316,13 @@ def step(key, state: MergeDTSState, env, *, slots: int = OPTIONS["slots"]):
       key: this step's PRNG key.
       state: the ``MergeDTSState`` of the ``K`` arms.
       env: the ``DuelEnv`` that plays the duel.
-      slots: ``S``, the static option of ``make`` (bound there).
 
     Returns:
       ``(state, StepInfo(first=c, second=d, first_won))``, all ``[]`` (i32, i32, bool).
     """
     # One Threefry pass for the step's uniforms: 5 scalars, one per slot pair (first candidate),
     # 8 per slot (second candidate: 2 gammas per slot, two proposals each, 2 uniforms per proposal).
+    slots = state.members.shape[1]  # S, the static option of make that built the state
     num_pairs = slots * (slots - 1) // 2
     u = uniforms(key, 5 + num_pairs + 8 * slots)
     u_first, u_second, u_merge, u_remerge, u_duel = u[0], u[1], u[2], u[3], u[4]
@@ -401,5 +401,5 @@ def make(*, slots: int = OPTIONS["slots"]) -> Bandit:
     """The algorithm as a ``Bandit`` whose steps gather a batch into ``slots >= 2`` slots (``M <= 2·slots/3``)."""
     check_int("slots", slots, minimum=2)
     if slots not in _BANDITS:
-        _BANDITS[slots] = Bandit(functools.partial(init, slots=slots), functools.partial(step, slots=slots), best_arm)
+        _BANDITS[slots] = Bandit(functools.partial(init, slots=slots), step, best_arm)
     return _BANDITS[slots]

@@ -244,7 +244,7 @@ def test_cache_dir_follows_env(tmp_path, monkeypatch, sample_copy):
     assert len(_entries(folder)) == 1
 
 
-@pytest.mark.parametrize("damage", ["truncated", "garbage", "missing_array", "wrong_shape"])
+@pytest.mark.parametrize("damage", ["truncated", "garbage", "missing_array", "wrong_shape", "fortran_order"])
 def test_unreadable_entry_is_parsed_again_with_a_warning(cache_dir, parse_calls, damage):
     path = SAMPLE / "vali.txt"
     first = load_svmlight(path)
@@ -256,6 +256,8 @@ def test_unreadable_entry_is_parsed_again_with_a_warning(cache_dir, parse_calls,
         features.write_bytes(b"not an npy file at all")
     elif damage == "missing_array":
         (cache_dir / name / "qids.npy").unlink()
+    elif damage == "fortran_order":
+        np.save(features, np.asfortranarray(first.features))
     else:
         np.save(features, first.features[:3])
     with pytest.warns(UserWarning, match="cannot be read"):

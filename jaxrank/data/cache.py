@@ -102,23 +102,24 @@ ALIGNMENT = 64  # bytes: what XLA's CPU client needs to use a host buffer in pla
 
 
 def _load_aligned(path: Path) -> np.ndarray:
-    """``np.load`` of a plain ``.npy`` array, read into a writable buffer aligned to ``ALIGNMENT`` bytes."""
+    """``np.load`` of a plain C-ordered ``.npy`` array (format 1.0 or 2.0, as the cache writes them),
+    read into a writable buffer aligned to ``ALIGNMENT`` bytes."""
     with open(path, "rb") as f:
         version = np.lib.format.read_magic(f)
-        if version == (1, 0):
-            shape, fortran_order, dtype = np.lib.format.read_array_header_1_0(f)
-        else:
-            shape, fortran_order, dtype = np.lib.format.read_array_header_2_0(f)
-        if dtype.hasobject:
-            raise ValueError(f"{path} holds objects")
+        if version not in ((1, 0), (2, 0)):
+            raise ValueError(f"{path} is .npy format {version}; the cache reads formats (1, 0) and (2, 0)")
+        read_header = np.lib.format.read_array_header_1_0 if version == (1, 0) else np.lib.format.read_array_header_2_0
+        shape, fortran_order, dtype = read_header(f)
+        if dtype.hasobject or fortran_order:
+            raise ValueError(f"{path} holds {'objects' if dtype.hasobject else 'a Fortran-ordered array'}; "
+                             "the cache writes plain C-ordered arrays")
         nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
         raw = np.empty(nbytes + ALIGNMENT, np.uint8)
         start = (-raw.ctypes.data) % ALIGNMENT
         buffer = raw[start:start + nbytes]
         if f.readinto(memoryview(buffer)) != nbytes:
             raise ValueError(f"{path} is truncated")
-    array = buffer.view(dtype)
-    return array.reshape(shape[::-1]).T if fortran_order else array.reshape(shape)
+    return buffer.view(dtype).reshape(shape)
 
 
 def _read_entry(entry: Path, keep_docids: bool) -> SVMLightData:

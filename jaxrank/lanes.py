@@ -9,7 +9,8 @@ user can ``jit`` and ``vmap`` in their own code. ``run_lanes`` runs ``N`` lanes 
   process, so after ``jax.distributed.initialize()`` it spans all hosts). The lane count is padded
   to a multiple of the device count with copies of the last lane, dropped from the results. Lanes
   never communicate and each lane's inputs are fixed by its index, so the results are bit-identical
-  on any number of devices or processes;
+  on any number of devices or processes (of one platform: on GPU, XLA's scatter-adds use atomics
+  and may reorder additions unless ``--xla_gpu_deterministic_ops=true`` is set);
 * **in chunks**: the study's work is a sequence of ``C`` chunks (segments of steps, blocks of
   comparisons, ...); one compiled call scans ``chunks_per_call`` of them, so every call has the
   same shapes (one compile), and progress is printed between calls;

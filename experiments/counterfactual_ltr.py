@@ -179,11 +179,6 @@ def _lane(clicks, sessions, theta_hat, key, shared, *, config: Config):
     return jnp.stack([_ndcg(learners[name](), test, key) for name in config.learners])
 
 
-def _shown_lists(scores, mask, num_positions):
-    return jax.vmap(lambda s, m: logging_policy.shown_documents(jax.random.key(0), s, m, 0.0, num_positions))(
-        scores, mask)
-
-
 def _estimate_propensities(keys, train, user, scores, config: Config):
     """``[S, K]`` swap-intervention estimates (non-positive or missing ranks floored at 1e-3)."""
     def one(key, labels, mask, user, scores):
@@ -212,7 +207,7 @@ def run(config: Config, run_dir) -> dict:
     logging_ndcg = float(_ndcg(w0, test, key_eval))
     skyline_ndcg = float(_ndcg(skyline, test, key_eval))
     scores = train.features @ w0
-    docs, shown = _shown_lists(scores, train.mask, config.num_positions)
+    docs, shown = logging_policy.deterministic_lists(scores, train.mask, config.num_positions)
     grades = jnp.take_along_axis(train.labels, docs, axis=1)
     rows = jnp.arange(docs.shape[0])[:, None]
     shown_docs = jnp.zeros(train.mask.shape, bool).at[rows, docs].max(shown)  # [Q, L]

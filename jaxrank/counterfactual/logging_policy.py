@@ -80,6 +80,13 @@ def shown_documents(key: PRNGKey, scores: Array, mask: Array, temperature, num_p
     return jnp.where(shown, order, 0).astype(jnp.int32), shown
 
 
+def deterministic_lists(scores: Array, mask: Array, num_positions: int) -> tuple[Array, Array]:
+    """``(docs [Q, K] i32, shown [Q, K] bool)``: every query's ``shown_documents`` at temperature 0
+    (descending ``scores [Q, L]``, ties by the lower index)."""
+    key = jax.random.key(0)  # unused: temperature 0 multiplies the noise away
+    return jax.vmap(lambda s, m: shown_documents(key, s, m, 0.0, num_positions))(scores, mask)
+
+
 @functools.partial(jax.jit, static_argnames=("num_positions",))
 def ragged_shown_documents(scores: Array, offsets: Array, num_positions: int) -> tuple[Array, Array]:
     """Every query's deterministic top ``K`` in a ragged collection: ``(rows [Q, K] i32, shown [Q, K] bool)``.

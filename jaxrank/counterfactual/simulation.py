@@ -37,7 +37,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxrank.clicks.models import CascadeModel, cascade_clicks, check_click_model
-from jaxrank.counterfactual.logging_policy import shown_documents
+from jaxrank.counterfactual.logging_policy import deterministic_lists, shown_documents
 from jaxrank.counterfactual.user_models import AffineClickModel, affine_clicks, check_affine_model
 from jaxrank.data.sessions import DEFAULT_POSITIONS, SessionLog, check_session_log
 from jaxrank.types import Array, PRNGKey
@@ -87,10 +87,7 @@ def _clicks(key, grades, shown, user):
 
 def _fixed_lists(scores, mask, temperature, num_positions, stochastic):
     """``(docs [Q, K], shown [Q, K])`` of a deterministic policy, computed once; ``None`` for a stochastic one."""
-    if stochastic:
-        return None
-    key = jax.random.key(0)  # unused: temperature 0 multiplies the noise away
-    return jax.vmap(lambda s, m: shown_documents(key, s, m, 0.0, num_positions))(scores, mask)
+    return None if stochastic else deterministic_lists(scores, mask, num_positions)
 
 
 def _session(key, s, labels, mask, num_queries, scores, temperature, user, num_positions, intervention, lists):

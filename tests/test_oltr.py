@@ -322,6 +322,13 @@ def test_sampled_outcomes_let_exact_ties_win(algo):
         docs, shown, aux = ranker.rank(key, state, features, where)
         return ranker.update(state, features, where, docs, shown, shown & (jnp.arange(K) < 2), aux)[1].updated
 
+    # the outcome's key is neither the list's nor the directions' (fold_in(key, 1) is split(key)[1])
+    ranker = oltr.RANKERS.build(algo, outcome_samples=10)
+    key = jax.random.key(9)
+    outcome_key = ranker.rank(key, ranker.init(jax.random.key(0), D), features, where)[2][-1]
+    used = {tuple(np.asarray(jax.random.key_data(k)).tolist()) for k in jax.random.split(key)}
+    assert tuple(np.asarray(jax.random.key_data(outcome_key)).tolist()) not in used
+
     keys = jax.random.split(jax.random.key(3), 64)
     exact = np.asarray(jax.vmap(lambda k: moved(0, k))(keys))
     sampled = np.asarray(jax.vmap(lambda k: moved(10_000, k))(keys))

@@ -25,9 +25,11 @@ The probabilistic outcome is exact (``click_difference_law``); ``outcome_samples
 the authors' estimate from ``N`` sampled assignments (``PM_n_samples = 10000`` in their ``pdbgd.py``),
 under which an exact tie is a win almost half the time (``jaxrank.clicks.lists.sampled_outcome``).
 
-Random draws of one impression: ``key_dir, key_list = jax.random.split(key)``; ``u`` from
-``unit_vectors(key_dir, 1, P)`` (``P`` model parameters, ``D`` for the linear model); the interleaver
-consumes ``key_list``; ``outcome_samples`` draws from ``jax.random.fold_in(key, 1)``. The neural model's initial weights come from ``init``'s key (``scorers.neural_init``).
+Random draws of one impression: ``key_dir, key_list, key_outcome = jax.random.split(key, 3)``;
+``u`` from ``unit_vectors(key_dir, 1, P)`` (``P`` model parameters, ``D`` for the linear model); the
+interleaver consumes ``key_list``; ``outcome_samples`` draws from ``key_outcome`` (three independent
+keys: ``fold_in(key, 1)`` would be ``key_list`` itself under partitionable Threefry). The neural
+model's initial weights come from ``init``'s key (``scorers.neural_init``).
 """
 
 import functools
@@ -83,7 +85,7 @@ def init(key, num_features: int, *, scorer: scorers.Scorer = _LINEAR, **hparams)
 def rank(key, state: CandidateState, features, where, *, scorer: scorers.Scorer, interleaving: str, list_size: int):
     """Interleaves ``w`` (ranker 1) with the candidate ``w + δu`` (ranker 2): ``(docs [k], shown [k], aux)``."""
     check_features(features, where)
-    key_dir, key_list = jax.random.split(key)
+    key_dir, key_list, key_outcome = jax.random.split(key, 3)
     directions, candidates = perturbed(key_dir, state, 1)
     direction = directions[0]  # [P]
     current = scorer.apply(state.w, features)
@@ -94,7 +96,7 @@ def rank(key, state: CandidateState, features, where, *, scorer: scorers.Scorer,
     else:
         docs, shown, credit = probabilistic_interleave(key_list, current, candidate, where, list_size=list_size,
                                                        tau=state.tau)
-    return docs, shown, (direction, credit, jax.random.fold_in(key, 1))
+    return docs, shown, (direction, credit, key_outcome)
 
 
 def update(state: CandidateState, features, where, docs, shown, clicks, aux, *, interleaving: str,

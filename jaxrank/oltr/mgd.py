@@ -24,9 +24,10 @@ Multileaving (``jaxrank.clicks.multileave``):
   one, though their ``N`` samples are shared by all candidates and ours are drawn per candidate).
   Under it a candidate that ties with ranker 0 joins ``B`` almost half the time.
 
-Random draws of one impression: ``key_dir, key_list = jax.random.split(key)``; the directions from
-``unit_vectors(key_dir, n, P)`` (``P`` model parameters, ``D`` for the linear model); the multileaver
-consumes ``key_list``; ``outcome_samples`` draws from ``jax.random.fold_in(key, 1)``.
+Random draws of one impression: ``key_dir, key_list, key_outcome = jax.random.split(key, 3)``; the
+directions from ``unit_vectors(key_dir, n, P)`` (``P`` model parameters, ``D`` for the linear model);
+the multileaver consumes ``key_list``; ``outcome_samples`` draws from ``key_outcome`` (three
+independent keys: ``fold_in(key, 1)`` would be ``key_list`` itself under partitionable Threefry).
 """
 
 import functools
@@ -91,7 +92,7 @@ def rank(key, state: CandidateState, features, where, *, scorer: scorers.Scorer,
     """Multileaves ``w`` (ranker 0) with the candidates ``w + δ u_j`` (rankers ``1..n``)."""
     check_features(features, where)
     where = jnp.asarray(where, bool)
-    key_dir, key_list = jax.random.split(key)
+    key_dir, key_list, key_outcome = jax.random.split(key, 3)
     directions, candidates = perturbed(key_dir, state, num_candidates)  # [n, P], leaves [n, ...]
     rankers = jax.tree.map(lambda w, c: jnp.concatenate([w[None], c]), state.w, candidates)
     scores = scorer.apply_stack(rankers, features)  # [n + 1, L]
@@ -102,7 +103,7 @@ def rank(key, state: CandidateState, features, where, *, scorer: scorers.Scorer,
         ranks = jax.vmap(score_ranks, in_axes=(0, None))(scores, where)
         docs, shown, credit = probabilistic_multileave_from_ranks(key_list, ranks, where, list_size=list_size,
                                                                   tau=state.tau)
-    return docs, shown, (directions, credit, jax.random.fold_in(key, 1))
+    return docs, shown, (directions, credit, key_outcome)
 
 
 def update(state: CandidateState, features, where, docs, shown, clicks, aux, *, num_candidates: int,

@@ -244,7 +244,8 @@ def run(config: Config, run_dir) -> dict:
         for m, model in enumerate(config.click_models):
             ordering[model] = {k: bool(all(finals["pdgd"][k][m] > finals[o][k][m] for o in others))
                                for k in ("offline", "online")}
-    return {"dataset": name, "source": source, "folds": list(config.folds), "num_runs": config.num_runs,
+    return {"dataset": name, "source": source, "folds": list(config.folds), "params": list(config.params),
+            "num_runs": config.num_runs,
             "num_impressions": config.num_impressions, "num_grades": grades,
             "protocol": {"test_queries": config.test_queries, "stop_rule": config.stop_rule,
                          "comparisons": config.comparisons, "outcome_samples": config.outcome_samples,

@@ -123,3 +123,19 @@ def test_every_row_is_a_registered_ranker_with_the_protocol_settings():
     assert mixed["dbgd"][1]["outcome_samples"] == 10_000 and mixed["mgd"][1]["outcome_samples"] == 0
     exact = experiment.ranker_settings(dataclasses.replace(experiment.Config(), outcome_samples=0))
     assert exact["dbgd"][1]["outcome_samples"] == exact["mgd"][1]["outcome_samples"] == 0
+
+
+def test_only_a_run_under_the_papers_protocol_is_graded_against_its_cells():
+    from experiments.analysis import oltr as analysis
+
+    paper = {"dataset": "MQ2008", "num_impressions": 10_000, "folds": [1, 2, 3, 4, 5], "params": [],
+             "protocol": dict(analysis.PAPER_PROTOCOL, test_queries_kept={})}
+    assert analysis.paper_comparable(paper) == ""
+    for change, reason in (({"folds": [1, 2]}, "folds [1, 2] (the paper averages all five)"),
+                           ({"params": ["mgd.num_candidates=9"]}, "per-row settings mgd.num_candidates=9"),
+                           ({"protocol": dict(paper["protocol"], comparisons="team_draft")},
+                            "comparisons=team_draft (the paper's protocol: probabilistic)"),
+                           ({"protocol": dict(paper["protocol"], outcome_samples=0)}, "outcome_samples=0"),
+                           ({"protocol": {k: v for k, v in paper["protocol"].items() if k != "learning_rate_decay"}},
+                            "learning_rate_decay=None (the paper's protocol: 0.9999977)")):
+        assert reason in analysis.paper_comparable({**paper, **change}), change

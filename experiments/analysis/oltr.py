@@ -57,6 +57,11 @@ def _comparisons(results: dict) -> str:
     return f"{', '.join(used)} comparisons. " if used else ""
 
 
+# The authors' protocol (scripts/CIKM2018.py and their simulator): the settings a comparable run records.
+PAPER_PROTOCOL = {"test_queries": "relevant", "stop_rule": "every_position", "comparisons": "probabilistic",
+                  "outcome_samples": 10_000, "learning_rate_decay": 0.9999977}
+
+
 def paper_comparable(results: dict) -> str:
     """``""`` when the run follows the paper's MQ2008 protocol, else why its cells are not the paper's."""
     why = []
@@ -64,10 +69,14 @@ def paper_comparable(results: dict) -> str:
         why.append(f"dataset {results['dataset']} (the paper's numbers here are MQ2008's)")
     if results["num_impressions"] != 10_000:
         why.append(f"{results['num_impressions']:,} impressions (the paper: 10,000)")
+    if sorted(results.get("folds", [])) != [1, 2, 3, 4, 5]:
+        why.append(f"folds {results.get('folds')} (the paper averages all five)")
     protocol = results.get("protocol", {})
-    for key, paper in (("test_queries", "relevant"), ("stop_rule", "every_position")):
-        if protocol.get(key, paper) != paper:
+    for key, paper in PAPER_PROTOCOL.items():
+        if protocol.get(key) != paper:  # a run that does not record a setting is not the paper's either
             why.append(f"{key}={protocol.get(key)} (the paper's protocol: {paper})")
+    if results.get("params"):
+        why.append(f"per-row settings {', '.join(results['params'])} (the paper's rows run their defaults)")
     return "; ".join(why)
 
 

@@ -139,3 +139,21 @@ def test_only_a_run_under_the_papers_protocol_is_graded_against_its_cells():
                            ({"protocol": {k: v for k, v in paper["protocol"].items() if k != "learning_rate_decay"}},
                             "learning_rate_decay=None (the paper's protocol: 0.9999977)")):
         assert reason in analysis.paper_comparable({**paper, **change}), change
+
+
+def test_the_pdgd_verdict_needs_every_row_and_a_gap_beyond_the_noise():
+    from experiments.analysis import oltr as analysis
+
+    def summary(pdgd, other, ci, rows=tuple(analysis.LABELS), models=analysis.PAPER_CLICK_MODELS):
+        cell = lambda v: {"final_offline": v, "final_offline_ci95": ci, "final_online": v, "final_online_ci95": ci}  # noqa: E731
+        return {"learners": {r: {m: cell(pdgd if r == "pdgd" else other) for m in models} for r in rows},
+                "click_models": list(models), "num_impressions": 10_000, "dataset": "MQ2008", "folds": [1],
+                "protocol": {}}
+
+    first = lambda s: analysis.verdicts(s)[0][1:]  # noqa: E731  (the offline claim)
+    assert first(summary(0.70, 0.68, 0.005))[0] == "holds"
+    assert first(summary(0.66, 0.68, 0.005))[0] == "does not hold"
+    verdict, detail = first(summary(0.685, 0.68, 0.005))  # ahead by less than the combined CI
+    assert verdict == "not testable here" and "within noise" in detail
+    verdict, detail = first(summary(0.70, 0.68, 0.005, rows=("pdgd", "dbgd")))
+    assert verdict == "not testable here" and "lacks dbgd_neural" in detail

@@ -104,6 +104,7 @@ def update(state: CandidateState, features, where, docs, shown, clicks, aux, *, 
     """``w ← w + η u`` when the clicks prefer the candidate: ``(state, RankerInfo)``."""
     del features, where, docs
     direction, credit, key_outcome = aux
+    tolerance = 0.0  # counts (team-draft) and sampled estimates are exact multiples: any margin wins
     if interleaving == "team_draft":
         clicks_per_team = team_draft_multileave_credit(credit, clicks, shown, 2)
         outcome = clicks_per_team[1] - clicks_per_team[0]
@@ -112,8 +113,8 @@ def update(state: CandidateState, features, where, docs, shown, clicks, aux, *, 
         win, loss = click_difference_law(credit, 1.0 - credit, clicks & shown)
         outcome = sampled_outcome(key_outcome, win, loss, outcome_samples)
     else:
-        outcome = probabilistic_outcome(credit, clicks, shown)
-    won = outcome > TIE_TOLERANCE
+        outcome, tolerance = probabilistic_outcome(credit, clicks, shown), TIE_TOLERANCE
+    won = outcome > tolerance
     return step_towards(state, direction, won), RankerInfo(updated=won)
 
 

@@ -72,7 +72,7 @@ class Config:
     dataset: str = "auto"  # LETOR folder (MQ2008), an SVMlight file/folder (MSLR-WEB_Fold1_subset), synthetic, auto
     folds: tuple[int, ...] = (1, 2, 3, 4, 5)
     click_models: tuple[str, ...] = ("perfect", "navigational", "informational")
-    num_grades: int = 0  # grades of the click models; 0: from the data (3 for MQ2008, 5 for MSLR)
+    num_grades: int = 0  # grades of the click models; 0: the smallest table (2, 3, 5) covering the data's labels
     learners: tuple[str, ...] = LEARNERS  # rows of ROWS
     # Per-row settings "row.key=value" over the rows' own (hyperparameters and options of oltr.RANKERS),
     # e.g. --set params=pdgd.learning_rate=0.05,mgd.num_candidates=9,pdgd_neural.hidden_units=32
@@ -182,8 +182,13 @@ def run(config: Config, run_dir) -> dict:
     name, source, folds = load_folds(config)
     num_test = {k: int(test.num_queries) for k, (_, test) in folds.items()}
     folds = protocol_folds(config, folds)
-    grades = config.num_grades or int(max(max(tr.labels.max(), te.labels.max()) for tr, te in folds.values())) + 1
-    grades = {2: 2, 3: 3}.get(grades, 5)
+    grades = config.num_grades
+    if not grades:  # the smallest of Lerot's cascade tables (2, 3 or 5 grades) that covers the data's labels
+        top = int(max(max(tr.labels.max(), te.labels.max()) for tr, te in folds.values()))
+        grades = next((g for g in (2, 3, 5) if g > top), None)
+        if grades is None:
+            raise ValueError(f"the data's labels reach {top}; the cascade click models have tables for 2, 3 or 5 "
+                             "grades (labels up to 4): pass data with such grades.")
     models = [cascade_model(m, grades) for m in config.click_models]
     model_stack = jax.tree.map(lambda *x: jnp.stack(x), *models)
     train, test, num_docs = oltr.stack_folds(folds, config.folds)

@@ -471,9 +471,12 @@ def run(config: Config, run_dir) -> dict:
 
 def sublinearity(checkpoints: np.ndarray, regret: np.ndarray) -> float:
     """Mean regret over the second half of the horizon divided by that over the first half, per step:
-    about 1 for linear regret, near 0 once it flattens (``regret [R, C]`` at ``checkpoints [C]``)."""
+    about 1 for linear regret, near 0 once it flattens (``regret [R, C]`` at ``checkpoints [C]``); 0 when
+    neither half has regret, ``inf`` when only the second has."""
     mean = regret.mean(axis=0)
     horizon = checkpoints[-1]
     half = int(np.argmin(np.abs(checkpoints - horizon / 2)))
     first, second = mean[half] / checkpoints[half], (mean[-1] - mean[half]) / (horizon - checkpoints[half])
-    return round(float(second / first), 4) if first > 0 else 0.0
+    if first > 0:
+        return round(float(second / first), 4)
+    return float("inf") if second > 0 else 0.0

@@ -240,7 +240,8 @@ def _copeland_claims(results: dict) -> list:
         parts, bent = [], []
         for key, s in runs:
             le = s["late_early"]
-            bent.append(le["excess"] + le["excess_ci95"] < 0)
+            # per-step regret halving beyond its CI, or no regret at all (nothing left to bend)
+            bent.append(le["excess"] + le["excess_ci95"] < 0 or le["late"] == le["early"] == 0)
             parts.append(f"{key}: late {le['late']:.2e} vs early {le['early']:.2e} per step (late - early/2 "
                          f"{le['excess']:.2e} ± {le['excess_ci95']:.1e}, late/early {s['sublinearity']:.2f}, "
                          f"T = {s['num_steps']:,})")

@@ -332,6 +332,9 @@ def _run_row(name: str, row: Row, matrices, *, steps: int, runs: int, config: Co
     for group in groups:
         num_arms = group[0].pref.shape[0]
         hparams = dict(row.hparams)
+        default_horizon = bandits.ALGORITHMS.hparams(row.algorithm).get("horizon")
+        if default_horizon is not None and hparams.get("horizon", default_horizon) == default_horizon:
+            hparams["horizon"] = float(steps)  # a horizon left at its default is the stage's T (run and recorded)
         if row.auto_gamma:
             hparams["gamma"] = exp3_gamma(num_arms, steps)
         winner = int(envs.condorcet_winner(group[0].pref)) if eliminating else None

@@ -5,11 +5,13 @@ guesses, RUCB-style bounds."""
 import functools
 from typing import Callable
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
 from jaxrank.types import Array, Bandit, DuelEnv
 from jaxrank.utils import prng, random_argmax
+from jaxrank.utils.choice import first_passing
 
 
 def flag_variants(init: Callable, step: Callable, best_arm: Callable, option: str) -> dict[bool, Bandit]:
@@ -64,3 +66,16 @@ def ucb_from_counts(wins: Array, totals: Array, t: Array, alpha: Array) -> Array
     mean = jnp.where(explored, wins / safe, 1.0)
     width = jnp.where(explored, alpha * jnp.log(t.astype(jnp.float32)) / safe, 1.0)
     return mean + jnp.sqrt(width)
+
+
+def exp3_probabilities(log_weights: Array, gamma: Array) -> Array:
+    """``[..., K]`` Exp3's ``p = (1 − γ) w / Σ w + γ / K`` from ``log w`` (Auer et al., 2002; REX3 and
+    Sparring-EXP3 draw their arms from it)."""
+    num_arms = log_weights.shape[-1]
+    return (1.0 - gamma) * jax.nn.softmax(log_weights, axis=-1) + gamma / num_arms
+
+
+def draw_from(u: Array, p: Array) -> Array:
+    """The arm ``i`` with ``p_0 + ... + p_{i-1} <= u Σp < p_0 + ... + p_i`` (``u`` uniform in [0, 1),
+    ``p [K]``): an inverse-CDF draw from ``p``."""
+    return first_passing(p, u * jnp.sum(p))

@@ -30,11 +30,10 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxrank.bandits.base import duel
+from jaxrank.bandits.base import draw_from, duel, exp3_probabilities
 from jaxrank.types import Bandit, StepInfo
 from jaxrank.utils import prng, random_argmax
 from jaxrank.utils.checks import check_int, check_number
-from jaxrank.utils.choice import first_passing
 
 
 HPARAMS = {
@@ -68,17 +67,6 @@ def exploration(num_arms: int, horizon: jax.Array) -> jax.Array:
     return jnp.minimum(0.5, jnp.sqrt(num_arms * jnp.log(float(num_arms)) / horizon))
 
 
-def probabilities(log_weights: jax.Array, gamma: jax.Array) -> jax.Array:
-    """``[K]`` ``p_i = (1 - γ) w_i / Σ_j w_j + γ / K`` from the log-weights."""
-    num_arms = log_weights.shape[0]
-    return (1.0 - gamma) * jax.nn.softmax(log_weights) + gamma / num_arms
-
-
-def _draw(u: jax.Array, p: jax.Array) -> jax.Array:
-    """The arm ``i`` with ``p_0 + ... + p_{i-1} <= u Σp < p_0 + ... + p_i``: a draw from ``p``."""
-    return first_passing(p, u * jnp.sum(p))
-
-
 def step(key, state: Rex3State, env):
     """One step of REX3 (Gajane, Urvoy, Clérot, ICML 2015, Algorithm 1).
 
@@ -100,9 +88,9 @@ def step(key, state: Rex3State, env):
     u_first, u_second, u_duel = prng.uniform(key, (3,))
     num_arms = state.log_weights.shape[0]
     gamma = exploration(num_arms, state.horizon)
-    p = probabilities(state.log_weights, gamma)
-    first = _draw(u_first, p)
-    second = _draw(u_second, p)
+    p = exp3_probabilities(state.log_weights, gamma)
+    first = draw_from(u_first, p)
+    second = draw_from(u_second, p)
 
     first_won = duel(key, env, u_duel, first, second)
     psi = jnp.where(first == second, 0.0, jnp.where(first_won, 1.0, -1.0))

@@ -35,12 +35,11 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxrank.bandits.base import duel
+from jaxrank.bandits.base import draw_from, duel, exp3_probabilities
 from jaxrank.bandits.dts import beta_samples
 from jaxrank.types import Bandit, StepInfo
 from jaxrank.utils import prng, random_argmax
 from jaxrank.utils.checks import check_choice, check_int, check_number
-from jaxrank.utils.choice import first_passing
 
 INNERS = ("ucb", "ts", "exp3")
 
@@ -99,12 +98,6 @@ def ucb_index(wins: jax.Array, plays: jax.Array, t: jax.Array, alpha: jax.Array)
     return jnp.where(played, wins / safe + jnp.sqrt(alpha * log_t / safe), jnp.inf)
 
 
-def exp3_probabilities(log_weights: jax.Array, gamma: jax.Array) -> jax.Array:
-    """``[..., K]`` Exp3's ``p = (1 − γ) w / Σ w + γ / K`` from ``log w``."""
-    num_arms = log_weights.shape[-1]
-    return (1.0 - gamma) * jax.nn.softmax(log_weights, axis=-1) + gamma / num_arms
-
-
 def _pick(key, state: SparringState, u: jax.Array, inner: str) -> jax.Array:
     """``[2]`` i32, the arms the left and right instances play (``u [2]`` uniforms, one each)."""
     if inner == "ucb":
@@ -116,8 +109,7 @@ def _pick(key, state: SparringState, u: jax.Array, inner: str) -> jax.Array:
         theta = beta_samples(key, state.wins.ravel() + 1.0, failures.ravel() + 1.0).reshape(state.wins.shape)
         return jnp.stack([random_argmax(u[0], theta[0]), random_argmax(u[1], theta[1])])
     p = exp3_probabilities(state.log_weights, state.gamma)
-    # Inverse-CDF draw: the first arm whose running sum of p passes u · Σp.
-    return jnp.stack([first_passing(p[0], u[0] * jnp.sum(p[0])), first_passing(p[1], u[1] * jnp.sum(p[1]))])
+    return jnp.stack([draw_from(u[0], p[0]), draw_from(u[1], p[1])])
 
 
 def step(key, state: SparringState, env, *, inner: str = OPTIONS["inner"]):

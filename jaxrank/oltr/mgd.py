@@ -69,7 +69,8 @@ OPTIONS = {
     "num_candidates": 49,  # n, candidates per impression (the PDGD paper's MGD baseline; the authors' pmgd.py)
     "multileaving": "probabilistic",  # "team_draft" or "probabilistic" (the PDGD paper's MGD baseline)
     "list_size": 10,  # k, the displayed list length (10 in the PDGD paper, §6)
-    # 0: the exact probabilistic outcome; N: the authors' sampled estimate (10,000 in their pmgd.py, through ProbabilisticMultileave.py).
+    # 0: the exact probabilistic outcome; N: the authors' sampled estimate (10,000 in their pmgd.py,
+    # through ProbabilisticMultileave.py).
     "outcome_samples": 0,
     **MODEL_OPTIONS,  # model ("linear" or "neural") and hidden_units
 }

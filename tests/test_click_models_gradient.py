@@ -69,10 +69,11 @@ def test_the_closed_form_likelihood_has_the_value_and_gradient_of_the_summed_con
     rng = np.random.default_rng(4)
     with jax.enable_x64(True):
         params = jax.tree.map(lambda x: jnp.asarray(rng.normal(size=x.shape)), model.init(NUM_QUERIES * NUM_DOCS, K))
-        closed = jax.value_and_grad(lambda p: jnp.sum(click_models.session_log_likelihood(model, p, log)))(params)
-        summed = jax.value_and_grad(lambda p: jnp.sum(model.conditional_log_probs(p, log)))(params)
-        np.testing.assert_allclose(click_models.session_log_likelihood(model, params, log),
-                                   jnp.sum(model.conditional_log_probs(params, log), -1), rtol=1e-12, atol=1e-12)
+        closed_fn = lambda p: click_models.session_log_likelihood(model, p, log)  # noqa: E731
+        summed_fn = lambda p: jnp.sum(model.conditional_log_probs(p, log), -1)  # noqa: E731
+        np.testing.assert_allclose(jax.jit(closed_fn)(params), jax.jit(summed_fn)(params), rtol=1e-12, atol=1e-12)
+        closed = jax.jit(jax.value_and_grad(lambda p: jnp.sum(closed_fn(p))))(params)
+        summed = jax.jit(jax.value_and_grad(lambda p: jnp.sum(summed_fn(p))))(params)
     for ours, want in zip(jax.tree.leaves(closed), jax.tree.leaves(summed)):
         np.testing.assert_allclose(ours, want, rtol=1e-10, atol=1e-10)
 

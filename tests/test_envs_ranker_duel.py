@@ -110,6 +110,7 @@ def test_rcs_duels_on_the_interleaving_env_win_at_the_estimated_rates(queries):
     assert pref[0, 1] > 0.55  # the informative feature does win: the comparison is not vacuous
 
 
+@pytest.mark.slow
 def test_the_sweep_runs_a_bandit_on_the_interleaving_env(queries):
     """``run_sweep(..., env=...)`` over a shared DuelEnv equals the pure ``run_lane`` of each lane."""
     env = _env(queries, ids=(1, 2, 5))

@@ -35,6 +35,7 @@ def test_rcs_accuracy_reruns_savage_per_horizon(tmp_path, no_data):
     assert (run_dir / "rcs_accuracy_accuracy.png").is_file() and (run_dir / "rcs_accuracy_regret.png").is_file()
 
 
+@pytest.mark.slow
 def test_rcs_alpha_runs_both_alphas_in_one_program(tmp_path, no_data):
     """Both alphas come out of one sweep per algorithm, each equal to that alpha run alone."""
     _, results = _launch(tmp_path, "rcs_alpha", "num_runs=2", "num_steps=300")
@@ -52,6 +53,7 @@ def test_rcs_alpha_runs_both_alphas_in_one_program(tmp_path, no_data):
     assert curves["RUCB alpha=0.1"]["regret_mean"] != curves["RUCB alpha=0.501"]["regret_mean"]
 
 
+@pytest.mark.slow
 def test_rcs_scaling_says_when_it_is_shorter_than_the_paper(tmp_path, no_data, capsys):
     _, results = _launch(tmp_path, "rcs_scaling", "num_runs=2", "num_steps=300", "arm_counts=4,5")
     assert "the paper uses" in capsys.readouterr().out

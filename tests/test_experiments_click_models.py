@@ -114,6 +114,7 @@ def test_a_yandex_log_runs(tmp_path, no_data):
     assert verdict["On"] in (analysis.HOLDS, analysis.FAILS)
 
 
+@pytest.mark.slow
 def test_a_killed_run_resumes_with_identical_results(tmp_path, no_data, monkeypatch):
     overrides = ["num_sessions=200", "num_seeds=2", "num_iterations=4", "models=pbm,dbn", "simulators=pbm"]
     full_dir = registry.launch("click_models", tmp_path / "full", overrides)

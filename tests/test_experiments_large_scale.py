@@ -349,6 +349,7 @@ def test_bad_settings_fail_before_any_work(tmp_path, real_data, monkeypatch, ove
     assert not list((tmp_path / "large_scale").iterdir())  # no run directory left to --resume
 
 
+@pytest.mark.slow
 def test_survival_probes_of_two_algorithms_keep_separate_checkpoints(tmp_path):
     """MergeDTS's and MergeRUCB's probes of one winner on one matrix: one checkpoint each (they used to
     share one name and inputs, and the second resumed from the first's carry)."""

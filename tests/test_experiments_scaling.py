@@ -83,6 +83,7 @@ def test_four_cpu_devices_give_the_single_device_results(tmp_path, reference):
     _assert_clean(run_dir)
 
 
+@pytest.mark.slow
 def test_a_run_killed_mid_way_resumes_bit_identical(tmp_path, reference):
     reference_dir, _ = reference
     child = subprocess.Popen(_launch_args(tmp_path), cwd=REPO, env=_env(tmp_path), stdout=subprocess.PIPE,

@@ -67,6 +67,7 @@ def test_solar_batch_synthetic(tmp_path, no_data):
     assert all(0 <= v <= 1 for v in svm["test"] + svm["test_letor"])
 
 
+@pytest.mark.slow
 def test_solar_scalability_synthetic(tmp_path, no_data):
     """The prefixes are the shuffled queries the experiment says, with the pairs counted by hand,
     and one finite positive time per method and prefix."""

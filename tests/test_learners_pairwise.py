@@ -581,6 +581,7 @@ def _launch_lcra_table(tmp_path, monkeypatch, *overrides):
     return run_dir, json.loads((run_dir / "results.json").read_text())
 
 
+@pytest.mark.slow
 def test_lcra_table_runs_lcra_end_to_end_on_synthetic_data(tmp_path, monkeypatch):
     run_dir, results = _launch_lcra_table(tmp_path, monkeypatch, "methods=lcra_1_1", "reference=lcra_1_1")
     r = results["methods"]["LCRA-1-1"]

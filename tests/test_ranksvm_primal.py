@@ -100,6 +100,7 @@ def _mslr_subset(shared_data, **kwargs):
     return load_queries(path, **kwargs)
 
 
+@pytest.mark.slow
 def test_float32_on_raw_mslr_features_warns_and_float64_converges(shared_data):
     """Raw MSLR features (‖∇F(0)‖ ≈ 1.4e4): float32 Newton stalls short of the optimum, and
     ``check_converged`` says so; float64 meets the gradient test and stays silent."""

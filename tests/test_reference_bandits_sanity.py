@@ -296,6 +296,7 @@ def test_savage_self_duels_after_one_left():
     assert alg.report(rng) == 2
 
 
+@pytest.mark.slow
 def test_savage_reaches_condorcet_winner_mslr(mslr10):
     P, _ = mslr10
     w = ref.condorcet_winner(P)

@@ -42,6 +42,7 @@ def test_both_pair_forms_equal_the_explicit_matrix_with_padding(folds):
         S.make_pairs(batch, form="dense")
 
 
+@pytest.mark.slow
 def test_index_form_paths_equal_row_form_paths(folds):
     """The path solver reads pair indices (the large-data form) to the same solutions as rows."""
     with jax.enable_x64(True):
@@ -128,6 +129,7 @@ def test_negative_lambda_on_a_path_raises(folds):
         S.solve_path(pairs, jnp.array([0.1, -0.1]), S.path_penalty(S.l1()))
 
 
+@pytest.mark.slow
 def test_chunked_paths_equal_one_program_and_report_progress(folds):
     """Chunks over all folds or one fold at a time (finished folds leave the batch) give the
     one-program result and log progress."""

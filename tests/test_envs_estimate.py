@@ -340,6 +340,7 @@ def test_estimate_validation(queries):
         estimate_preference_matrix(key, queries, rankers, model, "probabilistic", 10, chunk_size=0)
 
 
+@pytest.mark.slow
 def test_a_killed_estimate_resumes_with_the_same_counts(queries, tmp_path, monkeypatch):
     full = _estimate(queries, chunk_size=30, comparisons_per_call=60)  # 10 per pair per chunk, 2 chunks per call
     checkpoint = lanes.Checkpoint(tmp_path, "estimate", {})

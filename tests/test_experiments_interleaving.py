@@ -48,6 +48,7 @@ def test_preference_matrix_reads_a_letor_file_in_the_ragged_layout(tmp_path, no_
         np.testing.assert_array_equal(arrays["ties"], expected.ties)
 
 
+@pytest.mark.slow
 def test_a_killed_preference_matrix_run_resumes_with_the_same_counts(tmp_path, no_data, monkeypatch):
     settings = ["num_arms=4", "num_comparisons=120", "synthetic_queries=8", "synthetic_features=5", "chunk_size=60",
                 "comparisons_per_call=120"]  # 10 comparisons per pair per chunk, 2 chunks per call: 6 calls

@@ -16,6 +16,7 @@ from tests.conftest import launch_experiment as _launch
 from tests.reference import ranking_metrics as ref_metrics
 
 
+@pytest.mark.slow
 def test_solar_online_synthetic(tmp_path, no_data, capsys):
     """The curves are the library's online protocol on the same queries, key and settings (the
     params override reaches SOLAR-I's C), and the table and figure are written."""

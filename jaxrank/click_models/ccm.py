@@ -100,7 +100,7 @@ def statistics(params: CCMParams, log: SessionLog) -> Statistics:
     satisfied, unsatisfied = post.branch
     satisfied_cont, unsatisfied_cont = post.branch_cont
     attr = satisfied + probs.attr * post.not_examined  # P(S_r = 1 | C) on clicks, P(A_r = 1 | C) elsewhere
-    has_next = jnp.concatenate([mask[1:], jnp.zeros_like(mask[:1])])
+    has_next = chain.has_next(mask)
     size = params.attraction.shape[0]
     return Statistics(
         CCMParams(pair_sum(attr, pair, mask, size), total(post.skip_cont, has_next),

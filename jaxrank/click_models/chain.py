@@ -143,6 +143,12 @@ def _ratio(num, den):
     return num / jnp.where(den > 0, den, 1.0)
 
 
+def has_next(mask: Array) -> Array:
+    """``[K, ...]`` bool: position ``r`` is shown and so is ``r + 1`` (positions first, as ``posterior``):
+    where a continuation ``E_{r+1}`` is a latent event the E-step counts."""
+    return jnp.concatenate([mask[1:], jnp.zeros_like(mask[:1])])
+
+
 def posterior(chain: Probs, clicks: Array) -> Posterior:
     """The E-step's posteriors of many sessions, **positions on the first axis** (``[K, S]``, the layout
     in which each step of the passes below reads contiguous rows), in probability space: no logarithm,

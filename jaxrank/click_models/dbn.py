@@ -139,7 +139,7 @@ def statistics(params: DBNParams, log: SessionLog) -> Statistics:
     attr = probs.attr * post.not_examined  # P(A_r = 1 | C) off the clicks (0 above the last click)
     satisfied, unsatisfied = post.branch
     _, unsatisfied_cont = post.branch_cont
-    has_next = jnp.concatenate([mask[1:], jnp.zeros_like(mask[:1])])
+    has_next = chain.has_next(mask)
     size = params.attraction.shape[0]
     # α's numerator off the clicks and σ's on them: one segment sum over [α | σ] (each is 0 where the other is not).
     both = pair_sum(attr + satisfied, pair + size * clicks, mask, 2 * size)

@@ -18,7 +18,7 @@ Multileaving (``jaxrank.clicks.multileave``):
 * ``"probabilistic"`` (Schuth et al., SIGIR 2015, ``τ = 3``; needs every ranker's full ranking,
   one sort per ranker and impression, which dominates the cost on CPU): candidate ``j`` wins when the
   expected outcome ``P(c_j > c_0) − P(c_j < c_0)`` over the position assignments is > 0, computed
-  exactly (``probabilistic_multileave_preferences`` for the pair ``(0, j)``) where the authors
+  exactly (``click_difference_law`` of candidate ``j`` against ranker 0) where the authors
   estimate it from 10,000 sampled assignments; ``outcome_samples=N`` draws that estimate instead
   (``jaxrank.clicks.lists.sampled_outcome``: each candidate's estimate has the law of the authors'
   one, though their ``N`` samples are shared by all candidates and ours are drawn per candidate).
@@ -40,7 +40,6 @@ from jaxrank.clicks.lists import click_difference_law, sampled_outcome
 from jaxrank.clicks.multileave import (
     multileave_preferences,
     probabilistic_multileave_from_ranks,
-    probabilistic_multileave_preferences,
     team_draft_multileave_credit,
     team_draft_multileave_from_ranks,
 )
@@ -115,17 +114,14 @@ def update(state: CandidateState, features, where, docs, shown, clicks, aux, *, 
     if multileaving == "team_draft":
         beats_current = multileave_preferences(
             team_draft_multileave_credit(credit, clicks, shown, num_candidates + 1))[1:, 0] > 0
-    elif outcome_samples:
-        credit = jnp.clip(credit, 0.0, 1.0)
-        law = jax.vmap(click_difference_law, in_axes=(1, None, None))  # candidate j against ranker 0
-        win, loss = law(credit[:, 1:], credit[:, 0], clicks & shown)
-        beats_current = sampled_outcome(key_outcome, win, loss, outcome_samples) > 0
     else:
-        def versus_current(column):  # [k, 2] posteriors of (ranker 0, candidate j)
-            return probabilistic_multileave_preferences(column, clicks, shown)[1, 0]
-
-        pairs = jnp.stack([jnp.broadcast_to(credit[:, :1], credit[:, 1:].shape), credit[:, 1:]], -1)  # [k, n, 2]
-        beats_current = jax.vmap(versus_current, in_axes=1)(pairs) > TIE_TOLERANCE
+        credit = jnp.clip(credit, 0.0, 1.0)
+        law = jax.vmap(click_difference_law, in_axes=(1, None, None))  # candidate j against ranker 0: one DP each
+        win, loss = law(credit[:, 1:], credit[:, 0], clicks & shown)
+        if outcome_samples:
+            beats_current = sampled_outcome(key_outcome, win, loss, outcome_samples) > 0
+        else:
+            beats_current = win - loss > TIE_TOLERANCE
     num_winners = jnp.sum(beats_current)
     step = jnp.sum(jnp.where(beats_current[:, None], directions, 0.0), 0) / jnp.maximum(num_winners, 1)
     updated = num_winners > 0

@@ -137,11 +137,11 @@ def test_a_killed_report_resumes_keeping_its_finished_parts(tmp_path, no_data, m
     def killed(name, *args, on_start=None, **kwargs):
         if name == "rcs_regret":
             on_start(Path(args[0]) / "rcs_regret" / "never-checkpointed")
-            raise KeyboardInterrupt
+            raise KeyboardInterrupt("killed in rcs_regret")
         return launch(name, *args, on_start=on_start, **kwargs)
 
     monkeypatch.setattr(registry, "launch", killed)
-    with pytest.raises(KeyboardInterrupt):
+    with pytest.raises(KeyboardInterrupt, match="killed in rcs_regret"):
         launch("paper_report", tmp_path, ["mode=quick"])
     (report_dir,) = (tmp_path / "paper_report").iterdir()
     before = paper_report._load_progress(report_dir)

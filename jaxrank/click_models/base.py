@@ -12,8 +12,9 @@ Fitting (Chuklin, Markov, de Rijke, *Click Models for Web Search*, 2015, ch. 4, 
 for every parameter, the expected number of "outcome 1" events (``numerator``) and of trials
 (``denominator``) given the observed clicks and the current ``params``, as a ``Statistics`` of two
 params-shaped pytrees: a model's ``statistics(params, log)`` plus, for a model that has them, its
-parameter-free ``counts(params, log)`` (``jaxrank.click_models.em.expected_statistics`` adds them). ``maximize`` turns them into
-``θ = min((a + numerator) / (b + denominator), cap)`` with PyClick's pseudo-counts ``(a, b) = (1, 2)``
+parameter-free ``counts(params, log)`` (``jaxrank.click_models.em.expected_statistics`` adds them).
+``maximize`` turns them into ``θ = min((a + numerator) / (b + denominator), cap)`` with PyClick's
+pseudo-counts ``(a, b) = (1, 2)``
 (every parameter starts each iteration at numerator 1, denominator 2) and cap ``1 - 10⁻⁶``
 (``ParamEM.PROB_MIN``). For a model fitted by counting (maximum likelihood under a simplifying
 assumption, ch. 4) the statistics do not depend on ``params`` and one M-step is the estimate.

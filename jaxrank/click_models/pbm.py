@@ -70,11 +70,17 @@ def sample(key: PRNGKey, params: PBMParams, pairs: Array, mask: Array) -> Array:
     return mask & (u_exam < exam) & (u_attr < jax.nn.sigmoid(params.attraction[pairs]))
 
 
-def statistics(params: PBMParams, log: SessionLog) -> Statistics:
-    log_attr, log_not_attr, log_exam, log_not_exam = _factors(params, log.pair, log.mask.shape[-1])
+def skip_posteriors(log_attr, log_not_attr, log_exam, log_not_exam) -> tuple[Array, Array]:
+    """``(P(A = 1 | C = 0), P(E = 1 | C = 0))``: ``α (1 - ε) / (1 - α ε)`` and ``ε (1 - α) / (1 - α ε)``
+    from the log-probabilities (broadcast together)."""
     log_no_click = log1mexp(log_attr + log_exam)
-    attr = jnp.where(log.clicks, 1.0, jnp.exp(log_attr + log_not_exam - log_no_click))
-    exam = jnp.where(log.clicks, 1.0, jnp.exp(log_exam + log_not_attr - log_no_click))
+    return jnp.exp(log_attr + log_not_exam - log_no_click), jnp.exp(log_exam + log_not_attr - log_no_click)
+
+
+def statistics(params: PBMParams, log: SessionLog) -> Statistics:
+    attr_skip, exam_skip = skip_posteriors(*_factors(params, log.pair, log.mask.shape[-1]))
+    attr = jnp.where(log.clicks, 1.0, attr_skip)
+    exam = jnp.where(log.clicks, 1.0, exam_skip)
     ones = jnp.ones(log.mask.shape, params.attraction.dtype)
     num_pairs, num_positions = params.attraction.shape[0], params.examination.shape[0]
     return Statistics(

@@ -20,8 +20,8 @@ EM iterations (PyClick's 50 are not enough for the examination: on 800k sessions
 import jax
 import jax.numpy as jnp
 
-from jaxrank.click_models.base import PRIOR, PROB_CAP, Statistics, check_fit_log, log1mexp, log_probs, maximize
-from jaxrank.click_models.pbm import PBMParams, init
+from jaxrank.click_models.base import PRIOR, PROB_CAP, Statistics, check_fit_log, log_probs, maximize
+from jaxrank.click_models.pbm import PBMParams, init, skip_posteriors
 from jaxrank.data.sessions import SessionLog
 from jaxrank.types import Array
 from jaxrank.utils.checks import check_int
@@ -45,9 +45,8 @@ def pbm_em(clicks: Array, displays: Array, num_iterations: int = 200) -> PBMPara
     def iteration(params, _):
         log_attr, log_not_attr = (x[:, None] for x in log_probs(params.attraction))
         log_exam, log_not_exam = (x[None, :] for x in log_probs(params.examination))
-        log_no_click = log1mexp(log_attr + log_exam)
-        attr = clicks + skips * jnp.exp(log_attr + log_not_exam - log_no_click)
-        exam = clicks + skips * jnp.exp(log_exam + log_not_attr - log_no_click)
+        attr_skip, exam_skip = skip_posteriors(log_attr, log_not_attr, log_exam, log_not_exam)  # [P, K] each
+        attr, exam = clicks + skips * attr_skip, clicks + skips * exam_skip
         stats = Statistics(PBMParams(attr.sum(1), exam.sum(0)), PBMParams(displays.sum(1), displays.sum(0)))
         return maximize(stats, params, prior=PRIOR, cap=PROB_CAP), None
 

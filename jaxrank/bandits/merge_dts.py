@@ -20,25 +20,26 @@ failure probability ``ε`` (0.01), the defaults of the authors' code (github.com
 ``dueling_bandits/merge_dts.py``), which give ``C = ((4α - 1) K² / ((2α - 1) ε))^{1/(2α - 1)}``
 (needs ``α > 1/2``); or ``C`` itself (``c > 0``), as in the authors' tuned setting ``TUNED``
 (``α = 0.8⁶``, ``C = 4·10⁵``, ``M = 16``, "MergeDTSBest" of their ``individual_run.py``). The static
-option ``slots`` (default 8) is how many arms a step gathers its batch into; merged batches hold up
-to ``3M/2`` arms, so ``M <= 2·slots/3``: ``M <= 5`` with the default, ``make(slots=24)`` for the
-authors' ``M = 16`` (``TUNED_OPTIONS``). The horizon ``T`` only bounds the paper's loop; no choice
-depends on it.
+option ``slots`` (default 6) is how many arms a step gathers its batch into; merged batches hold up
+to ``3M/2`` arms, so ``M <= 2·slots/3``: ``M <= 4`` with the default, ``make(slots=8)`` for
+``M = 5``, ``make(slots=24)`` for the authors' ``M = 16`` (``TUNED_OPTIONS``). The horizon ``T``
+only bounds the paper's loop; no choice depends on it.
 
 Cost: the first candidate needs only the events ``θ_ij > 1/2``, Bernoulli with
-``beat_prob_ij = P(Beta(W_ij + 1, W_ji + 1) > 1/2)`` (kept for all pairs, refreshed for the
-duelled pair, as in ``jaxrank.bandits.dts``), one uniform per pair of the batch; the second needs
-``2|B|`` gammas (Marsaglia-Tsang, two proposals each from the step's uniforms, exact; the redraw
-loop runs only for the rivals' entries). The batches (at most ``3M/2 <= S`` arms) are cached in
-``S = slots`` slots per label (``members``, and the ``S x S`` blocks of ``W`` and ``beat_prob``),
-rebuilt only when batches merge and otherwise updated in place (the duel's two entries, the
-dropped arms squeezed out), so a step finds its batch by one O(K) min over the labels (round
-robin, as MergeRUCB) and works O(S²) on its rows: pruning bounds only its block. The rare parts
-(merge and rebuild, the idle lane's draw, gamma redraws) sit in ``while`` loops that take no trip
-unless some lane needs them (a ``cond`` under ``vmap`` would run them every step). All of a
-step's other uniforms come from one unrolled Threefry pass (``jaxrank.utils.prng``). A step is
-then about 100 small kernels over ``[lanes, S, S]`` rows and ``[lanes, K]`` vectors
-(``benchmarks/notes.md``, section ``bandits``).
+``P(Beta(W_ij + 1, W_ji + 1) > 1/2)`` (as in ``jaxrank.bandits.dts``), one uniform per pair of the
+batch, and one per arm to break the tie of its count; the second needs ``2|B|`` gammas (integer
+shapes up to 4 as sums of exponentials, larger ones by two Marsaglia-Tsang proposals, all from the
+step's uniforms; the redraw loop runs only for the rivals' entries whose proposals were both
+rejected). The batches (at most ``3M/2 <= S`` arms) are cached in ``S = slots`` slots per label
+(``members``, and the ``S x S`` blocks of ``W`` and of those probabilities), rebuilt only when
+batches merge and otherwise updated in place (the duel's entries, the dropped arms' slots freed),
+so a step finds its batch by one O(K) min over the labels (round robin, as MergeRUCB) and works
+O(S²) on its rows: pruning bounds only its block. Counts of surviving arms and of batches are
+kept, not recounted. The rare parts (merge and rebuild, the idle lane's draw, gamma redraws) sit
+in ``while`` loops that take no trip unless some lane needs them (a ``cond`` under ``vmap`` would
+run them every step). All of a step's other uniforms come from one unrolled Threefry pass
+(``jaxrank.utils.prng``). A step is then about 80 small kernels over ``[lanes, S, S]`` rows and
+``[lanes, K]`` vectors (``benchmarks/notes.md``, section ``bandits``).
 
 Resolved ambiguities [ours unless marked]: batches, merges, pruning, stage test, ``ln(t + C)``
 (with ``t`` never reset) and the report rule are MergeRUCB's (see its docstring); the authors' code
@@ -57,7 +58,7 @@ import numpy as np
 from jaxrank.bandits import merge_rucb as _merge
 from jaxrank.bandits.base import copeland_guess, duel, record_duel
 from jaxrank.types import Bandit, StepInfo
-from jaxrank.utils import log_prob_beta_at_least_half, prng, random_argmax, random_argmin, random_choice
+from jaxrank.utils import log_prob_beta_at_least_half, prng, random_choice
 from jaxrank.utils.checks import check_int, check_number
 
 # The authors' tuned setting for the large-scale runs ("MergeDTSBest" in their individual_run.py):
@@ -78,14 +79,13 @@ HPARAMS = {
 }
 OPTIONS = {
     # Arms a step gathers its batch into (a shape): merged batches hold up to 3M/2 arms, so M <= 2·slots/3.
-    # 8 fits the default M = 4 (and M <= 5); 24 fits the authors' tuned M = 16.
-    "slots": 8,
+    # 6 fits the default M = 4; 8 fits M = 5, 24 the authors' tuned M = 16.
+    "slots": 6,
 }
 
 
 class MergeDTSState(NamedTuple):
     wins: jax.Array  # [K, K] f32, wins[i, j] = W_ij = times i beat j
-    beat_prob: jax.Array  # [K, K] f32, P(Beta(W_ij + 1, W_ji + 1) > 1/2); i < j read, refreshed for the duelled pair
     batch: jax.Array  # [K] i32, batch label of each arm (labels in [0, K))
     active: jax.Array  # [K] bool, arm not dropped
     sizes: jax.Array  # [K] f32, active arms carrying each label
@@ -95,10 +95,14 @@ class MergeDTSState(NamedTuple):
     alpha: jax.Array  # [] f32, UCB exploration α
     log_c: jax.Array  # [] f32, ln C
     partition_size: jax.Array  # [] f32, M
-    # The batches gathered into slots, rebuilt only when they change (merges, with_partition, with_wins):
-    members: jax.Array  # [K, S] i32, active arms of each label at the last rebuild, ascending; K pads
+    # Counts kept in step with `active` and `sizes` (a step changes them only by its drops):
+    num_active: jax.Array  # [] f32, surviving arms
+    num_pairs: jax.Array  # [] i32, labels carrying two or more active arms
+    num_live: jax.Array  # [] i32, labels carrying an active arm
+    # The batches gathered into slots, rebuilt only when batches merge (and by with_partition, with_wins):
+    members: jax.Array  # [K, S] i32, each label's active arms, ascending with the slot; K for a free slot
     block_wins: jax.Array  # [K, S, S] f32, W among a label's members in slot order (diagonal unread)
-    block_beat: jax.Array  # [K, S, S] f32, beat_prob among them (a < b read)
+    block_beat: jax.Array  # [K, S, S] f32, P(Beta(W_ab + 1, W_ba + 1) > 1/2) for slots a < b, mirrored to [b, a]
 
 
 def init(key, num_arms: int, *, alpha=HPARAMS["alpha"], epsilon=HPARAMS["epsilon"],
@@ -128,17 +132,17 @@ def init(key, num_arms: int, *, alpha=HPARAMS["alpha"], epsilon=HPARAMS["epsilon
     alpha32, c32 = jnp.asarray(alpha, jnp.float32), jnp.asarray(c, jnp.float32)
     # ln C from (α, ε, K); read only when c == 0, where α > 1/2 was checked (a traced α <= 1/2 uses α = 1).
     derived = _merge.log_c_constant(jnp.where(alpha32 > 0.5, alpha32, 1.0), epsilon, num_arms)
-    members = jnp.zeros((num_arms, slots), jnp.int32)
+    zero = jnp.zeros((), jnp.int32)
     return _rebuild(MergeDTSState(
-        wins=state.wins, beat_prob=jnp.full((num_arms, num_arms), 0.5, jnp.float32), batch=state.batch,
-        active=state.active, sizes=state.sizes, cursor=state.cursor, stage=state.stage, t=state.t,
-        alpha=alpha32, log_c=jnp.where(c32 > 0, jnp.log(jnp.maximum(c32, 1e-30)), derived),
-        partition_size=state.partition_size, members=members,
-        block_wins=jnp.zeros((num_arms, slots, slots), jnp.float32),
+        wins=state.wins, batch=state.batch, active=state.active, sizes=state.sizes, cursor=state.cursor,
+        stage=state.stage, t=state.t, alpha=alpha32,
+        log_c=jnp.where(c32 > 0, jnp.log(jnp.maximum(c32, 1e-30)), derived), partition_size=state.partition_size,
+        num_active=jnp.zeros((), jnp.float32), num_pairs=zero, num_live=zero,
+        members=jnp.zeros((num_arms, slots), jnp.int32), block_wins=jnp.zeros((num_arms, slots, slots), jnp.float32),
         block_beat=jnp.zeros((num_arms, slots, slots), jnp.float32)))
 
 
-def _slot_cache(batch, active, wins, beat_prob, slots: int) -> tuple[jax.Array, jax.Array, jax.Array]:
+def _slot_cache(batch, active, wins, slots: int) -> tuple[jax.Array, jax.Array, jax.Array]:
     """``(members [K, S], block_wins [K, S, S], block_beat [K, S, S])`` of the partition (O(K²))."""
     num_arms = batch.shape[0]
     arm = jnp.arange(num_arms, dtype=jnp.int32)
@@ -146,31 +150,42 @@ def _slot_cache(batch, active, wins, beat_prob, slots: int) -> tuple[jax.Array, 
     rank = jnp.sum(same, axis=1)  # place of each arm among the active arms of its label
     row = jnp.where(active, batch, num_arms)  # dropped arms: out of range, not written
     members = jnp.full((num_arms, slots), num_arms, jnp.int32).at[row, rank].set(arm, mode="drop")
-    lo, hi = members[:, :, None], members[:, None, :]
-    return (members, wins.at[lo, hi].get(mode="fill", fill_value=0.0),
-            beat_prob.at[lo, hi].get(mode="fill", fill_value=0.5))
+    block = wins.at[members[:, :, None], members[:, None, :]].get(mode="fill", fill_value=0.0)
+    beat = _prob_beats(block, jnp.swapaxes(block, 1, 2))
+    above = np.triu(np.ones((slots, slots), bool), 1)
+    return members, block, jnp.where(above, beat, jnp.swapaxes(beat, 1, 2))
+
+
+def _counts(active, sizes) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """``(num_active, num_pairs, num_live)`` of ``active [K]`` and ``sizes [K]`` (see ``MergeDTSState``)."""
+    return (jnp.sum(active).astype(jnp.float32), jnp.sum(sizes >= 2).astype(jnp.int32),
+            jnp.sum(sizes > 0).astype(jnp.int32))
 
 
 def _rebuild(state: MergeDTSState) -> MergeDTSState:
-    """``state`` with its slot cache recomputed from ``batch``, ``active``, ``wins`` and ``beat_prob``."""
-    cache = _slot_cache(state.batch, state.active, state.wins, state.beat_prob, state.members.shape[1])
-    return state._replace(members=cache[0], block_wins=cache[1], block_beat=cache[2])
+    """``state`` with its slot cache and counts recomputed from ``batch``, ``active``, ``sizes`` and ``wins``."""
+    members, block_wins, block_beat = _slot_cache(state.batch, state.active, state.wins, state.members.shape[1])
+    num_active, num_pairs, num_live = _counts(state.active, state.sizes)
+    return state._replace(members=members, block_wins=block_wins, block_beat=block_beat, num_active=num_active,
+                          num_pairs=num_pairs, num_live=num_live)
 
 
 def _merge_and_rebuild(state: MergeDTSState, do_merge: jax.Array, u_first, u_second) -> MergeDTSState:
     """MergeRUCB's end-of-stage merge (``merge_rucb.stage_merge``: one pass, a second if a batch of
-    at most M/2 arms is left) with the slot cache rebuilt after each pass, in one loop that takes no
-    trip unless some lane merges."""
+    at most M/2 arms is left) with the slot cache and counts rebuilt after each pass, in one loop
+    that takes no trip unless some lane merges."""
+    slots = state.members.shape[1]
 
     def body(carry):
         merged = _merge._stage_merge_step(carry[0])
-        return merged, _slot_cache(merged[0], state.active, state.wins, state.beat_prob, state.members.shape[1])
+        return merged, _slot_cache(merged[0], state.active, state.wins, slots), _counts(state.active, merged[1])[1:]
 
     merge = (state.batch, state.sizes, jnp.where(do_merge, 1, 0).astype(jnp.int32), state.active, u_first, u_second,
              state.partition_size)
-    init = (merge, (state.members, state.block_wins, state.block_beat))
-    merge, cache = jax.lax.while_loop(lambda carry: _merge._stage_merge_continues(carry[0]), body, init)
-    return state._replace(batch=merge[0], sizes=merge[1], members=cache[0], block_wins=cache[1], block_beat=cache[2])
+    init = (merge, (state.members, state.block_wins, state.block_beat), (state.num_pairs, state.num_live))
+    merge, cache, counts = jax.lax.while_loop(lambda carry: _merge._stage_merge_continues(carry[0]), body, init)
+    return state._replace(batch=merge[0], sizes=merge[1], members=cache[0], block_wins=cache[1], block_beat=cache[2],
+                          num_pairs=counts[0], num_live=counts[1])
 
 
 def _prob_beats(wins_ij: jax.Array, wins_ji: jax.Array) -> jax.Array:
@@ -179,9 +194,8 @@ def _prob_beats(wins_ij: jax.Array, wins_ji: jax.Array) -> jax.Array:
 
 
 def with_wins(state: MergeDTSState, wins: jax.Array) -> MergeDTSState:
-    """``state`` with the scoresheet ``wins [K, K]`` and its ``beat_prob`` recomputed (O(K²))."""
-    wins = jnp.asarray(wins, jnp.float32)
-    return _rebuild(state._replace(wins=wins, beat_prob=_prob_beats(wins, wins.T)))
+    """``state`` with the scoresheet ``wins [K, K]`` (slot cache rebuilt, O(K²))."""
+    return _rebuild(state._replace(wins=jnp.asarray(wins, jnp.float32)))
 
 
 def with_partition(state: MergeDTSState, batch: jax.Array, active: jax.Array) -> MergeDTSState:
@@ -218,48 +232,77 @@ def uniforms(key, num: int) -> jax.Array:
     return jnp.maximum(np.float32(0.0), jax.lax.bitcast_convert_type(mantissa, jnp.float32) - np.float32(1.0))
 
 
-def pair_index(slots: int) -> np.ndarray:
-    """``[S, S]``: slot pair (a, b) -> index of its uniform among the ``S(S-1)/2`` pairs a < b
-    (mirrored; 0 on the diagonal)."""
-    pairs = np.triu_indices(slots, 1)
-    index = np.zeros((slots, slots), np.int32)
-    index[pairs] = np.arange(pairs[0].size)
-    return index + index.T
+def pair_matrix(u_pairs: jax.Array, slots: int) -> jax.Array:
+    """``[S, S]`` symmetric: ``u_pairs [S(S-1)/2]`` placed at each slot pair (a, b) and (b, a), in
+    the row-major order of the pairs a < b (``np.triu_indices``); 0 on the diagonal. Built from
+    static slices, which XLA fuses as index arithmetic (a gather of the pairs would not vectorise)."""
+    rows, start = [], 0
+    for a in range(slots):
+        rows.append(jnp.pad(u_pairs[start:start + slots - 1 - a], (a + 1, 0)))
+        start += slots - 1 - a
+    upper = jnp.stack(rows)
+    return upper + upper.T
 
 
 def tournament_scores(u_pairs: jax.Array, block_beat: jax.Array, live: jax.Array) -> jax.Array:
     """``[S]`` ``#{b live : θ_ab > 1/2}`` for the slots of a batch whose arms ascend with the slot.
 
     ``θ`` is one antisymmetric Thompson sample: for slots ``a < b`` the event ``θ_ab > 1/2`` is
-    ``u_pairs[pair(a, b)] < block_beat[a, b]`` (``P(Beta(W_ab + 1, W_ba + 1) > 1/2)`` of the slots'
-    arms) and ``θ_ba > 1/2`` is its complement; ``θ_aa`` never counts; ``block_beat`` is ``[S, S]``,
-    read above the diagonal.
+    ``pair_matrix(u_pairs)[a, b] < block_beat[a, b]`` (``P(Beta(W_ab + 1, W_ba + 1) > 1/2)`` of the slots'
+    arms) and ``θ_ba > 1/2`` is its complement; ``θ_aa`` never counts. ``block_beat [S, S]`` is
+    symmetric (the pair's probability at ``[a, b]`` and ``[b, a]``), so neither it nor the pairs'
+    uniforms need a transpose.
     """
     slots = jnp.arange(live.shape[0])
     above = slots[:, None] < slots[None, :]
-    below = u_pairs[pair_index(live.shape[0])] < jnp.where(above, block_beat, block_beat.T)
+    below = pair_matrix(u_pairs, live.shape[0]) < block_beat
     beats = jnp.where(above, below, ~below) & (slots[:, None] != slots[None, :]) & live[None, :]
     return jnp.sum(beats, axis=1).astype(jnp.float32)
 
 
-def _gamma_proposals(u: jax.Array, shape: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """Two Marsaglia & Tsang (2000) proposals per entry of ``shape [n] >= 1`` from ``u [4n]``
-    (Box-Muller normals): ``(value of the first accepted, whether one was)``, both ``[n]``.
+def cos_sin_2pi(u: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``(cos 2πu, sin 2πu)`` for ``u`` in [0, 1), float32 to about 2 ulp: the nearest quarter turn
+    ``q`` is exact (``u - q/4`` rounds nothing), then Cephes' ``sinf`` / ``cosf`` minimax polynomials on
+    ``|r| <= π/4``. Polynomials vectorise where XLA:CPU's ``cos`` and ``sin`` do not, and this pair
+    was the costliest part of a MergeDTS step."""
+    quarter = jnp.round(4.0 * u)
+    r = np.float32(2.0 * np.pi) * (u - 0.25 * quarter)
+    r2 = r * r
+    sin_r = r + r * r2 * (-1.6666654611e-1 + r2 * (8.3321608736e-3 + r2 * -1.9515295891e-4))
+    cos_r = 1.0 - 0.5 * r2 + r2 * r2 * (4.166664568298827e-2 + r2 * (-1.388731625493765e-3 + r2 * 2.443315711809948e-5))
+    q = quarter.astype(jnp.int32) & 3
+    cos = jnp.where(q == 0, cos_r, jnp.where(q == 1, -sin_r, jnp.where(q == 2, -cos_r, sin_r)))
+    sin = jnp.where(q == 0, sin_r, jnp.where(q == 1, cos_r, jnp.where(q == 2, -sin_r, -cos_r)))
+    return cos, sin
 
-    With ``d = a - 1/3``, ``y = x / sqrt(9d)``, ``d (1 + y)³`` is accepted when ``y > -1`` and
-    ``log u < x²/2 + d (3 log1p(y) - y (3 + y (3 + y)))`` (``= x²/2 + d (1 - v + log v)``).
+
+def _gamma_proposals(u: jax.Array, shape: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``Gamma(shape)`` for ``shape [n] >= 1`` from ``u [4n]`` (4 uniforms per entry): ``(value, whether
+    it is a draw)``, both ``[n]``.
+
+    An integer shape ``a <= 4`` is a sum of ``a`` Exp(1): ``-log Π_{i<a} (1 - u_i)``, always a draw.
+    Other shapes take two Marsaglia & Tsang (2000) proposals (Box-Muller normals), the first
+    accepted being the draw: with ``d = a - 1/3``, ``y = x / sqrt(9d)``, ``d (1 + y)³`` is accepted
+    when ``y > -1`` and ``log u < x²/2 + d (3 log1p(y) - y (3 + y (3 + y)))`` (``= x²/2 + d (1 - v
+    + log v)``). Win counts make small integer shapes common (an arm never beaten gives ``a = 1``),
+    and they are where the rejection rate is highest (5% a proposal at ``a = 1``).
     """
     n = shape.shape[0]
     u_radius, u_angle, u_accept = u[:n], u[n:2 * n], u[2 * n:4 * n].reshape(2, n)
+    rows = u.reshape(4, n)
+    small = (shape <= 4.0) & (shape == jnp.floor(shape))
+    factors = [jnp.where(shape > i, 1.0 - rows[i], 1.0) for i in range(4)]  # (1 - u) in (0, 1]
+    exp_sum = -jnp.log(factors[0] * factors[1] * factors[2] * factors[3])
     radius = jnp.sqrt(-2.0 * jnp.log1p(-u_radius))
-    x = jnp.stack([radius * jnp.cos(2.0 * np.pi * u_angle), radius * jnp.sin(2.0 * np.pi * u_angle)])  # [2, n]
+    x = radius * jnp.stack(cos_sin_2pi(u_angle))  # [2, n]
     d = shape - 1.0 / 3.0
     y = jax.lax.rsqrt(9.0 * d) * x
     valid = y > -1.0
     log_v_terms = 3.0 * jnp.log1p(jnp.where(valid, y, 0.0)) - y * (3.0 + y * (3.0 + y))
     accept = valid & (jnp.log(u_accept) < 0.5 * x * x + d * log_v_terms)
     value = d * (1.0 + y) ** 3
-    return jnp.where(accept[0], value[0], value[1]), accept[0] | accept[1]
+    return (jnp.where(small, exp_sum, jnp.where(accept[0], value[0], value[1])),
+            small | accept[0] | accept[1])
 
 
 def _gamma_redraw(key, shape: jax.Array, sample: jax.Array, missing: jax.Array) -> jax.Array:
@@ -286,18 +329,19 @@ def beta_sample(key, u: jax.Array, a: jax.Array, b: jax.Array, where=None) -> ja
     value, ok = _gamma_proposals(u, shape)
     needed = jnp.ones(shape.shape, bool) if where is None else jnp.concatenate([where, where])
     g = _gamma_redraw(key, shape, value, ~ok & needed)
-    return g[: a.shape[0]] / (g[: a.shape[0]] + g[a.shape[0]:])
+    total = g[: a.shape[0]] + g[a.shape[0]:]  # 0 only when both sums of exponentials are 0 (probability 2^-46)
+    return jnp.where(total > 0, g[: a.shape[0]] / total, 0.5)
 
 
-def _exploit_if(idle: jax.Array, first: jax.Array, u: jax.Array, active: jax.Array) -> jax.Array:
-    """``first``, or when ``idle`` (no batch of two arms) a uniformly drawn active arm; the O(K) draw
-    in a loop of at most one trip (under ``vmap``: only on steps where some lane is idle), its input
-    masked by the loop's flag so that XLA does not hoist it out."""
+def _draw_if(draw: jax.Array, first: jax.Array, u: jax.Array, active: jax.Array) -> jax.Array:
+    """``first``, or when ``draw`` a uniformly drawn active arm: the O(K) draw in a loop of at most
+    one trip (under ``vmap``: only on steps where some lane draws). ``active`` enters as a carry the
+    trip overwrites, so that XLA cannot hoist work on it out of the loop into every step."""
 
     def body(carry):
-        return random_choice(u, active & carry[1]), jnp.zeros((), bool)
+        return random_choice(u, carry[2]), jnp.zeros((), bool), jnp.zeros_like(carry[2])
 
-    return jax.lax.while_loop(lambda carry: carry[1], body, (first, idle))[0]
+    return jax.lax.while_loop(lambda carry: carry[1], body, (first, draw, active))[0]
 
 
 def step(key, state: MergeDTSState, env):
@@ -320,72 +364,75 @@ def step(key, state: MergeDTSState, env):
     Returns:
       ``(state, StepInfo(first=c, second=d, first_won))``, all ``[]`` (i32, i32, bool).
     """
-    # One Threefry pass for the step's uniforms: 5 scalars, one per slot pair (first candidate),
-    # 8 per slot (second candidate: 2 gammas per slot, two proposals each, 2 uniforms per proposal).
+    # One Threefry pass for the step's uniforms: 4 scalars; for the first candidate one per slot
+    # (tie-breaks) and one per slot pair (the sample); for the second 8 per slot (2 gammas per slot,
+    # two proposals each, 2 uniforms per proposal).
     slots = state.members.shape[1]  # S, the static option of make that built the state
     num_pairs = slots * (slots - 1) // 2
-    u = uniforms(key, 5 + num_pairs + 8 * slots)
-    u_first, u_second, u_merge, u_remerge, u_duel = u[0], u[1], u[2], u[3], u[4]
-    u_pairs, u_gamma = u[5:5 + num_pairs], u[5 + num_pairs:]
+    u = uniforms(key, 4 + slots + num_pairs + 8 * slots)
+    u_idle, u_merge, u_remerge, u_duel = u[0], u[1], u[2], u[3]
+    u_ties, u_pairs, u_gamma = u[4:4 + slots], u[4 + slots:4 + slots + num_pairs], u[4 + slots + num_pairs:]
     num_arms = state.batch.shape[0]
     t = state.t + 1
 
     # The next batch in round-robin order (as MergeRUCB); its arms and blocks from the slot cache.
+    # Without one (an idle step), the batch visited last, which holds the lone survivor once one is left.
     current = _merge.next_batch(state.sizes, state.cursor)
-    has_batch = state.sizes[current] >= 2
+    size = state.sizes[current]
+    has_batch = size >= 2
+    row = jnp.where(has_batch, current, jnp.maximum(state.cursor, 0))
     slot = jnp.arange(slots)
-    members = state.members[current]  # [S] ascending, K pads
-    block = state.block_wins[current]  # [S, S] W_ab of the slots' arms
-    cached = state.active.at[members].get(mode="fill", fill_value=False)  # pads and dropped arms: False
+    members = state.members[row]  # [S] active arms ascending with the slot, K in free slots
+    block = state.block_wins[row]  # [S, S] W_ab of the slots' arms
+    cached = members < num_arms
     filled = cached & has_batch
 
-    # Drop the arms of B that some arm of B beats confidently (U on B's S x S block only).
+    # Drop the arms of B that some arm of B beats confidently (U on B's S x S block only); their
+    # slots are freed, the others keep theirs.
     dropped = _merge.prune(filled, _merge.upper_bounds(block, t, state.alpha, state.log_c))  # [S]
     live = filled & ~dropped
-    active = state.active.at[members].set(cached & ~dropped, mode="drop")
+    active = state.active.at[jnp.where(dropped, members, num_arms)].set(False, mode="drop")
 
     # First candidate: the Copeland winner of B under one Thompson sample. Second: the arm of B the
     # first most plausibly beats (lowest sampled θ⁽²⁾_jc). Without a batch, a surviving arm duels itself.
-    block_beat = state.block_beat[current]  # [S, S] beat_prob of the slots' arms (a < b read)
-    scores = tournament_scores(u_pairs, block_beat, live)
-    first_slot = random_argmax(u_first, scores, live)
-    first = _exploit_if(~has_batch, members[first_slot], u_first, active)
+    # Scores are counts, so adding half a uniform per slot breaks their ties uniformly; θ⁽²⁾ is
+    # continuous, its ties (probability 0) go to the lower slot, as the authors' np.argmin. An idle
+    # step takes the row's arm when it is the only survivor, and otherwise draws one.
+    scores = tournament_scores(u_pairs, state.block_beat[row], live)
+    first_slot = jnp.argmax(jnp.where(live, scores + 0.5 * u_ties, jnp.where(cached, -0.5, -1.0))).astype(jnp.int32)
+    first = members[first_slot]
+    first = _draw_if(~has_batch & ((state.num_active > 1) | (first == num_arms)), first, u_idle, active)
     rivals = live & (slot != first_slot)
     theta = beta_sample(prng.fold_in(key, 2), u_gamma, block[:, first_slot] + 1.0, block[first_slot, :] + 1.0, rivals)
-    second_slot = random_argmin(u_second, theta, rivals)
+    second_slot = jnp.argmin(jnp.where(rivals, theta, jnp.inf)).astype(jnp.int32)
     paired = has_batch & jnp.any(rivals)
     second = jnp.where(paired, members[second_slot], first)
     first_won = duel(key, env, u_duel, first, second)
     wins = record_duel(state.wins, first, second, first_won)
-    lo, hi = jnp.minimum(first, second), jnp.maximum(first, second)
-    prob = _prob_beats(wins[lo, hi], wins[hi, lo])
-    beat_prob = state.beat_prob.at[lo, hi].set(prob)  # only i < j is read
 
-    # B's rows of the slot cache: the duel's two entries (slots ascend with the arms, so lo has the
-    # lower slot), then the dropped arms squeezed out, the survivors keeping their order.
-    win_slot, lose_slot = jnp.where(first_won, first_slot, second_slot), jnp.where(first_won, second_slot, first_slot)
-    block = block.at[win_slot, lose_slot].add(paired.astype(jnp.float32))
+    # The duel's entries of B's blocks (slots ascend with the arms: the lower slot holds the lower arm).
     low_slot, high_slot = jnp.minimum(first_slot, second_slot), jnp.maximum(first_slot, second_slot)
-    block_beat = block_beat.at[low_slot, high_slot].set(jnp.where(paired, prob, block_beat[low_slot, high_slot]))
-    kept = cached & ~dropped
-    place = jnp.cumsum(kept) - 1  # new slot of each kept slot
-    source = jnp.argmax(kept[None, :] & (place[None, :] == slot[:, None]), axis=1)  # [S] old slot of each new one
-    full = slot < jnp.sum(kept)
-    both = full[:, None] & full[None, :]
-    members = jnp.where(full, members[source], num_arms)
-    block = jnp.where(both, block[source[:, None], source[None, :]], 0.0)
-    block_beat = jnp.where(both, block_beat[source[:, None], source[None, :]], 0.5)
+    low_won = first_won == (first_slot == low_slot)
+    w_low = block[low_slot, high_slot] + low_won.astype(jnp.float32)
+    w_high = block[high_slot, low_slot] + (~low_won).astype(jnp.float32)
+    target = jnp.where(paired, row, num_arms)  # a lone arm's self-duel writes nothing
+    block_wins = state.block_wins.at[target, jnp.where(low_won, low_slot, high_slot),
+                                     jnp.where(low_won, high_slot, low_slot)].add(1.0, mode="drop")
+    block_beat = state.block_beat.at[target, jnp.stack([low_slot, high_slot]), jnp.stack([high_slot, low_slot])].set(
+        _prob_beats(w_low, w_high), mode="drop")
+    members = state.members.at[row].set(jnp.where(dropped, num_arms, members))
 
-    # End of stage s: at most K / 2^s arms left (or only singletons): merge, maybe twice.
-    sizes = state.sizes.at[current].add(-jnp.sum(dropped).astype(jnp.float32))
-    live_batches = sizes > 0
-    few = jnp.sum(active) <= num_arms * jnp.exp2(-state.stage.astype(jnp.float32))
-    do_merge = (few | ~jnp.any(sizes >= 2)) & (jnp.sum(live_batches) > 1)
+    # End of stage s: at most K / 2^s arms left (or only singletons): merge, maybe twice. Pruning
+    # never empties a batch, so only merges change the count of labels in use.
+    num_dropped = jnp.sum(dropped).astype(jnp.float32)
+    num_active = state.num_active - num_dropped
+    num_pairs = state.num_pairs - (has_batch & (size - num_dropped < 2)).astype(jnp.int32)
+    few = num_active <= num_arms * jnp.exp2(-state.stage.astype(jnp.float32))
+    do_merge = (few | (num_pairs == 0)) & (state.num_live > 1)
     new_state = state._replace(
-        wins=wins, beat_prob=beat_prob, active=active, sizes=sizes, t=t,
+        wins=wins, active=active, sizes=state.sizes.at[current].add(-num_dropped), t=t,
         cursor=jnp.where(has_batch, current, state.cursor), stage=state.stage + do_merge.astype(jnp.int32),
-        members=state.members.at[current].set(members), block_wins=state.block_wins.at[current].set(block),
-        block_beat=state.block_beat.at[current].set(block_beat))
+        num_active=num_active, num_pairs=num_pairs, members=members, block_wins=block_wins, block_beat=block_beat)
     return _merge_and_rebuild(new_state, do_merge, u_merge, u_remerge), StepInfo(first, second, first_won)
 
 

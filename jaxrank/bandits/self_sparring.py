@@ -23,8 +23,8 @@ Report rule (ours; the paper reports no arm): the highest posterior mean
 ``(S_i + 1) / (S_i + F_i + 2)``, ties uniform. The MergeDTS code reports the first arm whose
 posterior mean exceeds 1/2, which depends on the arms' order.
 
-Beta draws: ``jaxrank.bandits.merge_dts.beta_sample`` (Marsaglia-Tsang gammas, exact in law), fed
-by the step's one uniform draw.
+Beta draws: ``jaxrank.bandits.merge_dts.beta_sample`` (ratios of gammas: sums of exponentials for
+integer shapes up to 4, Marsaglia-Tsang otherwise; exact in law), fed by the step's one uniform draw.
 """
 
 from typing import NamedTuple

@@ -86,7 +86,8 @@ def _results(rows: dict, num_steps: int = 1000) -> dict:
     algos = {row: {"checkpoints": [1, steps], "regret_mean": [0.5, mean], "regret_ci95": [0.1, ci],
                    "num_steps": steps, "num_runs": 10, "final": {"regret_mean": mean, "regret_ci95": ci}}
              for row, (mean, ci, steps) in rows.items()}
-    return {"num_steps": num_steps, "matrices": {"M": {"num_arms": 136, "algorithms": algos, "long": {}}}}
+    return {"num_steps": num_steps, "paper_horizon": 100_000_000,
+            "matrices": {"M": {"num_arms": 136, "algorithms": algos, "long": {}}}}
 
 
 def test_best_rows_are_the_least_regret_rows_at_the_main_horizon():
@@ -117,6 +118,7 @@ def test_regret_verdicts_compare_the_means_against_their_ci():
     assert verdict == "holds" and "gap 100 ± 14" in detail and "T = 1,000" in detail
     claim, verdict, detail = _verdict(results, default)
     assert verdict == "does not hold" and "gap 10 ± 14" in detail  # within the CI
+    assert detail.endswith("— measured at T <= 1,000, 100,000x short of the paper's 100,000,000 steps")
     claim, verdict, detail = _verdict(results, others)  # MergeDTS tuned against the default MergeRUCB too
     assert verdict == "holds" and "MergeRUCB (gap 210 ± 14 at T = 1,000)" in detail
     assert "RCS (gap 300 ± 32 at T = 1,000)" in detail and "D-TS" not in detail
@@ -124,6 +126,7 @@ def test_regret_verdicts_compare_the_means_against_their_ci():
     claim, verdict, detail = _verdict(results, slow)
     assert verdict == "does not hold" and detail.startswith("not below: D-TS (tuned) (more regret: ")
     assert "MergeDTS (tuned) 10 ± 1 vs D-TS (tuned) 2 ± 0 at T = 100 " in detail
+    assert detail.endswith("— measured at T <= 100, 1,000,000x short of the paper's 100,000,000 steps")
     results["matrices"]["M"]["algorithms"]["dts@tuned"]["regret_mean"] = [0.5, 20]
     assert _verdict(results, slow)[1] == "holds"
     results["matrices"]["M"]["algorithms"]["rcs"]["regret_mean"] = [0.5, 110]

@@ -90,7 +90,7 @@ SECTIONS = (
      "counterfactual learning to rank (Joachims, Swaminathan, Schnabel, WSDM 2017; Oosterhuis, TOIS 2023)", (
         Part("click_models", "The click model that generated a log predicts its held-out clicks best (lowest "
              "perplexity); DBN and CCM beat PBM on cascade logs; fitted relevance ranks better than the logging ranker.",
-             ("num_sessions=4000", "num_seeds=2")),
+             ("num_sessions=4000", "num_seeds=2"), ("num_sessions=40000",)),
         Part("counterfactual_ltr", "Propensity SVM-Rank rises above the naive ranker as clicks grow and approaches the "
              "skyline; doubly robust reaches IPS's NDCG with fewer clicks; clipping trades bias for variance.",
              ("etas=1.0", "click_budgets=1000,100000", "num_seeds=2")),

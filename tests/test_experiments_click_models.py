@@ -81,6 +81,10 @@ def test_verdicts_follow_the_numbers():
     worse["table"]["pbm"]["pbm/em"]["ndcg@10"] = [0.4, 0.01]
     got = {claim.split(" ")[0]: verdict for claim, verdict, _ in analysis.verdicts(worse)}
     assert got["PBM"] == analysis.FAILS and got["The"] == analysis.FAILS and got["DBN"] == analysis.UNTESTABLE
+    worse.update(train_sessions=3000, num_queries=784)
+    (detail,) = [d for c, _, d in analysis.verdicts(worse) if c.startswith("PBM")]
+    assert detail.endswith("fitted from 3,000 training sessions over 784 queries (3.8 a query): a small log, "
+                           "where EM's error shrinks with sessions")
     real = {"simulators": ["log"], "estimators": ["em"],
             "table": {"log": {f"{m}/em": {"perplexity": [p, 0.001], "log_likelihood": [-0.3, 0.001]}
                               for m, p in (("ubm", 1.30), ("dbn", 1.31), ("pbm", 1.32), ("gctr", 1.5))}}}

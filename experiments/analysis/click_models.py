@@ -58,7 +58,7 @@ def _matching_claim(summary, simulator):
         return claim, HOLDS, detail
     if matching[best_m] - others[best_o] <= half:
         return claim, HOLDS, detail + " (within the 95% CI)"
-    return claim, FAILS, detail
+    return claim, FAILS, detail + _small_log(summary)
 
 
 def _cascade_claim(summary):
@@ -85,7 +85,22 @@ def _bias_claim(summary):
     if bias is None or label is None or f"{label} max error" not in bias:
         return claim, UNTESTABLE, "needs the pbm simulator and a PBM fit"
     error = bias[f"{label} max error"]
-    return claim, HOLDS if error[0] < BIAS_TOLERANCE else FAILS, f"{label}: max error {_fmt(error, 3)}"
+    detail = f"{label}: max error {_fmt(error, 3)}"
+    if error[0] < BIAS_TOLERANCE:
+        return claim, HOLDS, detail
+    return claim, FAILS, detail + _small_log(summary)
+
+
+def _small_log(summary) -> str:
+    """How few training sessions a query had, for a claim that does not hold: EM's fits are
+    consistent but biased in small logs, where each document's parameters rest on a few impressions
+    (on MQ2008 the PBM bias error is 0.160 at 4·10³ sessions, 0.088 at 4·10⁴, 0.015 at 4·10⁵, and the
+    matching-model and relevance claims that fail at 4·10³ hold at 4·10⁴; docs/results.md)."""
+    sessions, queries = summary.get("train_sessions"), summary.get("num_queries")
+    if not sessions or not queries:
+        return ""
+    return (f"; fitted from {sessions:,} training sessions over {queries:,} queries ({sessions / queries:.1f} a "
+            "query): a small log, where EM's error shrinks with sessions")
 
 
 def _relevance_claim(summary):
@@ -104,7 +119,7 @@ def _relevance_claim(summary):
         got, base = _mean(rows[best], "ndcg@10"), production[sim][0]
         ok &= got > base
         parts.append(f"{sim}: {best} {got:.4f} vs {base:.4f}")
-    return claim, HOLDS if ok else FAILS, "; ".join(parts)
+    return (claim, HOLDS, "; ".join(parts)) if ok else (claim, FAILS, "; ".join(parts) + _small_log(summary))
 
 
 def _real_log_claim(summary):

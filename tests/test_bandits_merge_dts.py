@@ -84,6 +84,8 @@ def test_bad_hyperparameters_fail_with_a_clear_message(kwargs, match):
         mdts.init(jax.random.key(0), 1)
     with pytest.raises(ValueError, match="slots must be an int >= 2"):
         mdts.make(slots=1)
+    with pytest.raises(ValueError, match="slots must be <= 256; got 257"):
+        mdts.make(slots=257)
 
 
 def test_log_c_from_epsilon_or_given():

@@ -27,7 +27,7 @@ only bounds the paper's loop; no choice depends on it.
 
 Cost: the first candidate needs only the events ``θ_ij > 1/2``, Bernoulli with
 ``P(Beta(W_ij + 1, W_ji + 1) > 1/2)`` (as in ``jaxrank.bandits.dts``), one uniform per pair of the
-batch, and one per arm to break the tie of its count; the second needs ``2|B|`` gammas (integer
+batch, and one per slot to break the tie of its count; the second needs ``2|B|`` gammas (integer
 shapes up to 4 as sums of exponentials, larger ones by two Marsaglia-Tsang proposals, all from the
 step's uniforms; the redraw loop runs only for the rivals' entries whose proposals were both
 rejected). The batches (at most ``3M/2 <= S`` arms) are cached in ``S = slots`` slots per label
@@ -95,14 +95,14 @@ class MergeDTSState(NamedTuple):
     alpha: jax.Array  # [] f32, UCB exploration α
     log_c: jax.Array  # [] f32, ln C
     partition_size: jax.Array  # [] f32, M
-    # Counts kept in step with `active` and `sizes` (a step changes them only by its drops):
+    # Counts kept in step with `active` and `sizes` (a step changes them by its drops, merges rebuild them):
     num_active: jax.Array  # [] f32, surviving arms
     num_pairs: jax.Array  # [] i32, labels carrying two or more active arms
     num_live: jax.Array  # [] i32, labels carrying an active arm
     # The batches gathered into slots, rebuilt only when batches merge (and by with_partition, with_wins):
     members: jax.Array  # [K, S] i32, each label's active arms, ascending with the slot; K for a free slot
-    block_wins: jax.Array  # [K, S, S] f32, W among a label's members in slot order (diagonal unread)
-    block_beat: jax.Array  # [K, S, S] f32, P(Beta(W_ab + 1, W_ba + 1) > 1/2) for slots a < b, mirrored to [b, a]
+    block_wins: jax.Array  # [K, S, S] f32, W among a label's members in slot order (diagonal, free slots unread)
+    block_beat: jax.Array  # [K, S, S] f32, P(θ_ab > 1/2) of slots a < b at [a, b] and [b, a]; free slots unread
 
 
 def init(key, num_arms: int, *, alpha=HPARAMS["alpha"], epsilon=HPARAMS["epsilon"],
@@ -395,11 +395,13 @@ def step(key, state: MergeDTSState, env):
 
     # First candidate: the Copeland winner of B under one Thompson sample. Second: the arm of B the
     # first most plausibly beats (lowest sampled θ⁽²⁾_jc). Without a batch, a surviving arm duels itself.
-    # Scores are counts, so adding half a uniform per slot breaks their ties uniformly; θ⁽²⁾ is
-    # continuous, its ties (probability 0) go to the lower slot, as the authors' np.argmin. An idle
-    # step takes the row's arm when it is the only survivor, and otherwise draws one.
+    # Scores are counts: ranked first by the count, then by a 23-bit uniform per slot, ties break
+    # uniformly (in integers, so that no bit of the uniform is rounded away). θ⁽²⁾ is continuous: its
+    # ties (2⁻²⁴ in float32) go to the lower slot, as the authors' np.argmin. An idle step takes the
+    # row's arm when it is the only survivor, and otherwise draws one.
     scores = tournament_scores(u_pairs, state.block_beat[row], live)
-    first_slot = jnp.argmax(jnp.where(live, scores + 0.5 * u_ties, jnp.where(cached, -0.5, -1.0))).astype(jnp.int32)
+    rank = scores.astype(jnp.int32) * (1 << 23) + (u_ties * (1 << 23)).astype(jnp.int32)  # scores < S <= 256
+    first_slot = jnp.argmax(jnp.where(live, rank, jnp.where(cached, -1, -2))).astype(jnp.int32)
     first = members[first_slot]
     first = _draw_if(~has_batch & ((state.num_active > 1) | (first == num_arms)), first, u_idle, active)
     rivals = live & (slot != first_slot)
@@ -447,6 +449,8 @@ _BANDITS: dict[int, Bandit] = {}  # one Bandit per slot count, so equal options 
 def make(*, slots: int = OPTIONS["slots"]) -> Bandit:
     """The algorithm as a ``Bandit`` whose steps gather a batch into ``slots >= 2`` slots (``M <= 2·slots/3``)."""
     check_int("slots", slots, minimum=2)
+    if slots > 256:  # a step ranks the tournament's counts (< slots) above 23-bit uniforms in an int32
+        raise ValueError(f"slots must be <= 256; got {slots} (batches of up to {2 * slots // 3} arms).")
     if slots not in _BANDITS:
         _BANDITS[slots] = Bandit(functools.partial(init, slots=slots), step, best_arm)
     return _BANDITS[slots]

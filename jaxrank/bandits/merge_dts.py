@@ -288,8 +288,8 @@ def _gamma_proposals(u: jax.Array, shape: jax.Array) -> tuple[jax.Array, jax.Arr
     and they are where the rejection rate is highest (5% a proposal at ``a = 1``).
     """
     n = shape.shape[0]
-    u_radius, u_angle, u_accept = u[:n], u[n:2 * n], u[2 * n:4 * n].reshape(2, n)
     rows = u.reshape(4, n)
+    u_radius, u_angle, u_accept = rows[0], rows[1], rows[2:]
     small = (shape <= 4.0) & (shape == jnp.floor(shape))
     factors = [jnp.where(shape > i, 1.0 - rows[i], 1.0) for i in range(4)]  # (1 - u) in (0, 1]
     exp_sum = -jnp.log(factors[0] * factors[1] * factors[2] * factors[3])

@@ -21,8 +21,9 @@ the swap-or-not shuffle (``jaxrank.utils.swap_or_not``: no ``[S]`` permutation i
 sorted), each batch's loss scaled to estimate the whole objective over ``N``; ``batch_size=None``
 is full-batch (one step per epoch, the log read in place). Optimizers (``optax``): ``"adam"``
 (default), ``"adamw"`` (CLAX's experiments, with ``weight_decay``, optax's default ``1e-4``),
-``"sgd"``; the learning rate is constant or decays to 0 along a cosine over all steps (``schedule="cosine"``). Defaults follow CLAX: learning rate
-0.01 (its Yandex runs), 50 epochs (its ``Trainer``), batches of 4096 sessions (its Yandex runs).
+``"sgd"``; the learning rate is constant or decays to 0 along a cosine over all steps
+(``schedule="cosine"``). Defaults follow CLAX: learning rate 0.01 (its Yandex runs), 50 epochs
+(its ``Trainer``), batches of 4096 sessions (its Yandex runs).
 CLAX stops early on a validation loss; here the number of epochs is fixed (``lax.scan``).
 
 Hyperparameters (``learning_rate``, ``weight_decay``, the starting probability) are array leaves of

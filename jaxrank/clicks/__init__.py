@@ -1,5 +1,5 @@
 """Click simulation (cascade, position-based), interleaved comparisons of two rankers and multileaved
-comparisons of many."""
+comparisons of many, and the displayed top ``k`` by score or Plackett–Luce sampling."""
 
 from jaxrank.clicks.interleave import (
     balanced_interleave,
@@ -34,6 +34,7 @@ from jaxrank.clicks.multileave import (
     team_draft_multileave_credit,
     team_draft_multileave_from_ranks,
 )
+from jaxrank.clicks.plackett_luce import plackett_luce_top_k, top_k_list
 
 __all__ = [
     "CASCADE_GRADES",
@@ -56,6 +57,7 @@ __all__ = [
     "probabilistic_multileave_credit",
     "probabilistic_multileave_from_ranks",
     "probabilistic_multileave_preferences",
+    "plackett_luce_top_k",
     "probabilistic_outcome",
     "score_ranks",
     "team_draft_interleave",
@@ -63,4 +65,5 @@ __all__ = [
     "team_draft_multileave_credit",
     "team_draft_multileave_from_ranks",
     "team_draft_outcome",
+    "top_k_list",
 ]

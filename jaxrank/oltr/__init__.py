@@ -12,7 +12,7 @@ Each ranker is a module with ``HPARAMS``, ``OPTIONS`` and ``make(**options) -> j
 
 from jaxrank.oltr import dbgd, mgd, pairwise, pdgd, scorers
 from jaxrank.oltr.base import CandidateState, top_ranks, unit_vectors
-from jaxrank.oltr.pdgd import PDGDState, inferred_pairs, pdgd_gradient, pdgd_weights, plackett_luce_top
+from jaxrank.oltr.pdgd import PDGDState, inferred_pairs, pdgd_gradient, pdgd_weights
 from jaxrank.oltr.scorers import NeuralParams
 from jaxrank.oltr.simulation import (
     ONLINE_DISCOUNT,
@@ -60,7 +60,6 @@ __all__ = [
     "pdgd",
     "pdgd_gradient",
     "pdgd_weights",
-    "plackett_luce_top",
     "scorers",
     "simulate",
     "simulate_grid",

@@ -4,7 +4,8 @@ Per impression (paper §4):
 
 1. Display: sample the top ``k`` of a Plackett–Luce ranking, ``P(d | D) = e^{f(d)} / Σ_{d'∈D} e^{f(d')}``
    position by position without replacement (eq. 1–2). We draw it with the Gumbel-top-k trick,
-   ``top_k(f(d) + g_d)`` with i.i.d. standard Gumbel ``g``, which has exactly this law.
+   ``top_k(f(d) + g_d)`` with i.i.d. standard Gumbel ``g``, which has exactly this law
+   (``jaxrank.clicks.plackett_luce``).
 2. Infer pair preferences from clicks under the click-skip-above assumption (eq. 3, §4.1): a
    clicked document is preferred over every unclicked document above the last click and over the
    first unclicked document after it (the authors' ``_update_to_clicks``).
@@ -41,6 +42,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxrank.clicks.plackett_luce import plackett_luce_top_k
 from jaxrank.oltr import scorers
 from jaxrank.oltr.base import MODEL_OPTIONS, check_features, check_list_size, check_rates, hparams_with_defaults, params
 from jaxrank.types import Array, Ranker, RankerInfo
@@ -52,18 +54,6 @@ class PDGDState(NamedTuple):
     learning_rate: jax.Array  # [] f32, η (decayed after every update with a pair)
     learning_rate_decay: jax.Array  # [] f32
     t: jax.Array  # [] i32, impressions seen
-
-
-def plackett_luce_top(key, scores: Array, where: Array, list_size: int) -> tuple[Array, Array]:
-    """``(docs [k] i32, shown [k] bool)``: the top ``k`` of one Plackett–Luce ranking of the real
-    documents (eq. 1–2) by Gumbel-top-k; ``docs = -1`` past the ``#real`` documents."""
-    noisy = jnp.where(where, scores + jax.random.gumbel(key, scores.shape, jnp.float32), -jnp.inf)
-    k = min(list_size, scores.shape[-1])
-    top, docs = jax.lax.top_k(noisy, k)
-    shown = top > -jnp.inf
-    pad = list_size - k
-    docs = jnp.pad(jnp.where(shown, docs, -1), (0, pad), constant_values=-1).astype(jnp.int32)
-    return docs, jnp.pad(shown, (0, pad))
 
 
 def inferred_pairs(clicks: Array, shown: Array) -> Array:
@@ -175,7 +165,7 @@ def rank(key, state: PDGDState, features, where, *, scorer: scorers.Scorer, list
     """The top ``k`` of a Plackett–Luce ranking by ``f``: ``(docs [k], shown [k], scores [L])``."""
     check_features(features, where)
     scores = scorer.apply(state.w, features)
-    docs, shown = plackett_luce_top(key, scores, jnp.asarray(where, bool), list_size)
+    docs, shown = plackett_luce_top_k(key, scores, where, list_size)
     return docs, shown, scores
 
 

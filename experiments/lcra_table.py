@@ -28,6 +28,7 @@ from jaxrank import data
 from jaxrank.learners import LEARNERS
 from jaxrank.learners.pairwise import semi_supervised as protocol
 from jaxrank.learners.pairwise.pair_sampling import SAMPLERS
+from jaxrank.metrics import statistics
 from jaxrank.types import QueryBatch
 
 PAPER_TABLE, PAPER_COLUMNS = analysis.PAPER_TABLE, analysis.PAPER_ORDER  # Table 1 of the paper
@@ -90,19 +91,12 @@ def _load(config: Config) -> tuple[str, QueryBatch]:
 
 
 def paired_t_test(a, b) -> dict:
-    """Two-sided paired t-test of ``mean(a − b) = 0`` (Student t with ``n − 1`` df)."""
-    d = np.asarray(a, np.float64) - np.asarray(b, np.float64)
-    n = d.size
-    sd = d.std(ddof=1) if n > 1 else 0.0
-    if n < 2 or sd == 0.0:
-        return {"mean_diff": float(d.mean()) if n else 0.0, "t": None, "df": n - 1, "p_value": None, "wins": int((d > 0).sum()),
-                "losses": int((d < 0).sum())}
-    t = d.mean() / (sd / math.sqrt(n))
-    df = n - 1
-    # P(|T| > t) = I_{df/(df+t²)}(df/2, 1/2)
-    p = float(jax.scipy.special.betainc(df / 2.0, 0.5, df / (df + t * t)))
-    return {"mean_diff": float(d.mean()), "t": float(t), "df": df, "p_value": p, "wins": int((d > 0).sum()),
-            "losses": int((d < 0).sum())}
+    """Two-sided paired t-test of ``mean(a − b) = 0`` (``jaxrank.metrics.statistics``) as a JSON dict;
+    ``t`` and ``p_value`` are None when the differences have no spread."""
+    test = statistics.paired_t_test(a, b)
+    defined = not math.isnan(test.t)
+    return {"mean_diff": test.mean_diff, "t": test.t if defined else None, "df": test.df,
+            "p_value": test.p_value if defined else None, "wins": test.wins, "losses": test.losses}
 
 
 def _paper_row(source: str):

@@ -20,7 +20,6 @@ import time
 import jax
 import jax.numpy as jnp
 import numpy as np
-from scipy import stats
 
 from experiments.analysis import sparse_ranksvm as analysis
 from experiments.common.registry import register
@@ -107,7 +106,7 @@ def _paired_p(x, best):
     d = np.asarray(x) - np.asarray(best)
     if np.allclose(d, 0):
         return 1.0
-    return float(stats.ttest_rel(x, best, alternative="less").pvalue)
+    return metrics.paired_t_test(x, best, alternative="less").p_value
 
 
 def _compare(names, pooled, alpha):

@@ -5,10 +5,13 @@ from statistics import NormalDist
 
 from experiments.analysis import verdicts as V
 from experiments.analysis.plotting import figure_grid, save_figure, tabulate
+from jaxrank.metrics.statistics import normal_quantile, proportion_half
 
 PAPER_MIN_CONDORCET = 0.91  # §6.1: "the probability ... satisfies the Condorcet assumption is always above 0.91"
 PAPER_MATRIX_NOTE = ("the matrix here is the MergeDTS authors' MSLR-Perfect estimate (Li et al., TOIS 2020), not the "
                      "RCS paper's own 2014 estimate (80,000 comparisons per pair on MSLR-WEB30K) behind Fig. 1")
+
+Z95 = normal_quantile(0.975)  # two-sided 95% normal quantile
 
 
 CLAIMS = ("P(Condorcet winner) > 0.91 at every subset size (Fig. 1)",
@@ -22,7 +25,7 @@ def _halves(results: dict) -> list[float]:
     exact enumerations have none."""
     n, sampled = results["num_subsets"], sum(not e for e in results["exact"])
     z = NormalDist().inv_cdf(1 - 0.025 / max(sampled, 1))
-    return [0.0 if e else z / V.Z95 * V.binomial_half(p, n) for p, e in zip(results["condorcet"], results["exact"])], z
+    return [0.0 if e else z / Z95 * proportion_half(p, n) for p, e in zip(results["condorcet"], results["exact"])], z
 
 
 def _ks(ks) -> str:
@@ -52,7 +55,7 @@ def verdicts(results: dict) -> list:
                          f"P = {cw[0]:.3f} at K = {ks[0]}, {cw[i]:.3f} at K = {ks[i]}, {cw[-1]:.3f} at K = {ks[-1]}"))
     # "Falls quickly" made concrete: below 1/2 within the first quarter of the sizes and below 1%
     # by half of them (upper ends of the same family-wise intervals).
-    th = [z / V.Z95 * V.binomial_half(p, results["num_subsets"]) if not e else 0.0
+    th = [z / Z95 * proportion_half(p, results["num_subsets"]) if not e else 0.0
           for p, e in zip(total, results["exact"])]
     half_k = next((k for k, p, h in zip(ks, total, th) if p + h < 0.5), None)
     gone_k = next((k for k, p, h in zip(ks, total, th) if p + h < 0.01), None)

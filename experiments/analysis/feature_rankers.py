@@ -6,6 +6,7 @@ from pathlib import Path
 from experiments.analysis import verdicts as V
 from experiments.analysis.plotting import tabulate
 from jaxrank.data import write_atomic
+from jaxrank.metrics.statistics import mean_ci
 
 
 def verdicts(results: dict) -> list:
@@ -21,8 +22,8 @@ def verdicts(results: dict) -> list:
     means = results["mean"][metric]
     order = sorted(range(len(means)), key=lambda d: -means[d])
     best, median = order[0], order[len(order) // 2]
-    diff, half = V.mean_half([f[best] - f[median] for f in folds])
-    noise = statistics.fmean(V.mean_half([f[d] for f in folds])[1] for d in range(len(means)))
+    diff, half = mean_ci([f[best] - f[median] for f in folds])
+    noise = statistics.fmean(mean_ci([f[d] for f in folds])[1] for d in range(len(means)))
     verdict, why = V.direction(diff, half, runs=f"{len(folds)} folds")
     if verdict == V.UNTESTABLE and diff + half < noise:
         verdict, why = V.FAILS, f"the whole interval is below one feature's own noise ({noise:.3f})"

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from experiments.analysis import verdicts as V
 from experiments.analysis.plotting import tabulate
+from jaxrank.metrics.statistics import mean_ci
 
 PAPER_ORDER = ("LCRA-1-5", "LCRA-1-1", "SPD", "SPD-MV")  # Table 1's column order
 PAPER_TABLE = {  # Table 1 of the paper (test MAP, 20% labels), in PAPER_ORDER
@@ -53,7 +54,7 @@ def _name(results: dict) -> str:
 
 def _paired(results: dict, a: str, b: str) -> tuple[float, float]:
     """Mean and 95% half-width of ``a − b`` test MAP, paired over the splits (both see the same split)."""
-    return V.mean_half([x - y for x, y in zip(results["methods"][a]["test_map"], results["methods"][b]["test_map"])])
+    return mean_ci([x - y for x, y in zip(results["methods"][a]["test_map"], results["methods"][b]["test_map"])])
 
 
 def verdicts(results: dict) -> list:
@@ -66,7 +67,7 @@ def verdicts(results: dict) -> list:
         checks, details = [], []
         for name in PAPER_ORDER:
             if name in methods:
-                mean, half = V.mean_half(methods[name]["test_map"])
+                mean, half = mean_ci(methods[name]["test_map"])
                 checks.append(V.matches(mean, half, paper[name]))
                 details.append(f"{name} {V.fmt(mean, half, 4)} vs {paper[name]:.2f}")
         out.append(V.Verdict(f"Test MAP matches Table 1's {results['paper']['dataset']} row", V.worst(checks),

@@ -5,6 +5,7 @@ from pathlib import Path
 
 from experiments.analysis import verdicts as V
 from experiments.analysis.plotting import plot_curves, tabulate
+from jaxrank.metrics.statistics import proportion_half
 
 TARGET = 0.9  # the accuracy at which "reaches a given accuracy sooner" is read
 # "about 2× sooner" (§6.2): a factor nearer 2 than 1 or 3.
@@ -36,7 +37,7 @@ def verdicts(results: dict) -> list:
     for name, m in results["matrices"].items():
         a, s = m["rcs"]["accuracy"], m["savage"]["accuracy"]
         # Two independent proportions per horizon (SAVAGE reruns per horizon; RCS's runs differ from it).
-        w = [V.spread(V.binomial_half(p, n), V.binomial_half(q, n)) for p, q in zip(a, s)]
+        w = [V.spread(proportion_half(p, n), proportion_half(q, n)) for p, q in zip(a, s)]
         bad = [h for h, p, q, hw in zip(horizons, a, s, w) if p - q + hw < 0]
         worse += bad
         diffs += [p - q for p, q in zip(a, s)]

@@ -5,6 +5,7 @@ from pathlib import Path
 from experiments.analysis import verdicts as V
 from experiments.analysis.plotting import tabulate
 from experiments.analysis.solar import LABELS, T3, cells
+from jaxrank.metrics.statistics import mean_ci
 
 LETOR_FOLDS = 5  # Table 3 averages the five LETOR folds
 # "On par" as the paper uses it: the widest |SOLAR − RankSVM| NDCG@10 gap among the Table 3 rows it
@@ -52,7 +53,7 @@ def verdicts(results: dict) -> list:
             out.append(V.Verdict(claim, V.UNTESTABLE, "one fold: no spread to judge a difference"))
             continue
         ours, theirs = _fold_values(algos[name], NDCG10), _fold_values(algos["ranksvm"], NDCG10)
-        d, h = V.mean_half([a - b for a, b in zip(ours, theirs)])
+        d, h = mean_ci([a - b for a, b in zip(ours, theirs)])
         verdict = V.HOLDS if abs(d) + h <= ON_PAR else (V.FAILS if abs(d) - h > ON_PAR else V.UNTESTABLE)
         out.append(V.Verdict(claim, verdict, f"{LABELS[name]} − RankSVM {V.fmt(d, h, 4)} paired over folds {folds}; "
                              f"on par: within ±{ON_PAR:.3f} (Table 3's widest SOLAR − RankSVM NDCG@10 gap)"))
@@ -73,7 +74,7 @@ def verdicts(results: dict) -> list:
             ours = algos[name][key][col]
             # The paper prints no spread: allow our own spread over the folds (per-fold values are
             # kept for the standard convention; the LETOR-script row borrows their spread).
-            half = V.mean_half([f[col] for f in algos[name]["test_per_fold"]])[1]
+            half = mean_ci([f[col] for f in algos[name]["test_per_fold"]])[1]
             checks.append(V.matches(ours, half, paper[name][col]))
             gap = ours - paper[name][col]
             details.append(f"{label} {ours:.4f} vs {paper[name][col]:.4f} ({gap:+.4f} ± {half:.4f})")

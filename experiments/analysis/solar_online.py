@@ -7,6 +7,7 @@ import numpy as np
 from experiments.analysis import verdicts as V
 from experiments.analysis.plotting import figure_grid, save_figure, tabulate
 from experiments.analysis.solar import LABELS
+from jaxrank.metrics.statistics import mean_ci
 
 # Table 2 / Fig. 2: the claimed order, best first; ">=" between SOLAR-II and SOLAR-I, ">" elsewhere.
 ORDER = (("solar_second_order", ">="), ("solar_first_order", ">"), ("committee_perceptron", ">"),
@@ -28,7 +29,7 @@ def verdicts(results: dict) -> list:
         a, b = np.asarray(algos[upper]["per_permutation"]), np.asarray(algos[lower]["per_permutation"])
         checks, details = [], []
         for metric, col in METRICS.items():
-            diff, half = V.mean_half(a[:, col] - b[:, col])
+            diff, half = mean_ci(a[:, col] - b[:, col])
             if relation == ">=":  # holds unless significantly below
                 verdict = V.HOLDS if diff + half >= 0 else V.FAILS
                 why = "not significantly below" if verdict == V.HOLDS else "significantly below"

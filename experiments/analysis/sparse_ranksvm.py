@@ -12,6 +12,7 @@ import numpy as np
 
 from experiments.analysis import verdicts as V
 from experiments.analysis.plotting import figure_grid, save_figure, tabulate
+from jaxrank.metrics.statistics import mean_ci
 
 LABELS = {"l1": "ℓ1", "mcp": "MCP", "log": "log", "lp": "ℓ0.5", "mcp_inside": "MCP (λ inside)", "scad": "SCAD"}
 METRIC_NAMES = {"map": "MAP", "map_letor": "MAP (LETOR script)", "ndcg10": "NDCG@10",
@@ -67,7 +68,7 @@ def verdicts(results: dict) -> list:
             out.append(V.Verdict(claim, V.UNTESTABLE, "ℓ1 keeps no feature at the chosen λ: no share to take"))
             continue
         # The paper's share is of the fold means (0.09 / 0.39), so ours is too (delta-method interval).
-        share, half = V.ratio(*V.mean_half(sr[spec]), *V.mean_half(sr[l1]))
+        share, half = V.ratio(*mean_ci(sr[spec]), *mean_ci(sr[l1]))
         out.append(V.Verdict(claim, V.at_most(share, half, HALF),
                              f"mean SR({pretty}) / mean SR(ℓ1) {V.fmt(share, half)} over folds {folds} (about half or "
                              f"fewer: ≤ {HALF:.2f}); paper "
@@ -77,7 +78,7 @@ def verdicts(results: dict) -> list:
     if mcp is None or l1 is None or len(folds) < 2:
         out.append(V.Verdict(claim, V.UNTESTABLE, "not both run, or one fold"))
     else:
-        d, h = V.mean_half([a - b for a, b in zip(sr[l1], sr[mcp])])
+        d, h = mean_ci([a - b for a, b in zip(sr[l1], sr[mcp])])
         verdict, why = V.direction(d, h, paper_gap=paper["sparsity_ratio"]["l1"] - paper["sparsity_ratio"]["mcp"],
                                    runs=f"{len(folds)} folds")
         out.append(V.Verdict(claim, verdict, f"SR(ℓ1) − SR(MCP) {V.fmt(d, h)} paired over folds ({why}); MCP γ = "
@@ -91,7 +92,7 @@ def verdicts(results: dict) -> list:
         for name in ("l1", "mcp", "log", "lp"):
             spec = _spec(results, name)
             if spec is not None:
-                mean, half = V.mean_half(sr[spec])
+                mean, half = mean_ci(sr[spec])
                 checks.append(V.matches(mean, half, paper["sparsity_ratio"][name]))
                 details.append(f"{label(spec)} {V.fmt(mean, half)} vs {paper['sparsity_ratio'][name]}")
         out.append(V.Verdict(claim, V.worst(checks), "; ".join(details) + " (the paper's ε, γ are not given: ours "
@@ -114,7 +115,7 @@ def verdicts(results: dict) -> list:
         checks, details = [], []
         for metric, value in (("map_letor", paper["best_map"]), ("ndcg10_letor", paper["best_ndcg10"])):
             best = comp[metric]["best"]
-            mean, half = V.mean_half(lanes[best]["test_folds"][metric])
+            mean, half = mean_ci(lanes[best]["test_folds"][metric])
             checks.append(V.matches(mean, half, value))
             details.append(f"{METRIC_NAMES[metric]} {V.fmt(mean, half, 4)} ({label(best)}) vs {value}")
         out.append(V.Verdict(claim, V.worst(checks), "; ".join(details) + " (± over the folds)"))

@@ -8,8 +8,8 @@ that decide it (95% intervals where there are runs).
 One rule set for every part, so a verdict reads the same everywhere:
 
 * Intervals are 95% intervals of a mean over runs (seeds, permutations, folds, splits):
-  ``mean ± t·sd/√n`` (Student t, so three folds are not read as tightly as ninety runs; the
-  experiments' own ``regret_ci95`` use the normal 1.96 over 30–90 runs); the half-widths of two
+  ``mean ± t·sd/√n`` (Student t, ``jaxrank.metrics.statistics``, the experiments' own intervals
+  included, so three folds are not read as tightly as ninety runs); the half-widths of two
   independent means combine in quadrature (``spread``); paired runs (the same folds or splits for
   both methods) use the interval of their differences.
 * A claimed *direction* ("A beats B") holds when the difference's 95% interval lies on the claimed
@@ -31,11 +31,13 @@ One rule set for every part, so a verdict reads the same everywhere:
 import math
 from typing import NamedTuple, Optional, Sequence
 
+from jaxrank.metrics import statistics
+
 HOLDS = "holds"
 FAILS = "does not hold"
 UNTESTABLE = "not testable here"
 VERDICTS = (HOLDS, FAILS, UNTESTABLE)
-Z95 = 1.96  # two-sided 95% normal quantile
+Z95 = statistics.normal_quantile(0.975)  # two-sided 95% normal quantile, 1.96
 HEADING = "#### Verdicts"  # the section's first line; paper_report splits tables there
 
 
@@ -62,42 +64,31 @@ def spread(*halves: float) -> float:
     return math.sqrt(sum(h * h for h in halves))
 
 
-# Two-sided 95% quantiles of Student's t with 1..30 degrees of freedom: intervals over a handful of
-# folds or permutations would be too narrow with the normal 1.96.
-_T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
-
-
 def t95(df: int) -> float:
-    """Two-sided 95% quantile of Student's t with ``df`` degrees of freedom (normal beyond 30, with
-    the first Cornish-Fisher correction, within 0.004)."""
+    """Two-sided 95% quantile of Student's t with ``df`` degrees of freedom."""
     if df < 1:
         raise ValueError(f"degrees of freedom must be >= 1; got {df}.")
-    if df <= len(_T95):
-        return _T95[df - 1]
-    return Z95 + (Z95 ** 3 + Z95) / (4 * df)
+    return statistics.t_quantile(0.975, df)
 
 
 def half_width(sd: float, n: int) -> float:
     """95% half-width (Student t) of a mean of ``n`` values with standard deviation ``sd``; 0 when
     ``n < 2`` (no spread to measure)."""
-    return t95(n - 1) * sd / math.sqrt(n) if n > 1 else 0.0
+    return float(statistics.half_width(sd, n))
 
 
 def mean_half(values) -> tuple[float, float]:
     """Mean and 95% half-width (Student t) of a list of values over independent runs."""
     values = [float(v) for v in values]
-    n = len(values)
-    if n == 0:
+    if not values:
         raise ValueError("mean_half needs at least one value.")
-    mean = sum(values) / n
-    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
-    return mean, half_width(sd, n)
+    mean, half = statistics.mean_ci(values)
+    return float(mean), float(half)
 
 
 def binomial_half(p: float, n: int) -> float:
     """95% half-width of a proportion ``p`` estimated from ``n`` draws (normal approximation)."""
-    return Z95 * math.sqrt(max(p * (1.0 - p), 0.0) / n) if n > 0 else float("inf")
+    return float(statistics.proportion_half(p, n))
 
 
 def ratio(a: float, half_a: float, b: float, half_b: float) -> tuple[float, float]:

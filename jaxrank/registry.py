@@ -91,16 +91,32 @@ class Registry(Mapping):
         return options, hparams
 
     def check_hparams(self, name: str, names) -> None:
-        """Raises ``ValueError`` when one of ``names`` is not a hyperparameter of ``name`` (a static
-        option given as a hyperparameter gets its own message: options are bound by ``make``)."""
+        """Raises ``ValueError`` when one of ``names`` is not a hyperparameter of ``name``
+        (``check_hparam_names``)."""
         module = self[name]
-        for key in names:
-            if key in module.OPTIONS:
-                raise ValueError(f"{self.family} {name!r}: {key!r} is a static option, not a hyperparameter; "
-                                 f"build the algorithm with make({key}=...) (Registry.build) instead.")
-            if key not in module.HPARAMS:
-                raise ValueError(f"{self.family} {name!r} has no hyperparameter {key!r}; hyperparameters: "
-                                 f"{', '.join(module.HPARAMS) or 'none'}.")
+        check_hparam_names(f"{self.family} {name!r}", module.HPARAMS, module.OPTIONS, names)
+
+
+def check_hparam_names(owner: str, defaults: Mapping[str, Any], options: Mapping[str, Any], names) -> None:
+    """The one check of hyperparameter names: ``ValueError`` naming ``owner`` when one of ``names``
+    (an iterable, or a mapping whose values the message shows) is not a key of ``defaults``; a static
+    option given as a hyperparameter gets its own message (options are bound by ``make``)."""
+    for key in names:
+        got = f" (got {key}={names[key]!r})" if isinstance(names, Mapping) else ""
+        if key in options:
+            raise ValueError(f"{owner}: {key!r} is a static option, not a hyperparameter; build the algorithm with "
+                             f"make({key}=...) (Registry.build) instead{got}.")
+        if key not in defaults:
+            raise ValueError(f"{owner} has no hyperparameter {key!r}; hyperparameters: "
+                             f"{', '.join(defaults) or 'none'}{got}.")
+
+
+def hparams_with_defaults(owner: str, defaults: Mapping[str, Any], options: Mapping[str, Any],
+                          given: Mapping[str, Any]) -> dict:
+    """``defaults`` updated with ``given``, after ``check_hparam_names``: what an ``init(key, size,
+    **hparams)`` stores."""
+    check_hparam_names(owner, defaults, options, given)
+    return {**defaults, **given}
 
 
 def _finite(family: str, name: str, key: str, value) -> float:

@@ -15,7 +15,7 @@ ones (padded, as ``jaxrank.types.QueryBatch``); the displayed list holds ``k = l
 ``P`` is the number of model parameters (``D`` for the linear model).
 """
 
-from typing import Any, Mapping, NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -26,7 +26,7 @@ from jaxrank.types import Array, PRNGKey
 from jaxrank.utils.checks import check_int, check_number
 
 __all__ = ["MODEL_OPTIONS", "TIE_TOLERANCE", "CandidateState", "check_features", "check_list_size",
-           "check_outcome_samples", "check_rates", "hparams_with_defaults", "init_candidates", "params", "perturbed", "step_towards", "top_ranks",
+           "check_outcome_samples", "check_rates", "init_candidates", "params", "perturbed", "step_towards", "top_ranks",
            "unit_vectors"]
 
 # The static options that choose the scoring model, shared by every ranker's OPTIONS (jaxrank.oltr.scorers).
@@ -54,19 +54,6 @@ class CandidateState(NamedTuple):
 def params(state) -> Any:
     """The model's parameters ``w`` (``[D]`` for a linear ranker): all its scores need."""
     return state.w
-
-
-def hparams_with_defaults(name: str, defaults: Mapping[str, float], options: Mapping[str, object],
-                          given: Mapping[str, object]) -> dict:
-    """``defaults`` updated with ``given``; one-line ``ValueError`` for a static option or an unknown name."""
-    for key, value in given.items():
-        if key in options:
-            raise ValueError(f"{name}: {key}={value!r} is a static option, not a hyperparameter; pass it to "
-                             f"make({key}=...) instead.")
-        if key not in defaults:
-            raise ValueError(f"{name} has no hyperparameter {key!r} (got {key}={value!r}); hyperparameters: "
-                             f"{', '.join(defaults)}.")
-    return {**defaults, **given}
 
 
 def check_rates(learning_rate, learning_rate_decay) -> None:

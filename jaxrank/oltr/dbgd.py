@@ -42,7 +42,8 @@ from jaxrank.clicks.lists import click_difference_law, sampled_outcome
 from jaxrank.clicks.multileave import team_draft_multileave_credit, team_draft_multileave_from_ranks
 from jaxrank.oltr import scorers
 from jaxrank.oltr.base import (MODEL_OPTIONS, TIE_TOLERANCE, CandidateState, check_features, check_list_size,
-                               check_outcome_samples, hparams_with_defaults, init_candidates, params, perturbed, step_towards, top_ranks)
+                               check_outcome_samples, init_candidates, params, perturbed, step_towards, top_ranks)
+from jaxrank.registry import hparams_with_defaults
 from jaxrank.types import Ranker, RankerInfo
 from jaxrank.utils.checks import check_choice
 
@@ -79,7 +80,8 @@ def init(key, num_features: int, *, scorer: scorers.Scorer = _LINEAR, **hparams)
     Raises:
       ValueError: for an unknown name, a static option, or a value out of range (when concrete).
     """
-    return init_candidates(key, num_features, scorer, **hparams_with_defaults("dbgd", HPARAMS, OPTIONS, hparams))
+    hparams = hparams_with_defaults("ranker 'dbgd'", HPARAMS, OPTIONS, hparams)
+    return init_candidates(key, num_features, scorer, **hparams)
 
 
 def rank(key, state: CandidateState, features, where, *, scorer: scorers.Scorer, interleaving: str, list_size: int):

@@ -45,7 +45,8 @@ from jaxrank.clicks.multileave import (
 )
 from jaxrank.oltr import scorers
 from jaxrank.oltr.base import (MODEL_OPTIONS, TIE_TOLERANCE, CandidateState, check_features, check_list_size,
-                               check_outcome_samples, hparams_with_defaults, init_candidates, params, perturbed, step_towards, top_ranks)
+                               check_outcome_samples, init_candidates, params, perturbed, step_towards, top_ranks)
+from jaxrank.registry import hparams_with_defaults
 from jaxrank.types import Ranker, RankerInfo
 from jaxrank.utils.checks import check_choice, check_int
 
@@ -84,7 +85,8 @@ def init(key, num_features: int, *, scorer: scorers.Scorer = _LINEAR, **hparams)
     Raises:
       ValueError: for an unknown name, a static option, or a value out of range (when concrete).
     """
-    return init_candidates(key, num_features, scorer, **hparams_with_defaults("mgd", HPARAMS, OPTIONS, hparams))
+    hparams = hparams_with_defaults("ranker 'mgd'", HPARAMS, OPTIONS, hparams)
+    return init_candidates(key, num_features, scorer, **hparams)
 
 
 def rank(key, state: CandidateState, features, where, *, scorer: scorers.Scorer, num_candidates: int,

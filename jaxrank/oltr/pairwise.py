@@ -49,9 +49,10 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxrank.oltr.base import check_features, check_list_size, check_rates, hparams_with_defaults, params, step_towards
+from jaxrank.oltr.base import check_features, check_list_size, check_rates, params, step_towards
 from jaxrank.oltr.scorers import linear_apply as score
 from jaxrank.oltr.pdgd import inferred_pairs
+from jaxrank.registry import hparams_with_defaults
 from jaxrank.types import Array, Ranker, RankerInfo
 from jaxrank.utils.checks import check_choice, check_int, check_number
 
@@ -136,7 +137,7 @@ def init(key, num_features: int, **hparams) -> PairwiseState:
       ValueError: for an unknown name, a static option, or a value out of range (when concrete).
     """
     del key  # w starts at zero
-    hparams = hparams_with_defaults("pairwise", HPARAMS, OPTIONS, hparams)
+    hparams = hparams_with_defaults("ranker 'pairwise'", HPARAMS, OPTIONS, hparams)
     check_int("num_features", num_features, minimum=1)
     check_rates(hparams["learning_rate"], hparams["learning_rate_decay"])
     check_number("epsilon", hparams["epsilon"], low=0.0, high=1.0, low_inclusive=True, high_inclusive=True,

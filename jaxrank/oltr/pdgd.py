@@ -44,7 +44,8 @@ import numpy as np
 
 from jaxrank.clicks.plackett_luce import plackett_luce_top_k
 from jaxrank.oltr import scorers
-from jaxrank.oltr.base import MODEL_OPTIONS, check_features, check_list_size, check_rates, hparams_with_defaults, params
+from jaxrank.oltr.base import MODEL_OPTIONS, check_features, check_list_size, check_rates, params
+from jaxrank.registry import hparams_with_defaults
 from jaxrank.types import Array, Ranker, RankerInfo
 from jaxrank.utils.checks import check_int
 
@@ -154,7 +155,7 @@ def init(key, num_features: int, *, scorer: scorers.Scorer = _LINEAR, **hparams)
     Raises:
       ValueError: for an unknown name, a static option, or a value out of range (when concrete).
     """
-    hparams = hparams_with_defaults("pdgd", HPARAMS, OPTIONS, hparams)
+    hparams = hparams_with_defaults("ranker 'pdgd'", HPARAMS, OPTIONS, hparams)
     check_int("num_features", num_features, minimum=1)
     check_rates(hparams["learning_rate"], hparams["learning_rate_decay"])
     return PDGDState(scorer.init(key, num_features), jnp.asarray(hparams["learning_rate"], jnp.float32),

@@ -1,6 +1,8 @@
 """The one contract, checked over every registered algorithm of every family.
 
-Adding an algorithm to a family's registry is all it takes to be covered. For each algorithm, a
+Adding an algorithm to a family's registry is all it takes to be covered, and every ``Registry`` in
+the package must have its family here (``test_every_registry_in_the_package_has_a_family``): a
+new family is one ``Family(...)`` entry of ``FAMILIES``. For each algorithm, a
 short lane (init, a few steps or updates, a report) on a tiny problem of its family must:
 
 * keep the state's tree, shapes and dtypes through a step (``lax.scan`` needs it) and report a
@@ -11,6 +13,8 @@ short lane (init, a few steps or updates, a report) on a tiny problem of its fam
 """
 
 import functools
+import importlib
+import pkgutil
 from typing import Any, Callable, NamedTuple
 
 import chex
@@ -19,6 +23,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
+import jaxrank
 from jaxrank import bandits, learners, oltr
 from jaxrank.clicks import cascade_model
 from jaxrank.envs import PrefMatrixEnv
@@ -30,6 +35,7 @@ NUM_STEPS = 12
 
 
 class Family(NamedTuple):
+    name: str  # what the registry's algorithms are
     registry: Registry
     problem: Callable[[], Any]  # () -> the family's tiny problem
     lane: Callable[..., tuple]  # lane(algo, key, hparams, problem) -> (state0, state1, outputs)
@@ -122,12 +128,33 @@ def _ranker_lane(algo, key, hparams, problem):
     return state0, state1, (infos, algo.score(algo.params(state), problem.features))
 
 
-FAMILIES = {
-    "bandit": Family(bandits.ALGORITHMS, _bandit_problem, _bandit_lane),
-    "learner": Family(learners.LEARNERS, _learner_problem, _learner_lane),
-    "ranker": Family(oltr.RANKERS, _ranker_problem, _ranker_lane),
-}
+FAMILIES = {f.name: f for f in (
+    Family("bandit", bandits.ALGORITHMS, _bandit_problem, _bandit_lane),
+    Family("learner", learners.LEARNERS, _learner_problem, _learner_lane),
+    Family("ranker", oltr.RANKERS, _ranker_problem, _ranker_lane),
+)}
 CASES = [(family, name) for family, f in FAMILIES.items() for name in f.registry]
+
+
+def _registries_in_package() -> dict[int, list[str]]:
+    """``{id(registry): ["jaxrank.module.NAME", ...]}`` of every ``Registry`` bound at module level
+    anywhere in ``jaxrank`` (every module imported)."""
+    found = {}
+    for info in pkgutil.walk_packages(jaxrank.__path__, "jaxrank."):
+        module = importlib.import_module(info.name)
+        for attr, value in vars(module).items():
+            if isinstance(value, Registry):
+                found.setdefault(id(value), []).append(f"{info.name}.{attr}")
+    return found
+
+
+def test_every_registry_in_the_package_has_a_family():
+    """No registry can be left out of the contract: each one found in the package has a lane here."""
+    found = _registries_in_package()
+    covered = {id(f.registry) for f in FAMILIES.values()}
+    missing = sorted(min(paths) for key, paths in found.items() if key not in covered)
+    assert not missing, f"registries without a Family lane in tests/test_contract.py: {', '.join(missing)}"
+    assert covered <= set(found), "a family's registry is not bound at module level in jaxrank"
 
 
 def _other_values(hparams: dict) -> dict:

@@ -16,14 +16,18 @@ top level:
      "reference": [{"what": ..., "ratio": ...}],  # speed against the reference implementation(s)
      "figures": {...}}                            # everything else, in the script's own terms
 
-and the report renders each file the same way: the machine, the table, the reference ratios,
-the other figures, then the benchmark's explanation from ``benchmarks/notes.md`` (the section
-headed with the script's name). A benchmark without a file in the folder is listed as not run.
+and the report renders each file the same way: the command, the machine, the table (at most
+``MAX_COLUMNS`` columns: a wider one is split, or turned on its side when it has few rows), the
+reference ratios, the other figures (nested ones as nested lists and tables), then the
+benchmark's explanation from ``benchmarks/notes.md`` (the section headed with the script's name).
+Paths are written portably (``$JAXRANK_DATA/...``, ``runs/bench/NAME.json``), and the load
+average is kept in the JSON only. A benchmark without a file in the folder is listed as not run.
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import datetime
 import json
 import os
@@ -145,7 +149,21 @@ def fmt(value) -> str:
         return ", ".join(fmt(v) for v in value)
     if isinstance(value, dict):
         return "; ".join(f"{k} {fmt(v)}" for k, v in value.items())
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    return _DICT_REPR.sub(_dict_text, str(value)).replace("|", "\\|").replace("\n", " ")
+
+
+_DICT_REPR = re.compile(r"\{[^{}]*\}")
+
+
+def _dict_text(match) -> str:
+    """A dict written by ``str()`` inside a text figure, as ``key value, key value``."""
+    try:
+        value = ast.literal_eval(match.group(0))
+    except (ValueError, SyntaxError):
+        return match.group(0)
+    if not isinstance(value, dict):
+        return match.group(0)
+    return "(" + ", ".join(f"{_label(str(k))} {fmt(v)}" for k, v in value.items()) + ")"
 
 
 def _label(key: str) -> str:
@@ -156,24 +174,65 @@ def _numeric(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+MAX_COLUMNS = 8  # the widest table the report prints
+
+
+def _markdown_table(columns: list[str], rows: list[list[str]], numeric: list[bool]) -> list[str]:
+    lines = ["| " + " | ".join(columns) + " |", "|" + "|".join("---:" if n else "---" for n in numeric) + "|"]
+    return lines + ["| " + " | ".join(row) + " |" for row in rows]
+
+
+def text_table(columns: list[str], rows: list[list[str]], numeric: list[bool]) -> list[str]:
+    """A table of formatted cells, at most ``MAX_COLUMNS`` wide: a wider one with at most four rows
+    is turned on its side (one row per column), a longer one is split into tables that each repeat
+    the first (naming) column."""
+    if len(columns) <= MAX_COLUMNS:
+        return _markdown_table(columns, rows, numeric)
+    if len(rows) <= 4:
+        names = [row[0] or f"row {i + 1}" for i, row in enumerate(rows)]
+        side = [[columns[c]] + [row[c] for row in rows] for c in range(1, len(columns))]
+        return _markdown_table([columns[0]] + names, side, [False] + [all(numeric[1:])] * len(rows))
+    # The naming columns (the leading text ones, at most two) start every part.
+    keys = next((k for k in range(min(2, len(columns) - 1)) if numeric[k]), min(2, len(columns) - 1))
+    out, width = [], MAX_COLUMNS - keys
+    for start in range(keys, len(columns), width):
+        part = list(range(keys)) + list(range(start, min(start + width, len(columns))))
+        out += _markdown_table([columns[c] for c in part], [[row[c] for c in part] for row in rows],
+                               [numeric[c] for c in part]) + [""]
+    return out[:-1]
+
+
 def table(rows: list[dict]) -> list[str]:
     columns = list(dict.fromkeys(k for row in rows for k in row))
-    lines = ["| " + " | ".join(_label(c) for c in columns) + " |",
-             "|" + "|".join("---:" if all(_numeric(r.get(c)) or r.get(c) is None for r in rows)
-                            and any(r.get(c) is not None for r in rows) else "---" for c in columns) + "|"]
-    lines += ["| " + " | ".join(fmt(row.get(c)) for c in columns) + " |" for row in rows]
-    return lines
+    numeric = [all(_numeric(r.get(c)) or r.get(c) is None for r in rows) and any(r.get(c) is not None for r in rows)
+               for c in columns]
+    return text_table([_label(c) for c in columns], [[fmt(row.get(c)) for c in columns] for row in rows], numeric)
 
 
-def _flatten(figures: dict, prefix: str = "") -> list[tuple[str, object]]:
-    out = []
-    for key, value in figures.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict) and value and all(isinstance(v, dict) for v in value.values()):
-            out += _flatten(value, f"{name} / ")
-        else:
-            out.append((name, value))
-    return out
+def figure_lines(name: str, value, indent: str = "") -> list[str]:
+    """One figure as a bullet: a dict as nested bullets, a list of dicts as a table under it."""
+    if isinstance(value, dict) and value:
+        lines = [f"{indent}- {_label(name)}:"]
+        for key, item in value.items():
+            lines += figure_lines(str(key), item, indent + "  ")
+        return lines
+    if isinstance(value, (list, tuple)) and value and all(isinstance(v, dict) for v in value):
+        return [f"{indent}- {_label(name)}:", ""] + [indent + "  " + line for line in table(list(value))] + [""]
+    return [f"{indent}- {_label(name)}: {fmt(value)}"]
+
+
+_DATA_PATH = re.compile(r"(?<![\w$])/(?:[^\s/`]+/)*data(?=/|\b)")
+_ABSOLUTE = re.compile(r"(?<![\w$./])/(?:[\w.+-]+/)+([\w.+-]+)")
+
+
+def portable(text: str) -> str:
+    """``text`` without the machine's absolute paths: a data folder as ``$JAXRANK_DATA``, a ``--json``
+    file as ``runs/bench/NAME.json``, a scratch folder under ``/tmp`` as ``$TMPDIR/NAME``, any
+    other absolute path by its last part."""
+    text = _DATA_PATH.sub("$JAXRANK_DATA", text)
+    text = re.sub(r"--json \S+?([\w.-]+\.json)", r"--json runs/bench/\1", text)
+    text = re.sub(r"(?<![\w$./])/tmp/([\w.+-]+)", r"$TMPDIR/\1", text)
+    return _ABSOLUTE.sub(r"\1", text)
 
 
 def machine_line(m: dict) -> str:
@@ -184,21 +243,23 @@ def machine_line(m: dict) -> str:
 
 def section(result: dict, text: str | None) -> list[str]:
     name = result["benchmark"]
-    load = result.get("load_average") or {}
     lines = [f"## `{name}`", "",
-             f"Machine: {machine_line(result['machine'])}. Command: `{result['command']}` ({result['date'][:10]}; "
-             f"1-minute load average {fmt(load.get('start'))} at the start, {fmt(load.get('end'))} at the end).", ""]
+             "| command | machine | date |", "|---|---|---|",
+             f"| `{portable(result['command'])}` | {machine_line(result['machine'])} | {result['date'][:10]} |", ""]
     if result.get("rows"):
         lines += table(result["rows"]) + [""]
     if result.get("reference"):
         lines += ["Against the reference implementations (jaxrank's speed over theirs; > 1: jaxrank is faster):", ""]
         lines += [f"- {r['what']}: **{fmt(r['ratio'])}×**" for r in result["reference"]] + [""]
-    flat = _flatten(result.get("figures") or {})
-    if flat:
-        lines += ["Other figures:", ""] + [f"- {_label(k)}: {fmt(v)}" for k, v in flat] + [""]
+    figures = result.get("figures") or {}
+    if figures:
+        lines += ["Other figures:", ""]
+        for key, value in figures.items():
+            lines += figure_lines(key, value)
+        lines += [""]
     if text:
         lines += [text, ""]
-    return lines
+    return [portable(line) for line in lines]
 
 
 def render(folder: Path) -> str:
@@ -212,13 +273,12 @@ def render(folder: Path) -> str:
     lines = ["# Benchmarks", "",
              "<!-- Generated by `python benchmarks/report.py FOLDER` from the benchmarks' --json files; "
              "edit benchmarks/notes.md or the scripts, not this file. -->", "",
-             f"Every figure below comes from the one run of each benchmark whose `--json` file `benchmarks/report.py` "
-             f"read (from `{Path(folder).name}/`), on "
+             "Every figure below comes from one run of each benchmark, its `--json` file read by "
+             "`benchmarks/report.py`, on "
              + ("this machine: " + next(iter(machines)) if len(machines) == 1 else
                 "the machine given in each section") + ". "
-             "Times are wall-clock seconds after compile unless a column says otherwise; the load average says "
-             "how busy the cores were (other jobs shared them when it is well above the benchmark's own one or "
-             "two). Run a benchmark and regenerate this file:", "",
+             "Times are wall-clock seconds after compile unless a column says otherwise. Run a benchmark and "
+             "regenerate this file:", "",
              "```bash",
              'pip install -e ".[bench]"                      # the reference packages (scikit-learn, ranx, duelpy, skglm)',
              "python benchmarks/bandits.py --json runs/bench/bandits.json   # ... each script takes --json PATH",
@@ -251,8 +311,7 @@ def main(argv=None) -> int:
     text = render(args.folder)
     args.out.write_text(text)
     read = sorted(p.name for p in args.folder.glob("*.json"))
-    print(f"wrote {args.out} from the run in {args.folder} ({', '.join(read) or 'no JSON files'}): "
-          "its figures are that run's, on that machine under that load")
+    print(f"wrote {args.out} from the run in {args.folder} ({', '.join(read) or 'no JSON files'})")
     return 0
 
 

@@ -120,8 +120,7 @@ def mean_ci(values, axis: Axis = 0, *, level: float = 0.95) -> tuple[np.ndarray,
       level: the interval's coverage (0.95: a 95% interval).
 
     Returns:
-      ``(mean, half)``, both of ``values``' shape without ``axis`` (float64 unless ``values`` is
-      floating); ``half = 0`` when ``n = 1``.
+      ``(mean, half)``, both of ``values``' shape without ``axis``; ``half`` is float64 (0 when ``n = 1``).
     """
     values = np.asarray(values)
     if not np.issubdtype(values.dtype, np.floating):
@@ -135,7 +134,7 @@ def mean_ci(values, axis: Axis = 0, *, level: float = 0.95) -> tuple[np.ndarray,
         _check_level(level)
         return mean, np.zeros_like(mean)
     sd = values.std(axis=axes, ddof=1)
-    return mean, (t_quantile(_check_level(level), n - 1) * sd / np.sqrt(n)).astype(mean.dtype)
+    return mean, t_quantile(_check_level(level), n - 1) * sd / np.sqrt(n)
 
 
 def proportion_half(p, n: int, *, level: float = 0.95):

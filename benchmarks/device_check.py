@@ -37,8 +37,8 @@ from jaxrank.learners.online.batch_protocol import batch_protocol  # noqa: E402
 
 
 def _twice(fn):
-    """``(first_s, second_s, result)``: one call that compiles, one that loads the program from the
-    persistent compilation cache (``run_lanes`` keeps no program between calls)."""
+    """``(first_s, second_s, result)``: one call that compiles, one that reuses the program (jit's
+    cache for a study equal to the first, the persistent compilation cache otherwise)."""
     start = time.perf_counter()
     jax.block_until_ready(fn())
     first = time.perf_counter() - start
@@ -81,7 +81,7 @@ def oltr_rows(scale: float) -> list[dict]:
     for name in ("pdgd", "mgd"):
         ranker = oltr.RANKERS.build(name)
         first, second, _ = _twice(lambda ranker=ranker: oltr.simulate_grid(
-            ranker, keys, train, test, model_stack, checkpoints=checkpoints).offline)
+            keys, ranker, train, test, model_stack, checkpoints=checkpoints).offline)
         lanes_ = len(models) * runs
         rows.append({"study": f"OLTR grid: {name}, D = 136", "lanes": lanes_, "length": impressions,
                      "first_call_s": first, "second_call_s": second, "rate": lanes_ * impressions / second,

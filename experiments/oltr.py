@@ -209,7 +209,7 @@ def run(config: Config, run_dir) -> dict:
         # A row resumed from its checkpoints did part of its work in an earlier process: no throughput.
         resumed = any(Path(checkpoint_dir(run_dir)).glob(f"{learner}-*.npz"))
         start = time.perf_counter()
-        out = oltr.simulate_grid(ranker, keys, train, test, model_stack, checkpoints=checkpoints, hparams=hparams,
+        out = oltr.simulate_grid(keys, ranker, train, test, model_stack, checkpoints=checkpoints, hparams=hparams,
                                  discount=config.discount, stop_rule=config.stop_rule, checkpoint=saved,
                                  label=f"oltr {learner}")
         run_s = time.perf_counter() - start

@@ -13,22 +13,23 @@ user can ``jit`` and ``vmap`` in their own code. ``run_lanes`` runs ``N`` lanes 
   and may reorder additions unless ``--xla_gpu_deterministic_ops=true`` is set);
 * **in chunks**: the study's work is a sequence of ``C`` chunks (segments of steps, blocks of
   comparisons, ...); one compiled call scans ``chunks_per_call`` of them, so every call has the
-  same shapes (one compile), and progress is printed between calls;
+  same shapes (one compile), and progress is printed between calls. ``C`` need not be a multiple:
+  the last call's missing chunks repeat the last one and are skipped (``lax.cond`` on a flag shared
+  by every lane, so no lane computes them);
 * **resumable**: with a ``Checkpoint``, the whole carry (PRNG keys as key data) and the index of
   the next call are written atomically after each call, to a file named by a hash of every input;
   a later run with the same inputs continues from it with bit-identical results.
 
-Studies are closures built per call, so the runner keys its compiled programs on what a study
-computes (``program_key``: code and captured values) rather than on the objects, and keeps the last
-``PROGRAM_CACHE_SIZE`` of them: equal studies compile once, and no program outlives that window.
+The programs are ``jax.jit`` of module-level functions with the study as a static argument, so
+jit's own cache serves: build a study from module-level functions and a hashable static config
+(``bind``, ``bound_study``), and an equal study built again compiles nothing new. A study of fresh
+closures still runs; it compiles once per ``run_lanes`` call.
 """
 
 import functools
 import hashlib
 import json
 import time
-import types
-from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable, NamedTuple, Optional
 
@@ -42,8 +43,6 @@ from jaxrank.data.checkpoint import load_checkpoint, save_checkpoint
 
 LANE_AXIS = "lanes"
 _FORMAT = 1
-PROGRAM_CACHE_SIZE = 16
-_SMALL_ARRAY = 4096  # captured arrays up to this many elements are keyed by value, larger ones by identity
 
 
 class Study(NamedTuple):
@@ -59,6 +58,34 @@ class Study(NamedTuple):
     init: Callable[..., Any]
     advance: Callable[..., Any]
     result: Callable[..., Any]
+
+
+class Bound(NamedTuple):
+    """``fn(static, *args)``: a module-level function with its static configuration bound first.
+
+    Compared and hashed by value (``fn`` by identity, ``static`` by its own equality), unlike a
+    closure or a ``functools.partial``, so two studies built from equal configurations are equal
+    and share jit's compiled programs. ``static`` must be hashable (numbers, strings, dtypes,
+    NamedTuples of them, algorithm objects); arrays go in ``data``, ``lane_data`` or ``chunks``.
+    """
+
+    fn: Callable[..., Any]
+    static: Any
+
+    def __call__(self, *args):
+        return self.fn(self.static, *args)
+
+
+def bind(fn: Callable[..., Any], static) -> Bound:
+    """``fn`` with ``static`` bound as its first argument, equal by value (``Bound``)."""
+    return Bound(fn, static)
+
+
+def bound_study(static, init: Callable[..., Any], advance: Callable[..., Any], result: Callable[..., Any]) -> Study:
+    """A ``Study`` of three module-level functions that take ``static`` first:
+    ``init(static, key, hparams, data, lane_data)``, ``advance(static, carry, chunk, data, lane_data)``
+    and ``result(static, carry, data, lane_data)``."""
+    return Study(bind(init, static), bind(advance, static), bind(result, static))
 
 
 class Checkpoint(NamedTuple):
@@ -107,85 +134,27 @@ def digest(tree) -> str:
     return h.hexdigest()
 
 
-class _Same:
-    """Compares by identity and holds the object, so its ``id`` is not reused while a key lives."""
-
-    __slots__ = ("obj",)
-
-    def __init__(self, obj):
-        self.obj = obj
-
-    def __eq__(self, other):
-        return isinstance(other, _Same) and other.obj is self.obj
-
-    def __hash__(self):
-        return id(self.obj)
+def _init_lanes(key_data, hparams, data, lane_data, *, study: Study, key_impl: str):
+    return jax.vmap(lambda k, h, l: study.init(jax.random.wrap_key_data(k, impl=key_impl), h, data, l))(
+        key_data, hparams, lane_data)
 
 
-def program_key(obj, _seen: tuple = ()):
-    """A hashable key, equal for two objects that trace to the same program.
+def _advance_lanes(carry, group, live, data, lane_data, *, study: Study, partial: bool):
+    """Every lane through the chunks of ``group``; with ``partial``, chunk ``c`` runs only where ``live[c]``."""
+    def one(c, l):
+        if not partial:
+            return jax.lax.scan(lambda c, chunk: (study.advance(c, chunk, data, l), None), c, group)[0]
 
-    Functions compare by code and captured values (closure cells, defaults), partials and bound
-    methods by function and arguments, tuples (NamedTuples too), lists and dicts by type and
-    contents, numbers and strings by type and exact value, small arrays by dtype, shape and bytes;
-    anything else by identity. Globals, and objects compared by identity, are read at trace time,
-    as for any ``jax.jit`` function: mutating one does not retrace a program already kept.
-    """
-    if obj is None or isinstance(obj, (bool, int, float, complex, str, bytes)):
-        return type(obj), repr(obj)
-    if isinstance(obj, (type, np.dtype)):
-        return obj
-    if id(obj) in _seen:
-        return _Same(obj)
-    seen = (*_seen, id(obj))
-    key = functools.partial(program_key, _seen=seen)
-    if isinstance(obj, functools.partial):
-        return ("partial", key(obj.func), key(obj.args), key(obj.keywords))
-    if isinstance(obj, types.MethodType):
-        return "method", key(obj.__func__), key(obj.__self__)
-    if isinstance(obj, types.FunctionType):
-        try:
-            cells = tuple(key(cell.cell_contents) for cell in obj.__closure__ or ())
-        except ValueError:  # an unbound cell: the function is still being defined
-            return _Same(obj)
-        return "function", obj.__code__, cells, key(obj.__defaults__), key(obj.__kwdefaults__)
-    if isinstance(obj, (tuple, list)):
-        return type(obj), tuple(map(key, obj))
-    if isinstance(obj, dict):
-        return dict, tuple((key(k), key(v)) for k, v in obj.items())
-    if isinstance(obj, (np.ndarray, np.generic, jax.Array)) and not is_key(obj) and np.size(obj) <= _SMALL_ARRAY:
-        if not isinstance(obj, jax.core.Tracer) and getattr(obj, "is_fully_addressable", True):
-            x = np.asarray(obj)
-            return "array", x.dtype, x.shape, x.tobytes()
-    return _Same(obj)
+        def chunk_step(c, x):
+            chunk, on = x
+            # ``on`` is one flag for every lane (not batched), so the cond stays a branch under vmap.
+            return jax.lax.cond(on, lambda c: study.advance(c, chunk, data, l), lambda c: c, c), None
+        return jax.lax.scan(chunk_step, c, (group, live))[0]
+    return jax.vmap(one)(carry, lane_data)
 
 
-_PROGRAMS: "OrderedDict[tuple, tuple]" = OrderedDict()
-
-
-def _lane_programs(study: Study, key_impl, lanes: NamedSharding, compiler_options: Optional[dict]) -> tuple:
-    """``(init, advance, result)``, jitted over lanes; the same objects for an equal study (LRU)."""
-    cache_key = (program_key(study), str(key_impl), lanes, program_key(compiler_options))
-    programs = _PROGRAMS.pop(cache_key, None)
-    if programs is None:
-        def init_lanes(kd, hp, d, ld):
-            return jax.vmap(lambda k, h, l: study.init(jax.random.wrap_key_data(k, impl=key_impl), h, d, l))(kd, hp, ld)
-
-        def advance_lanes(carry, group, d, ld):
-            def one(c, l):
-                return jax.lax.scan(lambda c, chunk: (study.advance(c, chunk, d, l), None), c, group)[0]
-            return jax.vmap(one)(carry, ld)
-
-        def result_lanes(carry, d, ld):
-            return jax.vmap(lambda c, l: study.result(c, d, l))(carry, ld)
-
-        programs = (jax.jit(init_lanes, out_shardings=lanes),
-                    jax.jit(advance_lanes, out_shardings=lanes, donate_argnums=0, compiler_options=compiler_options),
-                    jax.jit(result_lanes, out_shardings=lanes))
-    _PROGRAMS[cache_key] = programs
-    while len(_PROGRAMS) > PROGRAM_CACHE_SIZE:
-        _PROGRAMS.popitem(last=False)
-    return programs
+def _result_lanes(carry, data, lane_data, *, study: Study):
+    return jax.vmap(lambda c, l: study.result(c, data, l))(carry, lane_data)
 
 
 def _to_host(x, size: int) -> np.ndarray:
@@ -236,9 +205,9 @@ def run_lanes(
       hparams: ``{name: [N]}`` per-lane hyperparameters (cast to f32); ``None`` for none.
       data: pytree shared by every lane (replicated on every device).
       lane_data: pytree of per-lane inputs with leading axis ``[N]`` (sharded with the lanes).
-      chunks: pytree of host arrays with leading axis ``[C]``, one row per chunk of work, ``C`` a
-        multiple of ``chunks_per_call``.
-      chunks_per_call: chunks scanned by one compiled call; progress and checkpoints come between calls.
+      chunks: pytree of host arrays with leading axis ``[C]``, one row per chunk of work.
+      chunks_per_call: chunks scanned by one compiled call (the last call may have fewer); progress
+        and checkpoints come between calls.
       mesh: a 1-D mesh with axis ``"lanes"`` (``lane_mesh``); default every device. The results do
         not depend on it.
       checkpoint: where to keep the resumable state; ``None``: not resumable.
@@ -256,13 +225,24 @@ def run_lanes(
     """
     if chunks_per_call < 1:
         raise ValueError(f"chunks_per_call must be >= 1; got {chunks_per_call}.")
+    try:
+        hash(study)
+    except TypeError as err:
+        raise ValueError(f"the study must be hashable (jit's static argument): {err}; bind only hashable static "
+                         "values (lanes.bound_study) and pass arrays as data, lane_data or chunks.") from None
     chunks = jax.tree.map(np.asarray, chunks)
     num_chunks = {x.shape[0] for x in jax.tree.leaves(chunks)}
     if len(num_chunks) != 1:
         raise ValueError(f"every leaf of chunks needs the same leading size C; got {sorted(num_chunks)}.")
     (num_chunks,) = num_chunks
-    if num_chunks == 0 or num_chunks % chunks_per_call:
-        raise ValueError(f"chunks has {num_chunks} rows; it needs a positive multiple of chunks_per_call={chunks_per_call}.")
+    if num_chunks == 0:
+        raise ValueError("chunks has 0 rows; a study needs at least one chunk.")
+    chunks_per_call = min(chunks_per_call, num_chunks)
+    num_calls = -(-num_chunks // chunks_per_call)
+    # The last call's missing chunks repeat the last chunk, flagged off: one shape for every call.
+    padded = np.minimum(np.arange(num_calls * chunks_per_call), num_chunks - 1)
+    live = np.arange(num_calls * chunks_per_call) < num_chunks
+    partial = num_calls * chunks_per_call != num_chunks
     progress = np.arange(1, num_chunks + 1) if progress is None else np.asarray(progress)
     if progress.shape != (num_chunks,):
         raise ValueError(f"progress must be [C={num_chunks}]; got shape {progress.shape}.")
@@ -300,10 +280,16 @@ def run_lanes(
     lane_dev = put_tree(lane_data)
     hparams_dev = {k: put(v) for k, v in hparams.items()}
 
-    init_fn, advance_fn, result_fn = _lane_programs(study, key_impl, lanes, compiler_options)
+    key_impl = str(key_impl)
+    init_fn = functools.partial(jax.jit(_init_lanes, static_argnames=("study", "key_impl"), out_shardings=lanes),
+                                study=study, key_impl=key_impl)
+    advance_fn = functools.partial(
+        jax.jit(_advance_lanes, static_argnames=("study", "partial"), out_shardings=lanes, donate_argnums=0,
+                compiler_options=compiler_options), study=study, partial=partial)
+    result_fn = functools.partial(jax.jit(_result_lanes, static_argnames=("study",), out_shardings=lanes),
+                                  study=study)
 
     path, inputs, first_call = None, None, 0
-    num_calls = num_chunks // chunks_per_call
     template = jax.eval_shape(init_fn, put(key_data), hparams_dev, data_dev, lane_dev)
     if checkpoint is not None:
         inputs = {"format": _FORMAT, "user": checkpoint.inputs, "key_impl": str(key_impl),
@@ -318,18 +304,19 @@ def run_lanes(
             raise ValueError(f"checkpoint {path} was written for a different run; delete it to start again.")
         carry, first_call = _carry_from_host(template, saved, take, lanes, key_impl, path), int(header["next_call"])
         if label is not None:
-            print(f"[{label}] resuming at {progress[first_call * chunks_per_call - 1]:,}/{progress[-1]:,} from {path}",
-                  flush=True)
+            reached = progress[padded[first_call * chunks_per_call - 1]]
+            print(f"[{label}] resuming at {reached:,}/{progress[-1]:,} from {path}", flush=True)
     else:
         carry = init_fn(put(key_data), hparams_dev, data_dev, lane_dev)
 
     host = None
     start, first_done, first_time = time.perf_counter(), 0, None  # the first call compiles: rates start after it
     for call in range(first_call, num_calls):
-        part = slice(call * chunks_per_call, (call + 1) * chunks_per_call)
+        part = padded[call * chunks_per_call:(call + 1) * chunks_per_call]
         group = jax.device_put(jax.tree.map(lambda x: x[part], chunks), shared)
-        carry = advance_fn(carry, group, data_dev, lane_dev)
-        done = progress[part.stop - 1]
+        on = jax.device_put(live[call * chunks_per_call:(call + 1) * chunks_per_call], shared)
+        carry = advance_fn(carry, group, on, data_dev, lane_dev)
+        done = progress[part[-1]]
         if path is not None:
             host = [_to_host(x, size) for x in jax.tree.leaves(carry)]
             if jax.process_index() == 0:  # every process holds the same gathered arrays; one writes them

@@ -53,7 +53,7 @@ def oltr_grid(mesh=None):
     names = ("perfect", "navigational", "informational")
     models = jax.tree.map(lambda *x: jnp.stack(x), *[cascade_model(m, 3) for m in names])
     keys = oltr.lane_keys(0, (1, 2), 3, 3)  # 18 lanes: padded to 20 on 4 devices
-    return [oltr.simulate_grid(oltr.RANKERS.build(name, **options), keys, train, test, models, checkpoints=(0, 4, 12),
+    return [oltr.simulate_grid(keys, oltr.RANKERS.build(name, **options), train, test, models, checkpoints=(0, 4, 12),
                                mesh=mesh)
             for name, options in (("pdgd", {}),)]
 

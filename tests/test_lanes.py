@@ -47,30 +47,44 @@ def test_hyperparameters_reach_each_lane_and_compile_once():
     assert len(traces) == 1  # three settings, one trace
 
 
-class _Traces:  # compared by identity, so the closures below stay equal as it fills
+class _Traces:  # hashed by identity, so a study holding it stays equal as it fills
     def __init__(self):
         self.scales = []
 
 
-def _scaled_study(scale, traces):
-    def init(key, hparams, data, lane_data):
-        traces.scales.append(scale)
-        return jnp.full(2, scale, jnp.float32)
-
-    return lanes.Study(init, lambda c, chunk, d, l: c * chunk, lambda c, d, l: c)
+def _scaled_init(static, key, hparams, data, lane_data):
+    scale, traces = static
+    traces.scales.append(scale)
+    return jnp.full(2, scale, jnp.float32)
 
 
-def test_equal_studies_share_one_program_and_captured_values_tell_them_apart():
+def _times_chunk(static, carry, chunk, data, lane_data):
+    return carry * chunk
+
+
+def _carry(static, carry, data, lane_data):
+    return carry
+
+
+def test_equal_bound_studies_share_jits_programs_and_static_values_tell_them_apart():
     traces = _Traces()
     keys = jax.random.split(jax.random.key(0), 2)
-    run = lambda scale: lanes.run_lanes(_scaled_study(scale, traces), keys, chunks=np.full(3, 2, np.float32))  # noqa: E731
+    run = lambda scale: lanes.run_lanes(lanes.bound_study((scale, traces), _scaled_init, _times_chunk, _carry),  # noqa: E731
+                                        keys, chunks=np.full(3, 2, np.float32))
     np.testing.assert_array_equal(run(1.0), [[8, 8], [8, 8]])
-    np.testing.assert_array_equal(run(1.0), [[8, 8], [8, 8]])  # a new but equal closure: no new trace
-    np.testing.assert_array_equal(run(3.0), [[24, 24], [24, 24]])  # another captured value: its own program
-    np.testing.assert_array_equal(run(-0.0), [[0, 0], [0, 0]])
-    assert traces.scales == [1.0, 3.0, -0.0]
-    assert lanes.program_key(1) != lanes.program_key(1.0) and lanes.program_key(0.0) != lanes.program_key(-0.0)
-    assert lanes.program_key(np.arange(3)) != lanes.program_key(np.arange(1, 4))
+    np.testing.assert_array_equal(run(1.0), [[8, 8], [8, 8]])  # a new but equal study: no new trace
+    np.testing.assert_array_equal(run(3.0), [[24, 24], [24, 24]])  # another static value: its own program
+    assert traces.scales == [1.0, 3.0]
+    with pytest.raises(ValueError, match="study must be hashable"):
+        lanes.run_lanes(lanes.bound_study((1.0, []), _scaled_init, _times_chunk, _carry), keys, chunks=np.ones(1))
+    assert lanes.bind(_carry, (1, "a")) == lanes.bind(_carry, (1, "a")) != lanes.bind(_carry, (2, "a"))
+
+
+@pytest.mark.parametrize("chunks_per_call", [4, 5, 6, 9])
+def test_any_chunk_count_runs_each_chunk_once(chunks_per_call):
+    """6 chunks in calls of 4 or 5 (the last call's extra chunks are skipped) or of 6 or more (one
+    call): the same bytes as one chunk per call."""
+    np.testing.assert_array_equal(lanes_child.toy(chunks_per_call=chunks_per_call), lanes_child.toy(chunks_per_call=1))
 
 
 def test_an_interrupted_run_resumes_bit_identical(tmp_path, monkeypatch):
@@ -99,7 +113,7 @@ def test_a_checkpoint_of_other_inputs_is_refused(tmp_path):
 
 
 @pytest.mark.parametrize("bad, match", [
-    (dict(chunks_per_call=4), "multiple of chunks_per_call=4"),
+    (dict(chunks_per_call=0), "chunks_per_call must be >= 1; got 0"),
     (dict(progress=np.arange(3)), r"progress must be \[C=6\]"),
 ])
 def test_bad_arguments_name_the_value(bad, match):

@@ -416,7 +416,7 @@ def test_grid_lanes_equal_single_runs_and_hyperparameters_reach_their_lanes():
     train, test, models, keys = _grid_inputs()
     ranker = oltr.RANKERS.build("pdgd")
     rates = np.asarray([0.1, 0.3], np.float32)[None, :, None]  # one learning rate per click model
-    grid = oltr.simulate_grid(ranker, keys, train, test, models, checkpoints=(0, 3, 10),
+    grid = oltr.simulate_grid(keys, ranker, train, test, models, checkpoints=(0, 3, 10),
                               hparams={"learning_rate": rates})
     assert grid.offline.shape == (2, 2, 2, 3) and grid.params.shape == (2, 2, 2, D)
     single = jax.jit(lambda k, tr, te, m, rate: oltr.simulate(k, ranker, tr, te, m, checkpoints=(0, 3, 10),
@@ -437,7 +437,7 @@ def test_an_interrupted_grid_resumes_bit_identical(tmp_path, monkeypatch):
     ranker = oltr.RANKERS.build("dbgd", interleaving="team_draft")
 
     def run(**kwargs):
-        return oltr.simulate_grid(ranker, keys, train, test, models, checkpoints=(0, 2, 5, 9), **kwargs)
+        return oltr.simulate_grid(keys, ranker, train, test, models, checkpoints=(0, 2, 5, 9), **kwargs)
 
     full = run()
     saved = lanes.Checkpoint(tmp_path, "dbgd", {"ranker": "dbgd"})

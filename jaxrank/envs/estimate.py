@@ -317,6 +317,14 @@ def compare(key, i, j, tables: Rankings, click_model: CascadeModel, weights: Ran
     return won, outcome == 0.0
 
 
+class ComparisonConfig(NamedTuple):
+    """The static configuration of ``comparison_study`` (hashable: jit's cache key)."""
+
+    method: str
+    list_size: int
+    block: int
+
+
 def comparison_study(method: str, list_size: int, block: int) -> lanes.Study:
     """The estimate as a ``jaxrank.lanes.Study``: one lane per pair ``(i, j)``, chunks of ``block`` comparisons.
 
@@ -327,26 +335,29 @@ def comparison_study(method: str, list_size: int, block: int) -> lanes.Study:
     (comparisons ``>= num_comparisons`` are padding and not counted). The carry and the result
     hold the pair's ``(wins of i, ties)`` ``[] i32``.
     """
+    return lanes.bound_study(ComparisonConfig(method, int(list_size), int(block)), _comparison_init,
+                             _comparison_advance, _comparison_result)
 
-    def init(key, hparams, data, pair):
-        del hparams, data, pair
-        zero = jnp.zeros((), jnp.int32)
-        return key, zero, zero
 
-    def advance(carry, start, data, pair):
-        key, wins, ties = carry
-        tables, click_model, weights, num_comparisons = data
-        c = start + jnp.arange(block, dtype=jnp.int32)
-        won, tie = jax.vmap(lambda c: compare(jax.random.fold_in(key, c), pair[0], pair[1], tables, click_model,
-                                              weights, method=method, list_size=list_size))(c)
-        valid = c < num_comparisons
-        return key, wins + jnp.sum(won & valid, dtype=jnp.int32), ties + jnp.sum(tie & valid, dtype=jnp.int32)
+def _comparison_init(config: ComparisonConfig, key, hparams, data, pair):
+    del config, hparams, data, pair
+    zero = jnp.zeros((), jnp.int32)
+    return key, zero, zero
 
-    def result(carry, data, pair):
-        del data, pair
-        return carry[1], carry[2]
 
-    return lanes.Study(init, advance, result)
+def _comparison_advance(config: ComparisonConfig, carry, start, data, pair):
+    key, wins, ties = carry
+    tables, click_model, weights, num_comparisons = data
+    c = start + jnp.arange(config.block, dtype=jnp.int32)
+    won, tie = jax.vmap(lambda c: compare(jax.random.fold_in(key, c), pair[0], pair[1], tables, click_model,
+                                          weights, method=config.method, list_size=config.list_size))(c)
+    valid = c < num_comparisons
+    return key, wins + jnp.sum(won & valid, dtype=jnp.int32), ties + jnp.sum(tie & valid, dtype=jnp.int32)
+
+
+def _comparison_result(config: ComparisonConfig, carry, data, pair):
+    del config, data, pair
+    return carry[1], carry[2]
 
 
 def _check_count(name: str, value) -> int:

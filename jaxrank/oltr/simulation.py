@@ -189,6 +189,16 @@ def stretches(checkpoints: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.nd
     return bounds[:-1], bounds[1:], np.arange(1, len(bounds), dtype=np.int32)
 
 
+class StudyConfig(NamedTuple):
+    """The static configuration of the protocol's study (hashable: jit's cache key)."""
+
+    ranker: Ranker
+    num_checkpoints: int
+    discount: float
+    topn: int
+    stop_rule: str
+
+
 def study(ranker: Ranker, *, num_checkpoints: int, discount=ONLINE_DISCOUNT, topn: int = 10,
           stop_rule: str = "after_click") -> lanes.Study:
     """One run of the paper's protocol as a ``jaxrank.lanes.Study``.
@@ -196,56 +206,62 @@ def study(ranker: Ranker, *, num_checkpoints: int, discount=ONLINE_DISCOUNT, top
     ``data = (train, test)``, ``ClickQueries`` stacked over ``F`` folds; ``lane_data`` a ``Lane``;
     ``hparams`` go to ``ranker.init``; the chunks are ``stretches(checkpoints)`` with
     ``num_checkpoints = len(checkpoints)``; ``stop_rule`` is ``jaxrank.clicks.cascade_clicks``'s.
-    The result is a ``SimulationResult``.
+    The result is a ``SimulationResult``. Studies of the same ranker object and settings are equal
+    (one compiled program).
     """
     check_int("num_checkpoints", num_checkpoints, minimum=1)
     check_choice("stop_rule", stop_rule, STOP_RULES)
     check_number("discount", discount, low=0.0, high=1.0, low_inclusive=False, high_inclusive=True)
+    config = StudyConfig(ranker, int(num_checkpoints), float(discount), int(topn), stop_rule)
+    return lanes.bound_study(config, _study_init, _study_advance, _study_result)
 
-    def evaluate(state, test, fold):
-        params = ranker.params(state)
-        if isinstance(params, jax.Array) and params.ndim == 1:
-            # A linear ranker: scores of every fold's test queries, then this lane's. Under vmap a
-            # per-lane copy of the fold's features would be [lanes, Q, L, D]; the scores are D times smaller.
-            scores = ranker.score(params, test.features)[fold]
-        else:
-            # A network's hidden layer over every fold would be [lanes, F, Q, L, H]: score the lane's
-            # own fold, a few queries at a time.
-            scores = jax.lax.map(lambda q: ranker.score(params, test.features[fold, q]),
-                                 jnp.arange(test.features.shape[1]), batch_size=_EVAL_QUERIES)
-        return ndcg(scores, test.labels[fold], where=test.mask[fold], topn=topn)
 
-    def init(key, hparams, data, lane: Lane) -> Carry:
-        train, test = data
-        key_init, key_steps = jax.random.split(key)
-        state = ranker.init(key_init, train.features.shape[-1], **hparams)
-        zeros = jnp.zeros(num_checkpoints, jnp.float32)
-        return Carry(key_steps, state, jnp.zeros((), jnp.float32), jnp.ones((), jnp.float32),
-                     zeros.at[0].set(evaluate(state, test, lane.fold)), zeros, zeros)
+def _evaluate(config: StudyConfig, state, test: ClickQueries, fold):
+    ranker = config.ranker
+    params = ranker.params(state)
+    if isinstance(params, jax.Array) and params.ndim == 1:
+        # A linear ranker: scores of every fold's test queries, then this lane's. Under vmap a
+        # per-lane copy of the fold's features would be [lanes, Q, L, D]; the scores are D times smaller.
+        scores = ranker.score(params, test.features)[fold]
+    else:
+        # A network's hidden layer over every fold would be [lanes, F, Q, L, H]: score the lane's
+        # own fold, a few queries at a time.
+        scores = jax.lax.map(lambda q: ranker.score(params, test.features[fold, q]),
+                             jnp.arange(test.features.shape[1]), batch_size=_EVAL_QUERIES)
+    return ndcg(scores, test.labels[fold], where=test.mask[fold], topn=config.topn)
 
-    def advance(carry: Carry, chunk, data, lane: Lane) -> Carry:
-        start, end, index = chunk
-        train, test = data
-        gamma = jnp.asarray(discount, jnp.float32)
 
-        def body(t, inner):
-            state, total, factor, shown_sum = inner
-            state, value = impression(jax.random.fold_in(carry.key, t), ranker, state, train, lane.click_model,
-                                      lane.fold, stop_rule=stop_rule)
-            return state, total + factor * value, factor * gamma, shown_sum + value
+def _study_init(config: StudyConfig, key, hparams, data, lane: Lane) -> Carry:
+    train, test = data
+    key_init, key_steps = jax.random.split(key)
+    state = config.ranker.init(key_init, train.features.shape[-1], **hparams)
+    zeros = jnp.zeros(config.num_checkpoints, jnp.float32)
+    return Carry(key_steps, state, jnp.zeros((), jnp.float32), jnp.ones((), jnp.float32),
+                 zeros.at[0].set(_evaluate(config, state, test, lane.fold)), zeros, zeros)
 
-        state, total, factor, shown_sum = jax.lax.fori_loop(
-            start, end, body, (carry.state, carry.total, carry.factor, jnp.zeros((), jnp.float32)))
-        mean = shown_sum / jnp.maximum(end - start, 1).astype(jnp.float32)
-        return carry._replace(state=state, total=total, factor=factor,
-                              offline=carry.offline.at[index].set(evaluate(state, test, lane.fold)),
-                              online=carry.online.at[index].set(total), display=carry.display.at[index].set(mean))
 
-    def result(carry: Carry, data, lane: Lane) -> SimulationResult:
-        del data, lane
-        return SimulationResult(carry.offline, carry.online, carry.display, ranker.params(carry.state))
+def _study_advance(config: StudyConfig, carry: Carry, chunk, data, lane: Lane) -> Carry:
+    start, end, index = chunk
+    train, test = data
+    gamma = jnp.asarray(config.discount, jnp.float32)
 
-    return lanes.Study(init, advance, result)
+    def body(t, inner):
+        state, total, factor, shown_sum = inner
+        state, value = impression(jax.random.fold_in(carry.key, t), config.ranker, state, train, lane.click_model,
+                                  lane.fold, stop_rule=config.stop_rule)
+        return state, total + factor * value, factor * gamma, shown_sum + value
+
+    state, total, factor, shown_sum = jax.lax.fori_loop(
+        start, end, body, (carry.state, carry.total, carry.factor, jnp.zeros((), jnp.float32)))
+    mean = shown_sum / jnp.maximum(end - start, 1).astype(jnp.float32)
+    return carry._replace(state=state, total=total, factor=factor,
+                          offline=carry.offline.at[index].set(_evaluate(config, state, test, lane.fold)),
+                          online=carry.online.at[index].set(total), display=carry.display.at[index].set(mean))
+
+
+def _study_result(config: StudyConfig, carry: Carry, data, lane: Lane) -> SimulationResult:
+    del data, lane
+    return SimulationResult(carry.offline, carry.online, carry.display, config.ranker.params(carry.state))
 
 
 def simulate(key: PRNGKey, ranker: Ranker, train: ClickQueries, test: ClickQueries, click_model: CascadeModel, *,
@@ -296,7 +312,7 @@ def grid_lanes(keys, click_models: CascadeModel) -> tuple[Array, Lane]:
     return keys.reshape(-1), lane
 
 
-def simulate_grid(ranker: Ranker, keys, train: ClickQueries, test: ClickQueries, click_models: CascadeModel, *,
+def simulate_grid(keys, ranker: Ranker, train: ClickQueries, test: ClickQueries, click_models: CascadeModel, *,
                   checkpoints: Sequence[int], hparams: Optional[Mapping[str, Any]] = None, discount=ONLINE_DISCOUNT,
                   topn: int = 10, stop_rule: str = "after_click", checkpoint: Optional[lanes.Checkpoint] = None,
                   label: Optional[str] = None, mesh=None) -> SimulationResult:
@@ -305,6 +321,7 @@ def simulate_grid(ranker: Ranker, keys, train: ClickQueries, test: ClickQueries,
 
     Args:
       keys: ``[F, M, R]`` PRNG keys, one per run (``lane_keys``).
+      ranker: a ``jaxrank.types.Ranker`` (``jaxrank.oltr.RANKERS.build(name)``).
       train: ``ClickQueries`` stacked over ``F`` folds (``stack_folds``).
       test: ``ClickQueries`` stacked over the same ``F`` folds.
       click_models: ``CascadeModel`` with ``[M, G]`` leaves.

@@ -6,7 +6,7 @@ models under the standard and the LETOR-script conventions (SOLAR eq. 1–2; LET
 ``Eval-Score-4.0.pl``)."""
 
 import functools
-from typing import NamedTuple, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import jax
 import jax.numpy as jnp
@@ -14,10 +14,10 @@ import numpy as np
 
 from jaxrank.data.ragged import Queries, as_ragged, map_queries
 from jaxrank import lanes
-from jaxrank.learners.chunking import chunks_per_call
 from jaxrank.learners.online import streams
 from jaxrank.learners.online.online_pass import (
     BLOCK,
+    BLOCKS_PER_CALL,
     MIN_LIST,
     SEGMENT,
     apply_block,
@@ -54,31 +54,42 @@ def grid_size(hparams: dict) -> int:
     return next(iter(sizes.values()), 1)
 
 
+class BatchConfig(NamedTuple):
+    """The static configuration of ``batch_study`` (hashable: jit's cache key)."""
+
+    learner: Learner
+    dtype: Any
+
+
 def batch_study(learner: Learner, *, dtype=jnp.float32) -> lanes.Study:
     """One fold of the batch protocol as a lane (``jaxrank.lanes``): the lane's key draws the pass
     (``fold_in(key, 2)`` initialises the learner), ``data`` is the grid ``{name: [H]}`` (every grid
     point shares the fold's pass draws), ``lane_data = (docs, stream)`` the fold's, one chunk per block
     (``chunks = arange(max blocks over the folds)``; a fold's blocks past its pass change nothing).
     The result is the final ``params`` ``[H, ...]``."""
+    return lanes.bound_study(BatchConfig(learner, dtype), _batch_init, _batch_advance, _batch_result)
 
-    def init(key, hparams, grid, lane_data):
-        docs, stream = lane_data
-        num_features = docs.features.shape[-1]
-        states = jax.vmap(lambda h: learner.init(jax.random.fold_in(key, 2), num_features, dtype, **h))(grid)
-        return start_pass(key, learner, states, stream, snapshots=False)
 
-    def advance(carry, chunk, grid, lane_data):
-        docs, stream = lane_data
-        x, y, live, _ = block_inputs(learner, carry, chunk, docs, stream, dtype=dtype)
-        states, _ = jax.vmap(lambda state: apply_block(learner, state, x, y, live, snapshots=False))(carry.state)
-        sizes = (stream.offsets[1:] - stream.offsets[:-1]).astype(jnp.int32)
-        in_pass = chunk < -(-jnp.sum(-(-sizes // SEGMENT) * SEGMENT) // BLOCK)  # this fold's blocks
-        return carry._replace(state=jax.tree.map(lambda new, old: jnp.where(in_pass, new, old), states, carry.state))
+def _batch_init(config: BatchConfig, key, hparams, grid, lane_data):
+    docs, stream = lane_data
+    num_features = docs.features.shape[-1]
+    learner = config.learner
+    states = jax.vmap(lambda h: learner.init(jax.random.fold_in(key, 2), num_features, config.dtype, **h))(grid)
+    return start_pass(key, learner, states, stream, snapshots=False)
 
-    def result(carry, grid, lane_data):
-        return jax.vmap(learner.params)(carry.state)
 
-    return lanes.Study(init, advance, result)
+def _batch_advance(config: BatchConfig, carry, chunk, grid, lane_data):
+    docs, stream = lane_data
+    learner = config.learner
+    x, y, live, _ = block_inputs(learner, carry, chunk, docs, stream, dtype=config.dtype)
+    states, _ = jax.vmap(lambda state: apply_block(learner, state, x, y, live, snapshots=False))(carry.state)
+    sizes = (stream.offsets[1:] - stream.offsets[:-1]).astype(jnp.int32)
+    in_pass = chunk < -(-jnp.sum(-(-sizes // SEGMENT) * SEGMENT) // BLOCK)  # this fold's blocks
+    return carry._replace(state=jax.tree.map(lambda new, old: jnp.where(in_pass, new, old), states, carry.state))
+
+
+def _batch_result(config: BatchConfig, carry, grid, lane_data):
+    return jax.vmap(config.learner.params)(carry.state)
 
 
 def batch_protocol(key, learner: Learner, hparams: dict, train: Sequence[Queries], vali: Sequence[Queries],
@@ -91,7 +102,7 @@ def batch_protocol(key, learner: Learner, hparams: dict, train: Sequence[Queries
       key: the folds' keys (``fold_keys``).
       learner: a ``Learner`` with ``step`` (``jaxrank.learners.LEARNERS.build(name, **options)``).
       hparams: the grid ``{name: [H] values}`` of ``learner.init``'s hyperparameters (e.g.
-        ``{"c": [1e-5, 1e-4]}``, or ``jaxrank.utils.grid(...)``); every setting runs in one program.
+        ``{"c": [1e-5, 1e-4]}``); every setting runs in one program.
       train, vali, test: one collection per fold (``RaggedQueries`` or ``QueryBatch``).
       mesh, label: the lane runner's (``jaxrank.lanes.run_lanes``).
     """
@@ -104,7 +115,7 @@ def batch_protocol(key, learner: Learner, hparams: dict, train: Sequence[Queries
     docs, stream = stack_folds(train, learner.instances, dtype)
     blocks = max(num_blocks(streams.InstanceStream(*(a[f] for a in stream))) for f in range(len(train)))
     params = lanes.run_lanes(batch_study(learner, dtype=dtype), key_pass, data=grid, lane_data=(docs, stream),
-                             chunks=np.arange(blocks, dtype=np.int32), chunks_per_call=chunks_per_call(blocks), mesh=mesh,
+                             chunks=np.arange(blocks, dtype=np.int32), chunks_per_call=BLOCKS_PER_CALL, mesh=mesh,
                              label=label)
     return evaluate_folds(key_ties, learner.score, params, vali, test, dtype=dtype)
 
@@ -131,7 +142,7 @@ def _metrics_block(batch, params, key, rows, *, score, dtype, letor_compat):
 
     def one(p):
         scores = score(p, batch.features.astype(dtype))
-        return query_metrics(scores, batch.labels, batch.mask, query_keys(key, rows), letor_compat=letor_compat)
+        return query_metrics(scores, batch.labels, batch.mask, key=query_keys(key, rows), letor_compat=letor_compat)
 
     return jax.vmap(one)(params)
 

@@ -29,7 +29,7 @@ queries are blocked.
 
 import functools
 import inspect
-from typing import NamedTuple, Optional
+from typing import Any, NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
@@ -37,7 +37,6 @@ import numpy as np
 
 from jaxrank import lanes, metrics
 from jaxrank.data.ragged import Queries, as_ragged, map_queries
-from jaxrank.learners.chunking import chunks_per_call
 from jaxrank.learners.online.streams import Documents, InstanceStream, documents, instance_stream
 from jaxrank.utils.swap_or_not import shuffle_index
 from jaxrank.types import Learner
@@ -45,6 +44,7 @@ from jaxrank.types import Learner
 TOPN = (1, 5, 10)
 METRIC_NAMES = tuple(f"ndcg@{k}" for k in TOPN) + ("map",)
 BLOCK = 4096  # steps whose draws are computed together
+BLOCKS_PER_CALL = 32  # blocks of one call of the lane runner: progress and checkpoints come between calls
 SEGMENT = 16  # every visit starts a segment of this many steps: snapshots are taken once a segment
 MIN_LIST = 32  # smallest block list size when scoring (fewer block shapes to compile)
 
@@ -197,27 +197,38 @@ def run_pass(key, learner: Learner, state, docs: Documents, stream: InstanceStre
     return finish_pass(learner, carry)
 
 
+class PassConfig(NamedTuple):
+    """The static configuration of ``pass_study`` (hashable: jit's cache key)."""
+
+    learner: Learner
+    snapshots: bool
+    dtype: Any
+
+
 def pass_study(learner: Learner, *, snapshots: bool = True, dtype=jnp.float32) -> lanes.Study:
     """One permutation of the online protocol as a lane (``jaxrank.lanes``): ``data = (docs, stream)``,
     one chunk per block (``chunks = arange(num_blocks(stream))``), the lane's key split by
     ``lane_keys``; the result is its ``Pass``."""
-
-    def init(key, hparams, data, lane_data):
-        docs, stream = data
-        _, _, key_init = lane_keys(key)
-        state = learner.init(key_init, docs.features.shape[-1], dtype, **hparams)
-        return start_pass(lane_keys(key)[0], learner, state, stream, snapshots=snapshots)
-
-    def advance(carry, chunk, data, lane_data):
-        return pass_block(learner, carry, chunk, *data, dtype=dtype)
-
-    def result(carry, data, lane_data):
-        return finish_pass(learner, carry)
-
-    return lanes.Study(init, advance, result)
+    return lanes.bound_study(PassConfig(learner, bool(snapshots), dtype), _pass_init, _pass_advance,
+                             _pass_result)
 
 
-def query_metrics(scores, labels, mask, key=None, *, letor_compat: bool = False) -> jax.Array:
+def _pass_init(config: PassConfig, key, hparams, data, lane_data):
+    docs, stream = data
+    _, _, key_init = lane_keys(key)
+    state = config.learner.init(key_init, docs.features.shape[-1], config.dtype, **hparams)
+    return start_pass(lane_keys(key)[0], config.learner, state, stream, snapshots=config.snapshots)
+
+
+def _pass_advance(config: PassConfig, carry, chunk, data, lane_data):
+    return pass_block(config.learner, carry, chunk, *data, dtype=config.dtype)
+
+
+def _pass_result(config: PassConfig, carry, data, lane_data):
+    return finish_pass(config.learner, carry)
+
+
+def query_metrics(scores, labels, mask, *, key=None, letor_compat: bool = False) -> jax.Array:
     """``[..., 4]`` NDCG@1, NDCG@5, NDCG@10 and AP per query (``scores, labels, mask [..., L]``).
 
     Queries without a relevant document get 0 (LETOR convention; SOLAR does not say). ``key`` (one key, or one per
@@ -283,7 +294,7 @@ def online_passes(keys, learner: Learner, docs: Documents, stream: InstanceStrea
     hparams = {k: np.full(num_lanes, v, np.float32) for k, v in (hparams or {}).items()}
     blocks = num_blocks(stream)
     return lanes.run_lanes(pass_study(learner, dtype=dtype), keys, hparams, data=(docs, stream),
-                           chunks=np.arange(blocks, dtype=np.int32), chunks_per_call=chunks_per_call(blocks), mesh=mesh,
+                           chunks=np.arange(blocks, dtype=np.int32), chunks_per_call=BLOCKS_PER_CALL, mesh=mesh,
                            checkpoint=checkpoint, label=label, progress=np.arange(1, blocks + 1) * BLOCK)
 
 
@@ -295,7 +306,7 @@ def _score_block(batch, snapshots, rows, key_ties, queries, *, score, dtype):
     def lane(snapshots, rows, key):
         chosen = jax.tree.map(lambda r: r[rows], snapshots)
         scores = jax.vmap(score)(chosen, batch.features.astype(dtype))
-        return query_metrics(scores, batch.labels, batch.mask, query_keys(key, queries))
+        return query_metrics(scores, batch.labels, batch.mask, key=query_keys(key, queries))
 
     return jax.vmap(lane)(snapshots, rows, key_ties)
 

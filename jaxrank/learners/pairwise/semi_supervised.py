@@ -17,7 +17,6 @@ noisy); ``lax.scan`` runs the steps. Methods with the same key see the same labe
 """
 
 import dataclasses
-import functools
 import itertools
 from typing import NamedTuple
 
@@ -28,7 +27,6 @@ import numpy as np
 from jaxrank.learners.pairwise import lcra
 from jaxrank.learners.pairwise.lcra import check_sizes
 from jaxrank import lanes
-from jaxrank.learners.chunking import chunks_per_call
 from jaxrank.learners.pairwise import pair_sampling
 from jaxrank.learners.pairwise.pair_sampling import PairSource, pair_source, pair_steps_block, scan_pair_steps
 from jaxrank.metrics import average_precision
@@ -60,6 +58,8 @@ class Method:
         return self.num_unlabeled > 0
 
 
+CHUNKS_PER_CALL = 32  # step blocks of one call of the lane runner: progress comes between calls
+
 METHODS = {
     "spd": Method("SPD", 1),
     "spd_mv": Method("SPD-MV", 2),
@@ -88,7 +88,7 @@ Grid = dict  # {name: [H, ...]} f32 values of lcra.init's hyperparameters, one r
 def make_grid(method: Method, lambdas, mus=(0.0,), eta0s=(1.0,), *, tie_view_lambdas: bool = True,
               fixed: dict = None) -> Grid:
     """Cartesian grid of ``lcra.init``'s hyperparameters, ``{name: [H, ...]}`` (the jaxrank grid
-    convention, as ``jaxrank.utils.grid``): λ per view (tied or one λ per view), μ (only for
+    convention: row ``h`` across every name is setting ``h``): λ per view (tied or one λ per view), μ (only for
     co-regularized methods), η0; ``fixed`` ``{name: value}`` adds the other hyperparameters
     (e.g. ``clamp``), the same at every point."""
     check_number("lambdas", lambdas, low=0, fix="use a positive grid such as 1e-6..1e-1")
@@ -225,38 +225,55 @@ def _split_of(key, batch: QueryBatch, *, train_fraction: float, label_fraction: 
                                  label_fraction=label_fraction, num_folds=num_folds)
 
 
+class FitConfig(NamedTuple):
+    """The static configuration of ``cv_study`` and ``final_fit_study`` (hashable: jit's cache key)."""
+
+    learner: Learner
+    method: Method
+    num_steps: int
+    sampler: str
+    num_folds: int
+    train_fraction: float
+    label_fraction: float
+
+    def split_of(self, key, batch: QueryBatch) -> Split:
+        return _split_of(key, batch, train_fraction=self.train_fraction, label_fraction=self.label_fraction,
+                         num_folds=self.num_folds)
+
+
 def cv_study(learner: Learner, method: Method, *, num_steps: int, sampler: str = "exact", num_folds: int = 5,
              train_fraction: float = 0.7, label_fraction: float = 0.2) -> lanes.Study:
     """One (split, fold) of the cross-validation as a lane (``jaxrank.lanes``): the lane's key is the
     split's (``split_keys``), ``lane_data`` the fold, ``data = (batch, grid)``; every grid point
     shares the fold's pair stream; one chunk per ``pair_sampling.STEP_BLOCK`` steps (``chunks`` their first steps).
     The result is the validation MAP ``[H]`` on the held-out fold's labeled documents."""
-    split_of = functools.partial(_split_of, train_fraction=train_fraction, label_fraction=label_fraction,
-                                 num_folds=num_folds)
+    config = FitConfig(learner, method, num_steps, sampler, num_folds, train_fraction, label_fraction)
+    return lanes.bound_study(config, _cv_init, _cv_advance, _cv_result)
 
-    def init(key, hparams, data, fold):
-        batch, grid = data
-        _, key_views, key_cv, _ = _keys(key)
-        split = split_of(key, batch)
-        others = (split.fold >= 0) & (split.fold != fold)
-        fit = start_fit(key_views, jax.random.fold_in(key_cv, fold), learner, method, batch,
-                        split.labeled & others[:, None], split.unlabeled & others[:, None], grid, sampler=sampler)
-        return fit, key
 
-    def advance(carry, first_step, data, fold):
-        fit, key = carry
-        return _advance_fit(learner, method, fit, first_step, data[0], num_steps), key
+def _cv_init(config: FitConfig, key, hparams, data, fold):
+    batch, grid = data
+    _, key_views, key_cv, _ = _keys(key)
+    split = config.split_of(key, batch)
+    others = (split.fold >= 0) & (split.fold != fold)
+    fit = start_fit(key_views, jax.random.fold_in(key_cv, fold), config.learner, config.method, batch,
+                    split.labeled & others[:, None], split.unlabeled & others[:, None], grid, sampler=config.sampler)
+    return fit, key
 
-    def result(carry, data, fold):
-        (fit, key), batch = carry, data[0]
-        split = split_of(key, batch)
-        num_val = -(-int(round(train_fraction * batch.mask.shape[0])) // num_folds)  # largest fold
-        in_fold = split.fold == fold
-        (idx,) = jnp.nonzero(in_fold, size=num_val, fill_value=0)
-        ok = jnp.arange(num_val) < in_fold.sum()
-        return _mean_ap(fit.states.w.mean(1), batch, idx, ok, split.labeled)
 
-    return lanes.Study(init, advance, result)
+def _cv_advance(config: FitConfig, carry, first_step, data, fold):
+    fit, key = carry
+    return _advance_fit(config.learner, config.method, fit, first_step, data[0], config.num_steps), key
+
+
+def _cv_result(config: FitConfig, carry, data, fold):
+    (fit, key), batch = carry, data[0]
+    split = config.split_of(key, batch)
+    num_val = -(-int(round(config.train_fraction * batch.mask.shape[0])) // config.num_folds)  # largest fold
+    in_fold = split.fold == fold
+    (idx,) = jnp.nonzero(in_fold, size=num_val, fill_value=0)
+    ok = jnp.arange(num_val) < in_fold.sum()
+    return _mean_ap(fit.states.w.mean(1), batch, idx, ok, split.labeled)
 
 
 def cross_validate(split_keys, learner: Learner, method: Method, batch: QueryBatch, grid: Grid, *, num_steps: int,
@@ -273,37 +290,38 @@ def cross_validate(split_keys, learner: Learner, method: Method, batch: QueryBat
     chunks = _step_chunks(num_steps)
     grid = {k: np.asarray(v) for k, v in grid.items()}
     out = lanes.run_lanes(study, keys, data=(batch, grid), lane_data=folds, chunks=chunks,
-                          chunks_per_call=chunks_per_call(chunks.size), mesh=mesh, label=label,
+                          chunks_per_call=CHUNKS_PER_CALL, mesh=mesh, label=label,
                           progress=_progress(num_steps))
     return out.reshape(num_splits, num_folds, -1)
 
 
 def final_fit_study(learner: Learner, method: Method, *, num_steps: int, sampler: str = "exact", num_folds: int = 5,
-               train_fraction: float = 0.7, label_fraction: float = 0.2) -> lanes.Study:
+                    train_fraction: float = 0.7, label_fraction: float = 0.2) -> lanes.Study:
     """One split's final fit as a lane: ``lane_data`` the split's chosen grid point (leaves without
     the ``H`` axis), ``data`` the batch; the result is the test MAP ``[]`` on its test queries."""
-    split_of = functools.partial(_split_of, train_fraction=train_fraction, label_fraction=label_fraction,
-                                 num_folds=num_folds)
+    config = FitConfig(learner, method, num_steps, sampler, num_folds, train_fraction, label_fraction)
+    return lanes.bound_study(config, _final_init, _final_advance, _final_result)
 
-    def init(key, hparams, batch, chosen):
-        _, key_views, _, key_final = _keys(key)
-        split = split_of(key, batch)
-        one = jax.tree.map(lambda x: x[None], chosen)
-        return start_fit(key_views, key_final, learner, method, batch, split.labeled, split.unlabeled, one,
-                         sampler=sampler), key
 
-    def advance(carry, first_step, batch, chosen):
-        fit, key = carry
-        return _advance_fit(learner, method, fit, first_step, batch, num_steps), key
+def _final_init(config: FitConfig, key, hparams, batch, chosen):
+    _, key_views, _, key_final = _keys(key)
+    split = config.split_of(key, batch)
+    one = jax.tree.map(lambda x: x[None], chosen)
+    return start_fit(key_views, key_final, config.learner, config.method, batch, split.labeled, split.unlabeled, one,
+                     sampler=config.sampler), key
 
-    def result(carry, batch, chosen):
-        fit, key = carry
-        split = split_of(key, batch)
-        num_test = batch.mask.shape[0] - int(round(train_fraction * batch.mask.shape[0]))
-        (idx,) = jnp.nonzero(~split.train_query, size=num_test, fill_value=0)
-        return _mean_ap(fit.states.w.mean(1), batch, idx, jnp.ones(num_test, bool), batch.mask)[0]
 
-    return lanes.Study(init, advance, result)
+def _final_advance(config: FitConfig, carry, first_step, batch, chosen):
+    fit, key = carry
+    return _advance_fit(config.learner, config.method, fit, first_step, batch, config.num_steps), key
+
+
+def _final_result(config: FitConfig, carry, batch, chosen):
+    fit, key = carry
+    split = config.split_of(key, batch)
+    num_test = batch.mask.shape[0] - int(round(config.train_fraction * batch.mask.shape[0]))
+    (idx,) = jnp.nonzero(~split.train_query, size=num_test, fill_value=0)
+    return _mean_ap(fit.states.w.mean(1), batch, idx, jnp.ones(num_test, bool), batch.mask)[0]
 
 
 def fit_and_test(split_keys, learner: Learner, method: Method, batch: QueryBatch, chosen: Grid, *, num_steps: int,
@@ -316,7 +334,7 @@ def fit_and_test(split_keys, learner: Learner, method: Method, batch: QueryBatch
                        train_fraction=train_fraction, label_fraction=label_fraction)
     chunks = _step_chunks(num_steps)
     return lanes.run_lanes(study, split_keys, data=batch, lane_data={k: np.asarray(v) for k, v in chosen.items()},
-                           chunks=chunks, chunks_per_call=chunks_per_call(chunks.size), mesh=mesh, label=label,
+                           chunks=chunks, chunks_per_call=CHUNKS_PER_CALL, mesh=mesh, label=label,
                            progress=_progress(num_steps))
 
 

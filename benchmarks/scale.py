@@ -216,7 +216,7 @@ def sparse_path(name: str, normalize: bool, num_lambdas: int, max_iter: int) -> 
     queries = data.load_queries(_file(name), normalize=normalize)
     pairs, build = _timed(lambda: S.make_pairs(queries, form="index"))
     pairs = jax.tree.map(lambda a: a[None], pairs)
-    lip, lip_s = _timed(lambda: jax.vmap(S.lipschitz_constant)(pairs))
+    lip, lip_s = _timed(lambda: jax.vmap(S.lipschitz_constant, in_axes=(None, 0))(jax.random.key(S.POWER_START_SEED), pairs))
     lams = S.lambda_grid(jax.vmap(S.lambda_max)(pairs), num=num_lambdas, decades=2.0)
     pens = S.stack_penalties([S.l1()])
     start = time.perf_counter()

@@ -138,7 +138,7 @@ def main():
 
     with jax.enable_x64(True):
         pairs = S.stack_pairs(trains, dtype=jnp.float64)  # difference rows (MQ2008 folds are small)
-        lip = jax.vmap(S.lipschitz_constant)(pairs) if args.solver == "fista" else None
+        lip = jax.vmap(S.lipschitz_constant, in_axes=(None, 0))(jax.random.key(S.POWER_START_SEED), pairs) if args.solver == "fista" else None
         lams = S.lambda_grid(jax.vmap(S.lambda_max)(pairs), num=args.num_lambdas, decades=args.decades)
         pens = S.stack_penalties([PENALTIES[n] for n in names], jnp.float64)
         start = time.perf_counter()

@@ -146,7 +146,8 @@ def run(config: Config, run_dir) -> dict:
     with jax.enable_x64(config.float64):
         dtype = jnp.float64 if config.float64 else jnp.float32
         pairs = S.stack_pairs(trains, dtype=dtype)  # leaves [F, ...]: difference rows, or pair indices
-        lip = jax.vmap(S.lipschitz_constant)(pairs)  # FISTA's step size; reported in arrays.npz either way
+        # FISTA's step size; reported in arrays.npz either way
+        lip = jax.vmap(S.lipschitz_constant, in_axes=(None, 0))(jax.random.key(S.POWER_START_SEED), pairs)
         lam_max = jax.vmap(S.lambda_max)(pairs)
         lams = S.lambda_grid(lam_max, num=config.num_lambdas, decades=config.decades)  # [F, A]
         pens = S.stack_penalties(penalties, dtype)

@@ -151,7 +151,7 @@ def test_newton_paths_match_fista_paths(folds):
     """Every penalty, MCP included: the same objectives as the FISTA path (paper Algorithm 1) to 1e-9."""
     pairs, lams, pens, w, _, info = _newton_paths(folds)
     with jax.enable_x64(True):
-        lip = jax.vmap(S.lipschitz_constant)(pairs)
+        lip = jax.vmap(S.lipschitz_constant, in_axes=(None, 0))(jax.random.key(S.POWER_START_SEED), pairs)
         w_f, _, info_f = jax.jit(lambda p, l, h, c: S.solve_paths(p, l, h, c, tol=1e-10, max_iter=50_000))(
             pairs, lams, pens, lip)
     assert bool(np.all(info_f.converged))

@@ -50,7 +50,7 @@ def test_index_form_paths_equal_row_form_paths(folds):
         out = {}
         for form in ("rows", "index"):
             pairs = S.stack_pairs(folds, form=form, dtype=jnp.float64)
-            lip = jax.vmap(S.lipschitz_constant)(pairs)
+            lip = jax.vmap(S.lipschitz_constant, in_axes=(None, 0))(jax.random.key(S.POWER_START_SEED), pairs)
             lams = S.lambda_grid(jax.vmap(S.lambda_max)(pairs), num=3, decades=1.5)
             out[form] = jax.jit(lambda p, l, h, c: S.solve_paths(p, l, h, c, tol=1e-9, max_iter=20_000))(
                 pairs, lams, pens, lip)
@@ -80,7 +80,7 @@ def test_paths_over_folds_and_penalties_match_numpy(folds):
     solved one problem at a time from zero, to 1e-6 relative (float64), in one compile."""
     with jax.enable_x64(True):
         pairs = S.stack_pairs(folds, dtype=jnp.float64)
-        lip = jax.vmap(S.lipschitz_constant)(pairs)
+        lip = jax.vmap(S.lipschitz_constant, in_axes=(None, 0))(jax.random.key(S.POWER_START_SEED), pairs)
         lams = S.lambda_grid(jax.vmap(S.lambda_max)(pairs), num=3, decades=1.5)  # [2, 3]
         pens = S.stack_penalties([p for _, p, _ in PENALTIES], jnp.float64)
 
@@ -135,7 +135,7 @@ def test_chunked_paths_equal_one_program_and_report_progress(folds):
     one-program result and log progress."""
     with jax.enable_x64(True):
         pairs = S.stack_pairs(folds, dtype=jnp.float64)
-        lip = jax.vmap(S.lipschitz_constant)(pairs)
+        lip = jax.vmap(S.lipschitz_constant, in_axes=(None, 0))(jax.random.key(S.POWER_START_SEED), pairs)
         lams = S.lambda_grid(jax.vmap(S.lambda_max)(pairs), num=3, decades=1.5)
         pens = S.stack_penalties([S.l1(), S.log(0.01)], jnp.float64)
         kw = dict(tol=1e-8, max_iter=3000, num_outer=4)

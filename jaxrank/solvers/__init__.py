@@ -3,6 +3,7 @@ primal L2 RankSVM."""
 
 from jaxrank.solvers.fista import FistaInfo, fista, kkt_residual, weighted_l1_objective
 from jaxrank.solvers.pairwise import (
+    POWER_START_SEED,
     IndexedPairs,
     PairRows,
     PairOperator,
@@ -55,16 +56,17 @@ from jaxrank.solvers.path import (
     sparsity_ratio,
     stack_penalties,
 )
-from jaxrank.solvers.ranksvm import RankSVMInfo, check_converged, ranksvm, ranksvm_objective
+from jaxrank.solvers.ranksvm import RankSVMInfo, check_converged, ranksvm, ranksvm_grid, ranksvm_objective
 from jaxrank.solvers.reweighted_l1 import MMInfo, objective, reweighted_l1
 
 __all__ = [
-    "FistaInfo", "IndexedPairs", "L1", "Log", "Lp", "MCP", "MMInfo", "NewtonResult", "PairRows", "PairOperator",
+    "POWER_START_SEED", "FistaInfo", "IndexedPairs", "L1", "Log", "Lp", "MCP", "MMInfo", "NewtonResult", "PairRows",
+    "PairOperator",
     "PathInfo", "PathPenalty", "PathState", "Penalty", "RankSVMInfo", "SCAD", "SOLVERS", "advance_path",
     "check_converged", "check_lambda", "fista", "generalized_hessian", "grad_at_margins", "informative_features", "init_path",
     "kkt_residual", "l1", "lambda_grid", "lambda_max", "lipschitz_constant", "log", "lp", "make_pairs", "mcp",
     "newton_path", "objective", "pair_adjoint", "pair_gram", "pair_margins", "path_penalty", "path_result",
-    "prox_l1", "prox_newton", "prox_weighted_l1", "ranksvm", "ranksvm_objective", "reweighted_l1", "scad",
+    "prox_l1", "prox_newton", "prox_weighted_l1", "ranksvm", "ranksvm_grid", "ranksvm_objective", "reweighted_l1", "scad",
     "soft_threshold", "solve_path", "solve_paths", "solve_paths_in_chunks", "sparsity_ratio",
     "squared_hinge_grad", "squared_hinge_loss", "squared_hinge_value_and_grad", "stack_pairs", "stack_penalties",
     "weighted_l1_objective",

@@ -14,7 +14,8 @@ from typing import NamedTuple, Optional
 import jax
 import jax.numpy as jnp
 
-from jaxrank.solvers.pairwise import PairOperator, lipschitz_constant, squared_hinge_grad, squared_hinge_loss
+from jaxrank.solvers.pairwise import (POWER_START_SEED, PairOperator, lipschitz_constant, squared_hinge_grad,
+                                      squared_hinge_loss)
 from jaxrank.solvers.penalties import check_lambda, prox_weighted_l1
 
 
@@ -94,7 +95,10 @@ def fista(
     lam = jnp.asarray(lam, dtype)
     weights = jnp.ones(num_features, dtype) if weights is None else jnp.asarray(weights, dtype)
     w0 = jnp.zeros(num_features, dtype) if w_init is None else jnp.asarray(w_init, dtype)
-    lip = lipschitz_constant(pairs) if lipschitz is None else jnp.asarray(lipschitz, dtype)
+    if lipschitz is None:
+        lip = lipschitz_constant(jax.random.key(POWER_START_SEED), pairs)
+    else:
+        lip = jnp.asarray(lipschitz, dtype)
     step = 1.0 / lip
     thresholds = lam * weights
     target = tol * jnp.where(lam > 0, lam, 1.0)

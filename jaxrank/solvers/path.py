@@ -36,7 +36,8 @@ import numpy as np
 from jaxrank.solvers import penalties as P
 from jaxrank.solvers.fista import kkt_residual, momentum, weighted_l1_objective
 from jaxrank.data.ragged import Queries, as_ragged
-from jaxrank.solvers.pairwise import PairOperator, grad_at_margins, lambda_max, lipschitz_constant, pair_margins
+from jaxrank.solvers.pairwise import (POWER_START_SEED, PairOperator, grad_at_margins, lambda_max, lipschitz_constant,
+                                      pair_margins)
 from jaxrank.solvers.prox_newton import HESSIAN_BUFFER, newton_point, solve_from
 from jaxrank.solvers.reweighted_l1 import objective
 
@@ -387,7 +388,7 @@ def solve_path(
     if solver == "newton":
         P.check_lambda(lams)
         return newton_path(pairs, lams, penalty, **kwargs)
-    lip = lipschitz_constant(pairs) if lipschitz is None else lipschitz
+    lip = lipschitz_constant(jax.random.key(POWER_START_SEED), pairs) if lipschitz is None else lipschitz
     state = advance_path(init_path(pairs, lams), pairs, lams, penalty, lip, **kwargs)
     return path_result(state, pairs, lams, penalty)
 
@@ -420,7 +421,7 @@ def solve_paths(pairs: PairOperator, lams: jax.Array, penalties: PathPenalty, li
     if solver == "newton":
         return _newton_folds(pairs, lams, penalties, **kwargs)
     if lipschitz is None:
-        raise ValueError("FISTA needs lipschitz [F]: jax.vmap(lipschitz_constant)(pairs).")
+        raise ValueError("FISTA needs lipschitz [F]: jax.vmap(lipschitz_constant, in_axes=(None, 0))(key, pairs).")
     one = lambda p, l, pen, lip: solve_path(p, l, pen, lipschitz=lip, **kwargs)  # noqa: E731
     return _over_lanes(one, (0, 0, None, 0), (None, None, 0, None))(pairs, lams, penalties, lipschitz)
 

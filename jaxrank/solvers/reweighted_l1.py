@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxrank.solvers.fista import fista
-from jaxrank.solvers.pairwise import PairOperator, lipschitz_constant, squared_hinge_loss
+from jaxrank.solvers.pairwise import POWER_START_SEED, PairOperator, lipschitz_constant, squared_hinge_loss
 from jaxrank.solvers.penalties import Penalty, check_lambda
 
 
@@ -50,7 +50,10 @@ def reweighted_l1(
     check_lambda(lam)
     dtype = pairs.features.dtype
     lam = jnp.asarray(lam, dtype)
-    lip = lipschitz_constant(pairs) if lipschitz is None else jnp.asarray(lipschitz, dtype)
+    if lipschitz is None:
+        lip = lipschitz_constant(jax.random.key(POWER_START_SEED), pairs)
+    else:
+        lip = jnp.asarray(lipschitz, dtype)
     solve = lambda weights, w0: fista(  # noqa: E731
         pairs, lam, weights=weights, w_init=w0, lipschitz=lip, tol=tol, max_iter=max_iter
     )

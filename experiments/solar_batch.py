@@ -8,7 +8,6 @@ import dataclasses
 import time
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from experiments.common import letor_datasets
@@ -18,7 +17,7 @@ from experiments.common.registry import register
 from jaxrank.learners import LEARNERS, linear
 from jaxrank.learners.online import batch_protocol, online_pass
 from jaxrank.solvers.pairwise import stack_pairs
-from jaxrank.solvers.ranksvm import check_converged, ranksvm
+from jaxrank.solvers.ranksvm import check_converged, ranksvm_grid
 from jaxrank.utils.checks import check_number
 
 # algorithm: (hyperparameter searched, its Config grid, its name in results and messages)
@@ -79,8 +78,7 @@ def _ranksvm(train, vali, test, lams, key, folds):
     every (fold, λ) whose Newton solve did not converge."""
     check_number("RankSVM λ", lams, low=0, fix="it is 1/(C·N_p)")
     pairs = stack_pairs(train)  # leaves [F, ...]
-    solve = jax.jit(jax.vmap(jax.vmap(ranksvm, in_axes=(None, 0)), in_axes=(0, None)))
-    w, info = solve(pairs, jnp.asarray(lams, jnp.float32))  # w [F, H, D], info leaves [F, H]
+    w, info = ranksvm_grid(pairs, lams)  # w [F, H, D], info leaves [F, H]: the folds are lanes
     check_converged(info, pairs.features.dtype, lanes=[f"fold {f}, λ={lam:g}" for f in folds for lam in lams])
     keys = batch_protocol.fold_keys(key, len(train))[1]
     return batch_protocol.evaluate_folds(keys, linear.score, w, vali, test)

@@ -76,7 +76,7 @@ def test_lipschitz_matches_eigvalsh_and_bounds_gradient_ratio(problem):
     batch, X = problem
     with jax.enable_x64(True):
         pairs = S.make_pairs(batch, dtype=jnp.float64)
-        lip = float(S.lipschitz_constant(pairs, jax.random.key(0), num_iters=200))
+        lip = float(S.lipschitz_constant(jax.random.key(0), pairs, num_iters=200))
         np.testing.assert_allclose(lip, ref.lipschitz(X), rtol=1e-4)
         rng = np.random.default_rng(5)
         for _ in range(20):
@@ -176,7 +176,7 @@ def test_mm_fixed_point_matches_numpy_and_never_increases(problem, name):
 
 def test_vmap_over_lambda_one_compile_equals_separate_solves(mini):
     pairs = S.make_pairs(mini)
-    lip = S.lipschitz_constant(pairs)
+    lip = S.lipschitz_constant(jax.random.key(0), pairs)
     lams = jnp.asarray(float(S.lambda_max(pairs)) * np.array([0.5, 0.1, 0.02]), jnp.float32)
 
     @jax.jit
@@ -207,3 +207,15 @@ def test_converged_lanes_stay_frozen_under_vmap(mini):
     assert abs(int(info1.iterations) - int(info.iterations[1])) <= 0.05 * int(info1.iterations)
     np.testing.assert_allclose(w[1], w1, rtol=1e-3, atol=1e-4)
     np.testing.assert_allclose(info.objective[1], info1.objective, rtol=1e-5)
+
+
+def test_ranksvm_grid_runs_the_folds_as_lanes_with_the_bytes_of_a_nested_vmap():
+    """Folds × λ on the lane runner: the same bytes as ``jit(vmap(vmap(ranksvm)))``, and each lane
+    the optimum of its own fold (gradient test met)."""
+    pairs = S.stack_pairs([_synthetic(seed) for seed in (1, 2)])
+    lams = np.asarray([1e-3, 1e-1], np.float32)
+    w, info = S.ranksvm_grid(pairs, lams)
+    nested = jax.jit(jax.vmap(jax.vmap(S.ranksvm, in_axes=(None, 0)), in_axes=(0, None)))(pairs, jnp.asarray(lams))
+    np.testing.assert_array_equal(w, np.asarray(nested[0]))
+    np.testing.assert_array_equal(info.iterations, np.asarray(nested[1].iterations))
+    assert w.shape == (2, 2, 6) and np.asarray(info.converged).all()

@@ -26,6 +26,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxrank import lanes
 from jaxrank.solvers.pairwise import PairOperator, generalized_hessian, pair_margins, squared_hinge_value_and_grad
 
 
@@ -101,6 +102,54 @@ def ranksvm(pairs: PairOperator, lam, *, max_iters: int = 50, tol: float = 1e-6,
     grad_norm = jnp.linalg.norm(g)
     reachable = jnp.maximum(tol, 1000.0 * jnp.finfo(dtype).eps) * scale
     return w, RankSVMInfo(objective=f, grad_norm=grad_norm, iterations=k, converged=grad_norm <= reachable)
+
+
+class GridConfig(NamedTuple):
+    """The static settings of ``ranksvm_grid``'s study (hashable: jit's cache key)."""
+
+    max_iters: int
+    tol: float
+    max_halvings: int
+
+
+def _grid_solve(config: GridConfig, key, hparams, lams, pairs):
+    del key, hparams  # the solve is deterministic
+    solve = lambda lam: ranksvm(pairs, lam, max_iters=config.max_iters, tol=config.tol,  # noqa: E731
+                                max_halvings=config.max_halvings)
+    return jax.vmap(solve)(lams)
+
+
+def _grid_done(config: GridConfig, carry, chunk, lams, pairs):
+    del config, chunk, lams, pairs  # one solve per lane, all in init
+    return carry
+
+
+def _grid_result(config: GridConfig, carry, lams, pairs):
+    del config, lams, pairs
+    return carry
+
+
+def ranksvm_grid(pairs: PairOperator, lams, *, max_iters: int = 50, tol: float = 1e-6, max_halvings: int = 30,
+                 mesh=None, label: Optional[str] = None):
+    """``ranksvm`` for every fold and every ``λ`` of a grid, the folds as lanes of the lane runner
+    (``jaxrank.lanes.run_lanes``: sharded over ``mesh``, default every device).
+
+    Args:
+      pairs: a ``PairOperator`` whose leaves have a leading fold axis ``[F, ...]`` (``stack_pairs``).
+      lams: ``[H]`` values of ``λ > 0``, shared by the folds.
+      max_iters, tol, max_halvings: ``ranksvm``'s.
+
+    Returns:
+      ``(w [F, H, D], RankSVMInfo with leaves [F, H])`` as NumPy arrays.
+    """
+    num_folds = {np.shape(x)[0] for x in jax.tree.leaves(pairs)}
+    if len(num_folds) != 1:
+        raise ValueError(f"pairs' leaves need one leading fold axis; got leading sizes {sorted(num_folds)}.")
+    keys = jax.random.split(jax.random.key(0), num_folds.pop())  # unused: the lanes draw nothing
+    study = lanes.bound_study(GridConfig(int(max_iters), float(tol), int(max_halvings)), _grid_solve, _grid_done,
+                              _grid_result)
+    return lanes.run_lanes(study, keys, data=jnp.asarray(lams, jnp.float32), lane_data=pairs,
+                           chunks=np.zeros(1, np.int32), mesh=mesh, label=label)
 
 
 def check_converged(info: RankSVMInfo, dtype, *, lanes: Optional[Sequence[str]] = None) -> np.ndarray:

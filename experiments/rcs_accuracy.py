@@ -16,7 +16,7 @@ from experiments.analysis import rcs_accuracy as analysis
 from experiments.common.matrices import load_matrices
 from experiments.common.registry import checkpoint_dir, register
 from jaxrank import data
-from jaxrank.metrics.confidence import mean_ci
+from jaxrank.metrics.statistics import mean_ci
 
 DEFAULTS = {"rcs": {"alpha": 0.501}}  # the paper's alpha (WSDM 2014, §5)
 

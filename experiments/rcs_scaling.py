@@ -14,7 +14,7 @@ from experiments.analysis import rcs_scaling as analysis
 from experiments.common.matrices import load_matrices
 from experiments.common.registry import checkpoint_dir, register
 from jaxrank import data
-from jaxrank.metrics.confidence import mean_ci
+from jaxrank.metrics.statistics import mean_ci
 
 PAPER_HORIZONS = {20: 1_000_000, 30: 1_500_000, 40: 2_000_000}
 DEFAULTS = {"rcs": {"alpha": 0.501}, "rucb": {"alpha": 0.501}}  # the paper's alpha (WSDM 2014, §5)

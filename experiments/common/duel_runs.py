@@ -8,7 +8,7 @@ import numpy as np
 from experiments.common import params as params_lib
 from experiments.common.matrices import Matrix, by_size
 from jaxrank import bandits
-from jaxrank.metrics.confidence import mean_ci
+from jaxrank.metrics.statistics import mean_ci
 
 
 def settings(params: Sequence[str], algorithms: Sequence[str],

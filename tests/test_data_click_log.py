@@ -184,3 +184,20 @@ def test_arguments_are_checked():
         read_click_log(__file__, num_positions=0)
     with pytest.raises(ValueError, match=r"test_data_click_log.py:1: cannot tell the click-log format"):
         read_click_log(__file__)
+
+
+def test_id_table_keeps_first_appearance_ids_across_merges_and_kinds():
+    from jaxrank.data.vocabulary import IdTable
+
+    rng = np.random.default_rng(0)
+    table, reference = IdTable(np.zeros(0, np.int64)), {}
+    batches = [rng.integers(0, 60_000, 5_000) for _ in range(12)] + [np.array([b"x_1", b"7", b"0123"])]
+    batches += [rng.integers(0, 60_000, 3_000)]
+    for batch in batches:
+        unique, first = np.unique(batch, return_index=True)
+        got = table.ids(unique, first)
+        for value in unique[np.argsort(first, kind="stable")].tolist():
+            reference.setdefault(str(value.decode() if isinstance(value, bytes) else value), len(reference))
+        assert got.tolist() == [reference[str(v.decode() if isinstance(v, bytes) else v)] for v in unique.tolist()]
+    assert table.tokens[reference["0123"]] == b"0123" and table.tokens[reference["7"]] == b"7"
+    assert len(table) == len(reference)

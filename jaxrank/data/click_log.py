@@ -518,9 +518,9 @@ def read_click_log(path, *, format: str = "auto", vocabulary: Optional[Vocabular
     for chunk, _ in _chunks(path, format, state, chunk_bytes):
         if chunk.query.size:
             unique, first, inverse = np.unique(chunk.query, return_index=True, return_inverse=True)
-            query_id = vocab.add_queries(tc.as_tokens(unique), first)[inverse.reshape(-1)]
+            query_id = vocab.add_queries(unique, first)[inverse.reshape(-1)]
             unique, first, inverse = np.unique(chunk.docs, return_index=True, return_inverse=True)
-            doc_id = vocab.add_docs(tc.as_tokens(unique), first)[inverse.reshape(-1)]
+            doc_id = vocab.add_docs(unique, first)[inverse.reshape(-1)]
             pair_id = vocab.add_pairs(query_id[chunk.rows], doc_id)
             if max(vocab.num_pairs, vocab.num_docs) >= _ID_LIMIT:
                 raise ValueError(f"{path}: more than 2^31 - 1 distinct pairs or documents; the SessionLog ids are int32: "

@@ -129,11 +129,6 @@ def token_keys(b: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarra
     return values if canonical.all() else strings(b, starts, ends)
 
 
-def as_tokens(keys: np.ndarray) -> np.ndarray:
-    """Keys from ``token_keys`` as bytes tokens (the decimal text of integer keys)."""
-    return keys.astype("S20") if keys.dtype.kind in "iu" else keys
-
-
 def text(b: np.ndarray, start: int, end: int, limit: int = 40) -> str:
     """A token's text for an error message."""
     return bytes(b[start:min(end, start + limit)]).decode("utf-8", "replace")

@@ -21,40 +21,101 @@ from jaxrank.data.atomic import write_npz
 _PAIR_SHIFT = 32
 
 
+def _as_ints(values: np.ndarray):
+    """``values`` as ``int64`` when every token is a canonical decimal (digits, no leading zero, at most
+    18), else ``None``."""
+    if values.dtype.kind in "iu":
+        return values.astype(np.int64)
+    if not values.size:
+        return np.zeros(0, np.int64)
+    width = np.strings.str_len(values)
+    ok = np.strings.isdigit(values) & (width <= 18) & ((width == 1) | ~np.strings.startswith(values, b"0"))
+    return values.astype(np.int64) if ok.all() else None
+
+
+def _as_bytes(values: np.ndarray) -> np.ndarray:
+    return values.astype("S20") if values.dtype.kind in "iu" else values
+
+
 class IdTable:
-    """Dense ids ``0 .. n-1`` for distinct keys (``int64`` or bytes), in order of first appearance."""
+    """Dense ids ``0 .. n-1`` for distinct keys, in order of first appearance.
+
+    Keys are ``int64`` while every token is a canonical decimal (8 bytes a key) and bytes otherwise.
+    Lookup searches a large sorted run and a small one; new keys go to the small run, which is merged
+    into the large one when it exceeds a quarter of it, so adding ``n`` keys in chunks costs
+    ``O(n log n)`` in all, not ``O(n)`` a chunk."""
 
     def __init__(self, keys: np.ndarray):
-        self.keys = keys
+        ints = _as_ints(keys)
+        keys = keys if ints is None else ints
+        self._parts = [keys]
+        self._size = keys.shape[0]
+        self._runs = [self._sorted(keys, np.arange(self._size, dtype=np.int64))]
+
+    @staticmethod
+    def _sorted(keys, ids):
         order = np.argsort(keys, kind="stable")
-        self.sorted_keys, self.sorted_ids = keys[order], order.astype(np.int64)
+        return keys[order], ids[order]
 
     def __len__(self) -> int:
-        return self.keys.shape[0]
+        return self._size
+
+    @property
+    def keys(self) -> np.ndarray:
+        """``[n]`` the key of each id (``int64`` or bytes)."""
+        if len(self._parts) > 1:
+            self._parts = [np.concatenate(self._parts)]
+        return self._parts[0]
+
+    @property
+    def tokens(self) -> np.ndarray:
+        """``[n]`` bytes, the token of each id."""
+        return _as_bytes(self.keys)
+
+    def _common(self, values: np.ndarray) -> np.ndarray:
+        """``values`` in the table's key kind, turning the table's keys to bytes when needed."""
+        if self._parts[0].dtype.kind in "iu":
+            ints = _as_ints(values)
+            if ints is not None:
+                return ints
+            self._parts = [_as_bytes(self.keys)]  # bytes sort in another order than integers: sort again
+            self._runs = [self._sorted(self._parts[0], np.arange(self._size, dtype=np.int64))]
+        values = _as_bytes(values)
+        dtype = np.promote_types(self._parts[0].dtype, values.dtype)
+        if dtype != self._parts[0].dtype:
+            self._parts = [p.astype(dtype) for p in self._parts]
+            self._runs = [(k.astype(dtype), i) for k, i in self._runs]
+        return values.astype(dtype)
 
     def find(self, values: np.ndarray) -> np.ndarray:
         """``[N] i64`` the id of each value, -1 for a value not in the table."""
-        if not len(self):
-            return np.full(values.shape, -1, np.int64)
-        pos = np.minimum(np.searchsorted(self.sorted_keys, values), len(self) - 1)
-        return np.where(self.sorted_keys[pos] == values, self.sorted_ids[pos], -1)
+        values = self._common(values)
+        ids = np.full(values.shape, -1, np.int64)
+        for keys, run_ids in self._runs:
+            if keys.size:
+                pos = np.minimum(np.searchsorted(keys, values), keys.size - 1)
+                ids = np.where(keys[pos] == values, run_ids[pos], ids)
+        return ids
 
     def ids(self, unique: np.ndarray, first: np.ndarray) -> np.ndarray:
         """The ids of the distinct values ``unique``, adding the absent ones in the order of ``first``
         (the position of each value's first appearance)."""
         ids = self.find(unique)
+        unique = self._common(unique)
         new = np.flatnonzero(ids < 0)
         if new.size:
             new = new[np.argsort(first[new], kind="stable")]
-            ids[new] = np.arange(len(self), len(self) + new.size)
-            values = unique[new]
-            dtype = np.promote_types(self.keys.dtype, values.dtype)  # bytes: the wider width, never truncating
-            self.keys = np.concatenate([self.keys.astype(dtype), values.astype(dtype)])
-            self.sorted_keys, values = self.sorted_keys.astype(dtype), values.astype(dtype)
-            order = np.argsort(values, kind="stable")
-            at = np.searchsorted(self.sorted_keys, values[order])
-            self.sorted_keys = np.insert(self.sorted_keys, at, values[order])
-            self.sorted_ids = np.insert(self.sorted_ids, at, ids[new][order])
+            ids[new] = np.arange(self._size, self._size + new.size)
+            self._parts.append(unique[new])
+            self._size += new.size
+            small_keys, small_ids = self._sorted(np.concatenate([self._runs[-1][0], unique[new]]) if len(self._runs) > 1
+                                                 else unique[new], np.concatenate([self._runs[-1][1], ids[new]])
+                                                 if len(self._runs) > 1 else ids[new])
+            big = self._runs[0]
+            if small_keys.size > max(big[0].size // 4, 1 << 14):
+                self._runs = [self._sorted(np.concatenate([big[0], small_keys]), np.concatenate([big[1], small_ids]))]
+            else:
+                self._runs = [big, (small_keys, small_ids)]
         return ids
 
 
@@ -68,8 +129,11 @@ class Vocabulary:
     """
 
     def __init__(self, queries=(), docs=(), pair_query=(), pair_doc=()):
-        queries = np.asarray(queries, dtype=bytes) if len(queries) else np.zeros(0, "S1")
-        docs = np.asarray(docs, dtype=bytes) if len(docs) else np.zeros(0, "S1")
+        queries, docs = (np.asarray(a) if len(a) else np.zeros(0, np.int64) for a in (queries, docs))
+        for name, keys in (("queries", queries), ("docs", docs)):
+            if keys.ndim != 1 or keys.dtype.kind not in "iuS":
+                raise ValueError(f"{name} must be a [N] array of bytes tokens or integer ids; got {keys.dtype} "
+                                 f"{keys.shape}.")
         pair_query, pair_doc = np.asarray(pair_query, np.int64), np.asarray(pair_doc, np.int64)
         if pair_query.shape != pair_doc.shape or pair_query.ndim != 1:
             raise ValueError(f"pair_query and pair_doc must be [P] arrays of one length; got {pair_query.shape} and "
@@ -81,6 +145,8 @@ class Vocabulary:
             if np.unique(keys).size != keys.size:
                 raise ValueError(f"the vocabulary's {name} tokens repeat; each token has one id.")
         self._queries, self._docs = IdTable(queries), IdTable(docs)
+        if len(np.unique(self._queries.keys)) != len(queries) or len(np.unique(self._docs.keys)) != len(docs):
+            raise ValueError("the vocabulary's tokens repeat as integers (e.g. b'7' and 7); each token has one id.")
         pairs = (pair_query << _PAIR_SHIFT) | pair_doc
         if np.unique(pairs).size != pairs.size:
             raise ValueError("the vocabulary's (query, document) pairs repeat; each pair has one id.")
@@ -88,11 +154,11 @@ class Vocabulary:
 
     @property
     def queries(self) -> np.ndarray:
-        return self._queries.keys
+        return self._queries.tokens
 
     @property
     def docs(self) -> np.ndarray:
-        return self._docs.keys
+        return self._docs.tokens
 
     @property
     def pair_query(self) -> np.ndarray:
@@ -119,18 +185,18 @@ class Vocabulary:
         for name in ("_queries", "_docs", "_pairs"):
             table = getattr(self, name)
             clone = IdTable.__new__(IdTable)
-            clone.keys, clone.sorted_keys, clone.sorted_ids = table.keys, table.sorted_keys, table.sorted_ids
+            clone._parts, clone._size, clone._runs = [table.keys], table._size, list(table._runs)
             setattr(other, name, clone)  # arrays are replaced, never written in place, so sharing them is safe
         return other
 
     def query_ids(self, tokens) -> np.ndarray:
         """``[N] i64`` the query id of each token (bytes or str), -1 for an unknown query."""
-        return self._queries.find(np.asarray([t.encode() if isinstance(t, str) else t for t in tokens], bytes))
+        return self._queries.find(np.asarray([t.encode() if isinstance(t, str) else t for t in tokens]))
 
     def pair_ids(self, query_tokens, doc_tokens) -> np.ndarray:
         """``[N] i64`` the pair id of each (query token, document token), -1 for an unknown pair."""
         q = self.query_ids(query_tokens)
-        d = self._docs.find(np.asarray([t.encode() if isinstance(t, str) else t for t in doc_tokens], bytes))
+        d = self._docs.find(np.asarray([t.encode() if isinstance(t, str) else t for t in doc_tokens]))
         found = self._pairs.find((np.maximum(q, 0) << _PAIR_SHIFT) | np.maximum(d, 0))
         return np.where((q >= 0) & (d >= 0), found, -1)
 
@@ -148,7 +214,7 @@ class Vocabulary:
 
     def save(self, path) -> Path:
         """Writes the vocabulary to ``path`` (``.npz``) atomically."""
-        return write_npz(path, queries=self.queries, docs=self.docs, pair_query=self.pair_query,
+        return write_npz(path, queries=self._queries.keys, docs=self._docs.keys, pair_query=self.pair_query,
                          pair_doc=self.pair_doc)
 
     @classmethod

@@ -59,7 +59,7 @@ from jaxrank.data.sessions import DEFAULT_POSITIONS, SessionLog
 from jaxrank.data.vocabulary import Vocabulary
 
 FORMATS = ("wscd", "pyclick", "tsv")
-CHUNK_BYTES = 8 << 20
+CHUNK_BYTES = 4 << 20
 _ID_LIMIT = 2**31  # SessionLog ids are int32
 _TSV_HEADER = re.compile(rb"#\s*jaxrank sessions:\s*num_queries=(\d+)\s+num_pairs=(\d+)\s+num_positions=(\d+)\s*$")
 _Q, _C, _TAB, _NL, _COMMA, _COLON, _SEMI = (ord(c) for c in "QC\t\n,:;")

@@ -98,17 +98,19 @@ def split(b: np.ndarray, separators: bytes) -> tuple[np.ndarray, np.ndarray]:
 def parse_uints(b: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(values [T] i64, bad [T] bool)``: each token as a non-negative decimal integer; ``bad`` where
     it is empty, holds a byte other than ``0-9`` (``-``, ``_``, ``+``, a space) or has more than
-    ``MAX_DIGITS`` digits."""
+    ``MAX_DIGITS`` digits. Tokens are parsed in groups of one length, one ``[n, length]`` digit
+    matrix each, so the work is about one operation per byte."""
     lens = ends - starts
     values = np.zeros(lens.shape, np.int64)
     bad = (lens == 0) | (lens > MAX_DIGITS)
-    width = int(min(lens.max(initial=0), MAX_DIGITS))
-    last = b.size - 1
-    for j in range(width):
-        active = lens > j
-        digit = b[np.minimum(starts + j, last)].astype(np.int64) - 48
-        bad |= active & ((digit < 0) | (digit > 9))
-        values = np.where(active, values * 10 + digit, values)
+    counts = np.bincount(np.minimum(lens, MAX_DIGITS + 1), minlength=MAX_DIGITS + 2)
+    for width in np.flatnonzero(counts[1:MAX_DIGITS + 1]) + 1:
+        group = np.flatnonzero(lens == width)
+        # rows of a sliding window are the tokens' bytes: no [n, width] index matrix (a token and its
+        # separator lie inside b, so every start is a valid window)
+        digits = np.lib.stride_tricks.sliding_window_view(b, width)[starts[group]] - np.uint8(48)  # wraps: > 9
+        bad[group] = (digits > 9).any(1)
+        values[group] = digits.astype(np.int64) @ (10 ** np.arange(width - 1, -1, -1, dtype=np.int64))
     return values, bad
 
 

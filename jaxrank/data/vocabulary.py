@@ -57,6 +57,12 @@ class IdTable:
         order = np.argsort(keys, kind="stable")
         return keys[order], ids[order]
 
+    @staticmethod
+    def _merge(a, b):
+        """Two sorted runs ``(keys, ids)`` as one, in ``O(len(a) + len(b))``."""
+        at = np.searchsorted(a[0], b[0])
+        return np.insert(a[0], at, b[0]), np.insert(a[1], at, b[1])
+
     def __len__(self) -> int:
         return self._size
 
@@ -108,14 +114,10 @@ class IdTable:
             ids[new] = np.arange(self._size, self._size + new.size)
             self._parts.append(unique[new])
             self._size += new.size
-            small_keys, small_ids = self._sorted(np.concatenate([self._runs[-1][0], unique[new]]) if len(self._runs) > 1
-                                                 else unique[new], np.concatenate([self._runs[-1][1], ids[new]])
-                                                 if len(self._runs) > 1 else ids[new])
-            big = self._runs[0]
-            if small_keys.size > max(big[0].size // 4, 1 << 14):
-                self._runs = [self._sorted(np.concatenate([big[0], small_keys]), np.concatenate([big[1], small_ids]))]
-            else:
-                self._runs = [big, (small_keys, small_ids)]
+            new_keys, new_ids = self._sorted(unique[new], ids[new])
+            big, small = self._runs[0], self._runs[1] if len(self._runs) > 1 else (new_keys[:0], new_ids[:0])
+            small = self._merge(small, (new_keys, new_ids))
+            self._runs = [self._merge(big, small)] if small[0].size > max(big[0].size // 4, 1 << 14) else [big, small]
         return ids
 
 

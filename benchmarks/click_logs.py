@@ -7,7 +7,7 @@ Each (format, size) is a seeded log of ``benchmarks/datasets.py``'s ``CLICK_LOG_
 pages in every format), written under ``--out`` (never commit it) and read in a fresh process, so the
 peak resident memory (``ru_maxrss``) is the reader's alone. The table gives the file size, the read's
 wall and CPU seconds, the parsed ``SessionLog``'s bytes, the peak and its ratio to the parsed log, and
-the vocabulary's sizes; "start" is the process's resident memory before the read (Python, NumPy
+the vocabulary's sizes and bytes; "start" is the process's resident memory before the read (Python, NumPy
 and JAX imported), so ``(peak - start) / log`` is what the read itself holds at its peak. A file is deleted after its read unless ``--keep``.
 """
 
@@ -34,7 +34,7 @@ log, vocab, info = read_click_log(path, format=fmt)
 wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
 log_bytes = sum(getattr(log, f).nbytes for f in ("query", "pair", "doc", "clicks", "mask"))
 print(json.dumps({"seconds": wall, "cpu_seconds": cpu, "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
-                  "rss_before": base, "log_bytes": log_bytes, "sessions": info.num_sessions,
+                  "rss_before": base, "log_bytes": log_bytes, "vocab_bytes": vocab.nbytes, "sessions": info.num_sessions,
                   "queries": vocab.num_queries, "docs": vocab.num_docs, "pairs": vocab.num_pairs}))
 """
 
@@ -59,6 +59,9 @@ def measure(fmt: str, sessions: int, out: Path, keep: bool) -> dict:
             "log MB": got["log_bytes"] / 1e6, "peak RSS MB": got["peak_rss"] / 1e6,
             "peak / log": got["peak_rss"] / got["log_bytes"], "start RSS MB": got["rss_before"] / 1e6,
             "(peak - start) / log": (got["peak_rss"] - got["rss_before"]) / got["log_bytes"],
+            "vocabulary MB": got["vocab_bytes"] / 1e6,
+            "(peak - start) / (log + vocabulary)": (got["peak_rss"] - got["rss_before"]) /
+                                                   (got["log_bytes"] + got["vocab_bytes"]),
             "queries": got["queries"], "docs": got["docs"], "pairs": got["pairs"]}
 
 
@@ -86,6 +89,8 @@ def main() -> None:
             figures[f"{fmt} seconds per MB, largest / smallest"] = ((mine[-1]["read cpu s"] / mine[-1]["file MB"]) /
                                                                   (mine[0]["read cpu s"] / mine[0]["file MB"]))
         figures[f"{fmt} largest (peak - start) / log"] = max(r["(peak - start) / log"] for r in mine)
+        figures[f"{fmt} largest (peak - start) / (log + vocabulary)"] = max(
+            r["(peak - start) / (log + vocabulary)"] for r in mine)
     if args.json:
         from report import write_json  # benchmarks/report.py: the one JSON shape BENCHMARKS.md is built from
 

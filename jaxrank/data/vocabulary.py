@@ -55,7 +55,7 @@ class IdTable:
     @staticmethod
     def _sorted(keys, ids):
         order = np.argsort(keys, kind="stable")
-        return keys[order], ids[order]
+        return keys[order], ids[order].astype(np.int32)  # ids < 2^31 (SessionLog ids are int32)
 
     @staticmethod
     def _merge(a, b):
@@ -65,6 +65,10 @@ class IdTable:
 
     def __len__(self) -> int:
         return self._size
+
+    @property
+    def nbytes(self) -> int:
+        return sum(p.nbytes for p in self._parts) + sum(k.nbytes + i.nbytes for k, i in self._runs)
 
     @property
     def keys(self) -> np.ndarray:
@@ -181,6 +185,11 @@ class Vocabulary:
     @property
     def num_pairs(self) -> int:
         return len(self._pairs)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the vocabulary holds (its tokens in id order and their sorted index)."""
+        return self._queries.nbytes + self._docs.nbytes + self._pairs.nbytes
 
     def copy(self) -> "Vocabulary":
         other = Vocabulary.__new__(Vocabulary)

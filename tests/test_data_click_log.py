@@ -201,3 +201,22 @@ def test_id_table_keeps_first_appearance_ids_across_merges_and_kinds():
         assert got.tolist() == [reference[str(v.decode() if isinstance(v, bytes) else v)] for v in unique.tolist()]
     assert table.tokens[reference["0123"]] == b"0123" and table.tokens[reference["7"]] == b"7"
     assert len(table) == len(reference)
+
+
+def test_tsv_errors_count_skipped_comment_and_blank_lines(tmp_path):
+    path = tmp_path / "log.tsv"
+    path.write_text("# jaxrank sessions: num_queries=2 num_pairs=5 num_positions=3\n0\t1\t0\t1\n# note\n\n"
+                    "1\t1,x\t0,1\t00\n")
+    for read in (read_sessions_tsv, read_click_log):
+        with pytest.raises(ValueError, match=r"log.tsv:5: ids must be integers"):
+            read(path)
+
+
+def test_gzip_wscd_with_crlf_through_read_yandex(tmp_path):
+    from jaxrank.data import read_yandex
+
+    path = tmp_path / "clicks.txt.gz"
+    path.write_bytes(gzip.compress(b"1\t0\tQ\t5\t1\t50\t60\r\n1\t3\tC\t60\r\n"))
+    log, ids = read_yandex(path)
+    assert log.doc[0, :2].tolist() == [50, 60] and log.clicks[0, :2].tolist() == [False, True]
+    assert ids.query_ids.tolist() == [5] and ids.pair_doc.tolist() == [50, 60]

@@ -108,6 +108,9 @@ def test_wscd_matches_a_line_by_line_reader(tmp_path, chunk_bytes):
         assert set(np.flatnonzero(log.clicks[s]).tolist()) == clicks
         keys = list(zip(vocab.pair_query[log.pair[s, :n]].tolist(), vocab.pair_doc[log.pair[s, :n]].tolist()))
         assert keys == [(log.query[s], d) for d in log.doc[s, :n]]
+    first, _, _ = read_click_log(path, num_positions=5, chunk_bytes=chunk_bytes, max_sessions=50)
+    for a, b in zip(first[:5], log[:5]):
+        np.testing.assert_array_equal(a, b[:50])
 
 
 def test_tsv_through_the_vocabulary(tmp_path):

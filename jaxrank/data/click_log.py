@@ -425,7 +425,7 @@ def _chunks(path, format, state, chunk_bytes):
     """Yields each chunk's ``_Chunk`` (the tsv header read and checked first)."""
     header = None
     for chunk, line0 in tc.read_chunks(path, chunk_bytes=chunk_bytes, ends=b";\n" if format == "pyclick" else b"\n"):
-        if state.stop or state.remaining() <= 0:
+        if state.stop:  # not at remaining() == 0: the next chunk may still click the last session
             break
         if format == "tsv" and header is None:
             first, _, chunk = chunk.partition(b"\n")

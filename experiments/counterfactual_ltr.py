@@ -35,7 +35,6 @@ when no data is found (``dataset=auto``), saying so.
 import dataclasses
 import functools
 import math
-import os
 import time
 from typing import NamedTuple
 
@@ -44,7 +43,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from experiments.analysis import counterfactual_ltr as analysis
-from experiments.common import letor_datasets
+from experiments.common import budget, letor_datasets
 from experiments.common.registry import checkpoint_dir, register
 from jaxrank import data, lanes, metrics
 from jaxrank.counterfactual import (COUNTERFACTUAL_LEARNERS, direct_method, logging_policy, randomization,
@@ -138,15 +137,6 @@ def budgets_of(config: Config) -> tuple[int, ...]:
     return tuple(config.click_budgets if config.protocol == "joachims2017" else config.session_budgets)
 
 
-def _available_bytes() -> int:
-    try:
-        with open("/proc/meminfo") as f:
-            info = dict(line.split(":", 1) for line in f)
-        return int(info["MemAvailable"].split()[0]) * 1024
-    except (OSError, KeyError, ValueError):
-        return int(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
-
-
 def _check_finite(name: str, value, *, low: float, inclusive: bool) -> None:
     number = float(value)
     if not math.isfinite(number) or number < low or (number == low and not inclusive):
@@ -209,7 +199,7 @@ def _check_memory(config: Config, num_queries: int, list_size: int) -> None:
     per_seed = 4 * (2 * (c + 1) * cells * k + 4 * c * m * cells + config.chunk_size * (list_size + 4 * k))
     if config.protocol == "joachims2017":
         per_seed += 16 * config.propensity_sessions * k  # the swap-intervention log [S, K]
-    available = _available_bytes()
+    available = budget.available_bytes()
     if per_seed * config.num_seeds > available:
         fits = max(available // per_seed, 0)
         if config.protocol == "joachims2017" and 16 * config.propensity_sessions * k > available // 2:

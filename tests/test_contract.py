@@ -26,6 +26,8 @@ import pytest
 import jaxrank
 from jaxrank import bandits, learners, oltr
 from jaxrank.clicks import cascade_model
+from jaxrank.counterfactual import COUNTERFACTUAL_LEARNERS
+from jaxrank.counterfactual.learners import ClickLog
 from jaxrank.envs import PrefMatrixEnv
 from jaxrank.pairs import PairBatch
 from jaxrank.registry import Registry
@@ -128,10 +130,30 @@ def _ranker_lane(algo, key, hparams, problem):
     return state0, state1, (infos, algo.score(algo.params(state), problem.features))
 
 
+def _counterfactual_lane(algo, key, hparams, problem):
+    """A click log drawn from ``key`` (clicks of a position-based user, a regression, the relevance), then
+    ``CF_STEPS`` L-BFGS steps of the learner on it (few: once converged, the gradient norms are float noise)."""
+    key_log, key_init, key_steps = jax.random.split(key, 3)
+    key_rel, key_reg, key_click = jax.random.split(key_log, 3)
+    shape = problem.labels.shape
+    relevance = jnp.where(problem.mask, jax.random.uniform(key_rel, shape), 0.0)
+    alpha = jnp.where(problem.mask, 1.0 / (1.0 + jnp.arange(shape[1])), 0.0)
+    ctr = jax.random.bernoulli(key_click, alpha * relevance).astype(jnp.float32)
+    log = ClickLog(problem.features, problem.mask, ctr, alpha, jnp.zeros(shape), alpha,
+                   jax.random.uniform(key_reg, shape), relevance, jnp.full(shape[0], 1.0 / shape[0]))
+    state0 = algo.init(key_init, problem.features.shape[-1], **hparams)
+    state1, _ = algo.step(jax.random.fold_in(key_steps, 0), state0, log)
+    state, infos = jax.lax.scan(lambda s, t: algo.step(jax.random.fold_in(key_steps, t), s, log), state0,
+                                jnp.arange(CF_STEPS))
+    return state0, state1, (infos, algo.score(state.params, problem.features))
+
+
+CF_STEPS = 4
 FAMILIES = {f.name: f for f in (
     Family("bandit", bandits.ALGORITHMS, _bandit_problem, _bandit_lane),
     Family("learner", learners.LEARNERS, _learner_problem, _learner_lane),
     Family("ranker", oltr.RANKERS, _ranker_problem, _ranker_lane),
+    Family("counterfactual", COUNTERFACTUAL_LEARNERS, _learner_problem, _counterfactual_lane),
 )}
 CASES = [(family, name) for family, f in FAMILIES.items() for name in f.registry]
 

@@ -10,6 +10,10 @@ logs of several rankers by intervention harvesting (``harvesting``: pivot, adjac
 by regression EM (``regression_em``) and from a fitted position-based click model
 (``click_model_propensities``); ``bootstrap`` gives percentile intervals by resampling sessions.
 
+Learners (``learners``, registered in ``COUNTERFACTUAL_LEARNERS``): naive, IPS, the direct method,
+doubly robust and full information, one linear ranker fitted by L-BFGS to each row's relevance
+targets read off a ``ClickLog`` (``click_log``); the DM regression of ``direct_method``.
+
 Learning, as pure loss functions with rax's calling convention (``ips_losses``: pointwise, listwise and
 pairwise-hinge IPS losses with clipping; naive and full-information rankers are the same losses with
 propensity 1 or the true relevance), Propensity SVM-Rank (``propensity_svm``), the policy-aware
@@ -21,9 +25,10 @@ Section numbers cited in these modules are the papers' sections as we know them;
 not at hand to check equation numbers, so the docstrings write each estimator out instead.
 """
 
-from jaxrank.counterfactual import (bootstrap, click_model_propensities, dla, doubly_robust, harvesting, ips_losses,
-                                    logging_policy, policy_aware, propensity_svm, randomization, rankers,
-                                    regression_em, simulation, user_models)
+from jaxrank.counterfactual import (bootstrap, click_log, click_model_propensities, direct_method, dla, doubly_robust,
+                                    harvesting, ips_losses, learners, logging_policy, policy_aware, propensity_svm,
+                                    randomization, rankers, regression_em, simulation, user_models)
+from jaxrank.counterfactual.learners import COUNTERFACTUAL_LEARNERS, ClickLog, CounterfactualLearner
 from jaxrank.counterfactual.ips_losses import (ips_weights, listwise_ips_loss, pairwise_ips_hinge_loss,
                                                pointwise_ips_loss)
 from jaxrank.counterfactual.logging_policy import placement_probabilities, shown_documents, train_logging_ranker
@@ -34,6 +39,12 @@ from jaxrank.counterfactual.user_models import (AffineClickModel, eye_tracking, 
 
 __all__ = [
     "AffineClickModel",
+    "COUNTERFACTUAL_LEARNERS",
+    "ClickLog",
+    "CounterfactualLearner",
+    "click_log",
+    "direct_method",
+    "learners",
     "ClickCounts",
     "bootstrap",
     "click_model_propensities",

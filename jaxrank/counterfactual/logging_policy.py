@@ -64,14 +64,10 @@ def _noisy_scores(key, scores, mask, temperature):
     return jnp.where(mask, scores + noise, -jnp.inf)
 
 
-def shown_documents(key: PRNGKey, scores: Array, mask: Array, temperature, num_positions: int) -> tuple[Array, Array]:
-    """One displayed top-``K`` list of one query: ``(docs [K] i32, shown [K] bool)``.
-
-    Documents sorted by ``scores [L] + temperature · Gumbel`` (masked ones last, ties by index:
-    ``lax.top_k`` keeps the lower index first); ``docs`` is 0 where nothing is shown (lists shorter than ``K``).
-    """
-    noisy = _noisy_scores(key, scores, mask, temperature)
-    num_docs = scores.shape[-1]
+def _top(noisy, mask, num_positions):
+    """``(docs [K] i32, shown [K] bool)``: the first ``K`` of ``noisy [L]`` in descending order (masked ones at
+    -inf, ties by the lower index: ``lax.top_k`` keeps it first)."""
+    num_docs = noisy.shape[-1]
     if num_positions < num_docs:
         order = jax.lax.top_k(noisy, num_positions)[1]
     else:
@@ -80,11 +76,19 @@ def shown_documents(key: PRNGKey, scores: Array, mask: Array, temperature, num_p
     return jnp.where(shown, order, 0).astype(jnp.int32), shown
 
 
+def shown_documents(key: PRNGKey, scores: Array, mask: Array, temperature, num_positions: int) -> tuple[Array, Array]:
+    """One displayed top-``K`` list of one query: ``(docs [K] i32, shown [K] bool)``.
+
+    Documents sorted by ``scores [L] + temperature · Gumbel`` (masked ones last, ties by index:
+    ``lax.top_k`` keeps the lower index first); ``docs`` is 0 where nothing is shown (lists shorter than ``K``).
+    """
+    return _top(_noisy_scores(key, scores, mask, temperature), mask, num_positions)
+
+
 def deterministic_lists(scores: Array, mask: Array, num_positions: int) -> tuple[Array, Array]:
     """``(docs [Q, K] i32, shown [Q, K] bool)``: every query's ``shown_documents`` at temperature 0
-    (descending ``scores [Q, L]``, ties by the lower index)."""
-    key = jax.random.key(0)  # unused: temperature 0 multiplies the noise away
-    return jax.vmap(lambda s, m: shown_documents(key, s, m, 0.0, num_positions))(scores, mask)
+    (descending ``scores [Q, L]``, ties by the lower index), drawing nothing."""
+    return jax.vmap(lambda s, m: _top(jnp.where(m, s, -jnp.inf), m, num_positions))(scores, mask)
 
 
 @functools.partial(jax.jit, static_argnames=("num_positions",))

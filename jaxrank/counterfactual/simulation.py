@@ -41,10 +41,11 @@ from jaxrank.counterfactual.logging_policy import deterministic_lists, shown_doc
 from jaxrank.counterfactual.user_models import AffineClickModel, affine_clicks, check_affine_model
 from jaxrank.data.sessions import DEFAULT_POSITIONS, SessionLog, check_session_log
 from jaxrank.types import Array, PRNGKey
-from jaxrank.utils.checks import check_int, check_number
+from jaxrank.utils.checks import check_choice, check_int, check_number
 
 User = Union[AffineClickModel, CascadeModel]
 DEFAULT_CHUNK = 1 << 14  # sessions per step of simulate_click_counts
+BUDGET_UNITS = ("clicks", "sessions")
 
 
 class ClickCounts(NamedTuple):
@@ -189,9 +190,9 @@ def session_counts(log: SessionLog, num_queries: int, num_docs: int) -> ClickCou
     return ClickCounts(clicks.reshape(shape), displays.reshape(shape), sessions, jnp.sum(clicks))
 
 
-@functools.partial(jax.jit, static_argnames=("num_positions", "chunk_size", "max_chunks", "stochastic"))
+@functools.partial(jax.jit, static_argnames=("num_positions", "chunk_size", "max_chunks", "stochastic", "by_sessions"))
 def _click_counts(key, labels, mask, scores, temperature, user, budgets, *, num_positions, chunk_size, max_chunks,
-                  stochastic):
+                  stochastic, by_sessions=False):
     num_queries, num_docs = labels.shape
     lists = _fixed_lists(scores, mask, temperature, num_positions, stochastic)
     num_budgets = budgets.shape[0]
@@ -206,7 +207,7 @@ def _click_counts(key, labels, mask, scores, temperature, user, budgets, *, num_
             lambda i: _session(key, i, labels, mask, num_queries, scores, temperature, user, num_positions,
                                None, lists))(s)
         per_session = jnp.sum(clicks, axis=-1, dtype=jnp.int32)
-        before = total + jnp.cumsum(per_session) - per_session
+        before = s if by_sessions else total + jnp.cumsum(per_session) - per_session
         # the budget interval each session falls in: budget b keeps the sessions starting before its b-th click
         interval = jnp.sum(before[:, None] >= budgets[None, :], axis=-1)  # [n] in 0..C (C: beyond every budget)
         base = interval * cells + (q * num_docs) * num_positions
@@ -219,7 +220,8 @@ def _click_counts(key, labels, mask, scores, temperature, user, budgets, *, num_
 
     def more(carry):
         c, total, _ = carry
-        return (total < budgets[-1]) & (c < max_chunks)
+        done = c * chunk_size if by_sessions else total
+        return (done < budgets[-1]) & (c < max_chunks)
 
     num_chunks, total, (clicks, displays, sessions) = jax.lax.while_loop(more, chunk, (0, jnp.int32(0), zeros))
     shape = (num_budgets + 1, num_queries, num_docs, num_positions)
@@ -231,7 +233,7 @@ def _click_counts(key, labels, mask, scores, temperature, user, budgets, *, num_
 
 def simulate_click_counts(key: PRNGKey, queries, user: User, click_budgets, *, scores: Optional[Array] = None,
                           temperature=0.0, num_positions: int = DEFAULT_POSITIONS, chunk_size: int = DEFAULT_CHUNK,
-                          max_sessions: int = 1 << 30) -> ClickCounts:
+                          max_sessions: int = 1 << 30, budget_unit: str = "clicks") -> ClickCounts:
     """``ClickCounts`` with a leading ``[C]`` axis: the sessions up to each click budget (module docstring).
 
     The sessions are those of ``simulate_sessions`` with the same key (session ``s`` is the same), drawn
@@ -246,6 +248,8 @@ def simulate_click_counts(key: PRNGKey, queries, user: User, click_budgets, *, s
       chunk_size: sessions per ``while_loop`` step (memory ``chunk_size · L``).
       max_sessions: stop after this many sessions even if the budget is not reached (a user who never
         clicks); the counts then hold fewer clicks than asked (``num_clicks`` says how many).
+      budget_unit: ``"clicks"`` (Joachims et al.'s x-axis) or ``"sessions"`` (Oosterhuis, TOIS 2023's:
+        budget ``b`` keeps the first ``b`` sessions).
 
     Returns:
       ``ClickCounts`` with leaves ``[C, Q, L, K]``, ``[C, Q]`` and ``[C]``, in float32: a count above
@@ -260,8 +264,10 @@ def simulate_click_counts(key: PRNGKey, queries, user: User, click_budgets, *, s
         raise ValueError(f"click_budgets must be increasing positive click counts of at most 2^31 - 1 - chunk_size·K "
                          f"= {limit}; got {click_budgets!r}.")
     check_int("max_sessions", max_sessions, minimum=1)
+    check_choice("budget_unit", budget_unit, BUDGET_UNITS)
     labels, mask, scores, temperature, stochastic = _check(queries, user, scores, temperature, num_positions)
     counts, _ = _click_counts(key, labels, mask, scores, temperature, user, jnp.asarray(budgets, jnp.int32),
                               num_positions=num_positions, chunk_size=chunk_size,
-                              max_chunks=max(1, -(-max_sessions // chunk_size)), stochastic=stochastic)
+                              max_chunks=max(1, -(-max_sessions // chunk_size)), stochastic=stochastic,
+                              by_sessions=budget_unit == "sessions")
     return counts

@@ -363,3 +363,80 @@ def mlp_scores_and_backward(hidden, bias, output, features, dscores):
         grad_b += back
         grad_w += np.outer(x, back)
     return scores, (grad_w, grad_b, grad_v)
+
+
+# ------------------------------------------------------------------- doubly robust (TOIS 2023)
+
+
+def huberised_pairwise(scores, where, delta=0.5):
+    """``[L]`` ``Σ_{j ∈ where, j ≠ d} h_δ(s_d − s_j)`` with the Huberised hinge ``h_δ`` (Chapelle 2007)."""
+    def h(z):
+        if z >= 1.0:
+            return 0.0
+        if z > 1.0 - delta:
+            return (1.0 - z) ** 2 / (2.0 * delta)
+        return 1.0 - z - delta / 2.0
+
+    out = np.zeros(len(scores))
+    for d in range(len(scores)):
+        if where[d]:
+            out[d] = sum(h(scores[d] - scores[j]) for j in range(len(scores)) if where[j] and j != d)
+    return out
+
+
+def per_document_estimates(clicks, displays, sessions, alpha, beta, propensities, regression, clip):
+    """Naive, IPS and DR targets of one query from its logged counts, as HarrieO/2022-doubly-robust-LTR's
+    ``compute_weights`` defines them (read, not copied): click-through rate ``ctr = Σ_k clicks / n``,
+    actual treatments ``ᾱ = Σ_k displays α_k / n`` (likewise ``β̄``), the propensity
+    ``ρ = Σ_k displays α̃_k / n`` clipped at ``τ``; IPS ``(ctr − β̄)/max(ρ, τ)`` (0 where ``ρ = 0``), DR
+    ``(ctr − β̄ − (ᾱ − max(ρ, τ)) R̂)/max(ρ, τ)``. Returns ``(naive, ips, dr)``, each ``[L]``."""
+    num_docs, num_positions = len(clicks), len(alpha)
+    n = max(sessions, 1.0)
+    naive, ips, dr = np.zeros(num_docs), np.zeros(num_docs), np.zeros(num_docs)
+    for d in range(num_docs):
+        ctr = sum(clicks[d][k] for k in range(num_positions)) / n
+        a = sum(displays[d][k] * alpha[k] for k in range(num_positions)) / n
+        b = sum(displays[d][k] * beta[k] for k in range(num_positions)) / n
+        rho = sum(displays[d][k] * propensities[k] for k in range(num_positions)) / n
+        clipped = max(rho, clip)
+        naive[d] = ctr
+        ips[d] = (ctr - b) / clipped if clipped > 0 else 0.0
+        dr[d] = (ctr - b - (a - clipped) * regression[d]) / clipped if clipped > 0 else regression[d]
+    return naive, ips, dr
+
+
+def dm_loss(predictions, ctr, beta, rho, clip):
+    """The reference's clipped DM cross-entropy (``optimize_regressor_counterfactual_param_given``), mean over
+    the documents with ``ρ > 0``."""
+    total, count = 0.0, 0
+    for p, c, b, r in zip(predictions, ctr, beta, rho):
+        if r <= 0:
+            continue
+        denom = max(r, clip)
+        total -= (c - b) / denom * math.log(p) + (r - c + b) / denom * math.log(1.0 - p)
+        count += 1
+    return total / max(count, 1)
+
+
+def single_session_moments(scores, temperature, num_positions, alpha, beta, relevance, regression, clip):
+    """Exact mean and variance of one session's IPS and DR estimates per document, by enumerating every
+    top-``K`` ranking of a Plackett–Luce logger and every click pattern. The propensity is the expected
+    treatment ``ρ_d = Σ_k P(d at k) α_k``; DR's control variate the actual treatment ``α_{k(d)}``.
+    Returns ``{"ips": (mean [L], var [L]), "dr": (mean [L], var [L])}``."""
+    num_docs = len(scores)
+    placement = placement_exact(scores, temperature, num_positions)
+    rho = placement @ np.asarray(alpha[:num_positions], float)
+    moments = {"ips": [np.zeros(num_docs), np.zeros(num_docs)], "dr": [np.zeros(num_docs), np.zeros(num_docs)]}
+    for prefix, p_rank in topk_rankings(scores, temperature, num_positions):
+        probs = [alpha[k] * relevance[d] + beta[k] for k, d in enumerate(prefix)]
+        for pattern, p_click in click_patterns(probs):
+            c, a, b = np.zeros(num_docs), np.zeros(num_docs), np.zeros(num_docs)
+            for k, d in enumerate(prefix):
+                c[d], a[d], b[d] = pattern[k], alpha[k], beta[k]
+            for d in range(num_docs):
+                r = max(rho[d], clip)
+                estimates = {"ips": (c[d] - b[d]) / r, "dr": regression[d] + (c[d] - a[d] * regression[d] - b[d]) / r}
+                for name, x in estimates.items():
+                    moments[name][0][d] += p_rank * p_click * x
+                    moments[name][1][d] += p_rank * p_click * x * x
+    return {name: (m, s - m * m) for name, (m, s) in moments.items()}

@@ -39,7 +39,7 @@ REPO = Path(__file__).resolve().parents[1]
 def _jaxrank_rate(algo, pref, num_runs, num_steps, hparams, options=None):
     """Run-steps/s after compile (the median of three timed calls when one takes under 10 s: two
     XLA:CPU threads make short runs vary), and the compile time (first call minus a timed one)."""
-    run = lambda: bandits.run_sweep(algo, jax.random.key(0), pref, num_runs=num_runs, num_steps=num_steps,
+    run = lambda: bandits.run_sweep(jax.random.key(0), algo, pref, num_runs=num_runs, num_steps=num_steps,
                                     hparams=hparams, options=options, checkpoints=[num_steps // 2, num_steps])
     start = time.perf_counter()
     run()

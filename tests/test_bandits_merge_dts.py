@@ -268,7 +268,7 @@ def test_mean_regret_matches_numpy_reference(shared_data, partition_size, slots)
     algo = mdts.make(slots=slots)
     probe.make = lambda: Bandit(algo.init, algo.step, lambda key, state: jnp.where(
         state.active[winner], winner, mdts.best_arm(key, state)))
-    trace = run_sweep(probe, jax.random.key(2020), P, num_runs=RUNS_PARITY, num_steps=T_PARITY, checkpoints=[T_PARITY],
+    trace = run_sweep(jax.random.key(2020), probe, P, num_runs=RUNS_PARITY, num_steps=T_PARITY, checkpoints=[T_PARITY],
                       hparams={"partition_size": [float(partition_size)]})
     ours = trace.regret[0, 0, :, -1].astype(np.float64)
     assert trace.correct[0, 0, :, -1].all()

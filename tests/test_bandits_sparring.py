@@ -175,7 +175,7 @@ NUM_RUNS, HORIZON = 90, 20_000
 @pytest.mark.slow
 @pytest.mark.parametrize("inner, seed", [("ucb", 2014), ("ts", 2012), ("exp3", 2002)])
 def test_sparring_regret_matches_reference(mslr10, inner, seed):
-    trace = run_sweep("sparring", jax.random.key(seed), mslr10, num_runs=NUM_RUNS, num_steps=HORIZON,
+    trace = run_sweep(jax.random.key(seed), "sparring", mslr10, num_runs=NUM_RUNS, num_steps=HORIZON,
                       checkpoints=[HORIZON], options={"inner": inner})
     theirs = ref.simulate_sparring(mslr10, HORIZON, NUM_RUNS, seed=seed, inner=inner,
                                    alpha=sparring.HPARAMS["alpha"], gamma=sparring.HPARAMS["gamma"])

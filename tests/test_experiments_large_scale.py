@@ -12,8 +12,9 @@ import pytest
 
 from experiments import large_scale
 from experiments.analysis import large_scale as analysis
-from experiments.common import relabel
 from jaxrank import bandits, envs
+from jaxrank.bandits import relabel
+from jaxrank.envs import matrix
 from tests.conftest import launch_experiment
 
 
@@ -234,12 +235,15 @@ def test_run_orders_are_the_sweeps_and_change_with_the_run_index():
 
 def test_relabelled_sweep_same_seed_same_bytes(tmp_path):
     pref = np.asarray(envs.condorcet_matrix(jax.random.key(0), 6))
-    module = relabel.relabelled(bandits.rcs, "rcs")
-    traces = [bandits.run_sweep(module, jax.random.key(seed), pref, num_runs=3, num_steps=60, checkpoints=[20, 60])
-              for seed in (0, 0, 1)]
+    traces = [bandits.run_sweep(jax.random.key(seed), "rcs", pref, num_runs=3, num_steps=60, checkpoints=[20, 60],
+                                relabel=relabel_on) for seed, relabel_on in ((0, True), (0, True), (1, True), (0, False))]
     assert traces[0].regret.tobytes() == traces[1].regret.tobytes()
     assert traces[0].correct.tobytes() == traces[1].correct.tobytes()
     assert traces[0].regret.tobytes() != traces[2].regret.tobytes()
+    assert traces[0].regret.tobytes() != traces[3].regret.tobytes()  # the relabelling is applied
+    with pytest.raises(ValueError, match="already plays under a relabelling"):
+        bandits.run_sweep(jax.random.key(0), bandits.survival_probe("merge_dts", 0, relabelled=True), pref,
+                          num_runs=1, num_steps=10, relabel=True)
 
 
 def test_permuted_winner_maps_back_and_the_probe_follows_it():
@@ -251,7 +255,7 @@ def test_permuted_winner_maps_back_and_the_probe_follows_it():
         assert order[own] == winner  # the bandit's winner is the environment's winner
         state = relabel.Relabelled(None, jnp.asarray(order))
         assert int(relabel.own_label(state, winner)) == own
-    probe = large_scale.survival_probe("merge_dts", winner, relabelled=True).make()
+    probe = bandits.survival_probe("merge_dts", winner, relabelled=True).make()
     state = probe.init(jax.random.key(2), 6)
     assert int(probe.best_arm(jax.random.key(1), state)) == winner
     own = int(relabel.own_label(state, winner))
@@ -265,13 +269,13 @@ def test_permuted_winner_maps_back_and_the_probe_follows_it():
 
 def test_copeland_subsets_have_no_condorcet_winner_and_are_seeded():
     pref = np.asarray(envs.condorcet_matrix(jax.random.key(0), 12))  # arm 0 wins; cycles among the others
-    subsets = large_scale.copeland_subsets(pref, 5, 3, seed=1)
+    subsets = matrix.copeland_subsets(pref, 5, 3, seed=1)
     assert len({tuple(s) for s in subsets}) == 3
     for s in subsets:
         assert 0 not in s and envs.condorcet_winner(pref[np.ix_(s, s)]) is None
-    assert subsets == large_scale.copeland_subsets(pref, 5, 3, seed=1)
+    assert subsets == matrix.copeland_subsets(pref, 5, 3, seed=1)
     with pytest.raises(ValueError, match="without a Condorcet winner"):
-        large_scale.copeland_subsets(pref, 12, 1, seed=0, max_tries=50)
+        matrix.copeland_subsets(pref, 12, 1, seed=0, max_tries=50)
 
 
 def _two_cycles() -> np.ndarray:
@@ -293,10 +297,10 @@ def _two_cycles() -> np.ndarray:
 
 def test_widest_cycle_and_cycle_subsets_follow_their_definition():
     pref = _two_cycles()
-    cycle, margin = large_scale.widest_cycle(pref)
+    cycle, margin = matrix.widest_cycle(pref)
     assert sorted(cycle) == [0, 1, 2] and margin == pytest.approx(0.05)
     assert pref[cycle[0], cycle[1]] > 0.5 and pref[cycle[1], cycle[2]] > 0.5 and pref[cycle[2], cycle[0]] > 0.5
-    subsets = large_scale.cycle_subsets(pref, 6, 4, seed=3, filler_margin=0.03, pair_gap=0.015)
+    subsets = matrix.cycle_subsets(pref, 6, 4, seed=3, filler_margin=0.03, pair_gap=0.015)
     assert len({tuple(s) for s in subsets}) == 4
     for s in subsets:
         assert s == sorted(s) and {0, 1, 2} <= set(s) and 8 not in s and not {6, 7} <= set(s)
@@ -304,18 +308,18 @@ def test_widest_cycle_and_cycle_subsets_follow_their_definition():
         wins = (sub > 0.5).sum(axis=1)
         assert envs.condorcet_winner(sub) is None
         assert set(np.flatnonzero(wins == wins.max())) == {s.index(0), s.index(1), s.index(2)}
-    assert subsets == large_scale.cycle_subsets(pref, 6, 4, seed=3, filler_margin=0.03, pair_gap=0.015)
+    assert subsets == matrix.cycle_subsets(pref, 6, 4, seed=3, filler_margin=0.03, pair_gap=0.015)
     # 7 subsets exist (3 of {3..7}, not both 6 and 7); asking for 8 fails with a fix.
     with pytest.raises(ValueError, match="lower copeland_num_arms"):
-        large_scale.cycle_subsets(pref, 6, 8, seed=0, filler_margin=0.03, pair_gap=0.015, max_tries=300)
-    assert large_scale.cycle_subsets(pref, 3, 1, seed=0, filler_margin=0.03, pair_gap=0.015) == [[0, 1, 2]]
+        matrix.cycle_subsets(pref, 6, 8, seed=0, filler_margin=0.03, pair_gap=0.015, max_tries=300)
+    assert matrix.cycle_subsets(pref, 3, 1, seed=0, filler_margin=0.03, pair_gap=0.015) == [[0, 1, 2]]
     with pytest.raises(ValueError, match="copeland_subsets=uniform"):
-        large_scale.cycle_subsets(np.full((4, 4), 0.5), 3, 1, seed=0, filler_margin=0.03, pair_gap=0.0)
+        matrix.cycle_subsets(np.full((4, 4), 0.5), 3, 1, seed=0, filler_margin=0.03, pair_gap=0.0)
 
 
 def test_survival_probe_reports_the_winner_only_while_it_survives():
     state = bandits.merge_dts.init(jax.random.key(0), 6)
-    probe = large_scale.survival_probe("merge_dts", 2).make()
+    probe = bandits.survival_probe("merge_dts", 2).make()
     assert int(probe.best_arm(jax.random.key(1), state)) == 2
     dropped = state._replace(active=state.active.at[2].set(False))
     for seed in range(5):
@@ -358,7 +362,7 @@ def test_survival_probes_of_two_algorithms_keep_separate_checkpoints(tmp_path):
     share one name and inputs, and the second resumed from the first's carry)."""
     pref = np.asarray(envs.condorcet_matrix(jax.random.key(0), 6))
     for name in ("merge_dts", "merge_rucb"):
-        trace = bandits.run_sweep(large_scale.survival_probe(name, 0), jax.random.key(0), pref, num_runs=2,
+        trace = bandits.run_sweep(jax.random.key(0), bandits.survival_probe(name, 0), pref, num_runs=2,
                                   num_steps=40, checkpoints=[40], checkpoint_dir=tmp_path)
         assert trace.regret.shape == (1, 1, 2, 1)
     assert sorted(p.name.split("-")[0] for p in tmp_path.glob("*.npz")) == ["merge_dts_survival_0",

@@ -10,7 +10,7 @@ preset ``algo@variant`` (``VARIANTS``): ``@tuned`` is the setting the authors' c
 algorithm's best (``individual_run.py``: "MergeDTSBest" α = 0.8⁶, C = 4·10⁵, M = 16;
 "MergeRUCBBEST" α = 0.8⁶, C = 4·10⁵, M = 8; "DTSBEST" α = 0.8⁷); ``sparring`` is Sparring with UCB
 inside (α = 0.51, as ``demo.py``), ``sparring@ts`` and ``sparring@exp3`` with Thompson sampling and
-Exp3 (γ by Auer et al. 2002, Corollary 3.2, for the run's K and T, ``exp3_gamma``; the authors' code
+Exp3 (γ by Auer et al. 2002, Corollary 3.2, for the run's K and T, ``sparring.exp3_gamma``; the authors' code
 runs a fixed 0.51 by a bug). The default rows are ``ROWS``: MergeDTS, MergeRUCB and D-TS in their
 default and tuned settings, RCS, RMED1, Self-Sparring, REX3 and the three Sparrings; every other
 setting is its module's default, which each module's docstring relates to the authors'. Choose rows
@@ -58,7 +58,6 @@ winner at each checkpoint and the runs that dropped it are counted exactly.
 """
 
 import dataclasses
-import math
 import time
 from typing import NamedTuple, Optional
 
@@ -71,7 +70,7 @@ from experiments.analysis import large_scale as analysis
 from experiments.common.matrices import MATRIX_DIR, by_size, load_matrices
 from experiments.common.registry import checkpoint_dir, register
 from jaxrank import bandits, data, envs
-from jaxrank.bandits import merge_dts, merge_rucb
+from jaxrank.bandits import merge_dts, merge_rucb, sparring
 from jaxrank.metrics.confidence import mean_ci
 from jaxrank.utils.checks import check_int, check_number
 
@@ -124,12 +123,7 @@ class Row(NamedTuple):
     algorithm: str  # registered name
     options: dict  # make()'s static options
     hparams: dict  # init()'s hyperparameters, all of them
-    auto_gamma: bool  # Exp3's γ follows the run's K and T (exp3_gamma)
-
-
-def exp3_gamma(num_arms: int, num_steps: int) -> float:
-    """Exp3's γ = min(1, sqrt(K ln K / ((e - 1) T))) (Auer et al. 2002, Corollary 3.2, with g = T)."""
-    return min(1.0, math.sqrt(num_arms * math.log(num_arms) / ((math.e - 1) * num_steps)))
+    auto_gamma: bool  # Exp3's γ follows the run's K and T (sparring.exp3_gamma)
 
 
 def row_algorithm(row: str) -> tuple[str, dict]:
@@ -150,7 +144,7 @@ def _rows(config: Config, overrides: dict) -> dict[str, Row]:
         options, hparams = bandits.ALGORITHMS.split(algo, {**preset, **overrides.get(row, {})})
         built = bandits.ALGORITHMS.build(algo, **options)
         jax.eval_shape(lambda: built.init(jax.random.key(0), 4, **hparams))  # noqa: B023  (init's own checks)
-        auto = options.get("inner") == "exp3" and "gamma" not in overrides.get(row, {})
+        auto = options.get("inner") == "exp3" and not hparams.get("gamma")
         rows[row] = Row(algo, options, hparams, auto)
     return rows
 
@@ -249,7 +243,7 @@ def _run_row(name: str, row: Row, matrices, *, steps: int, runs: int, config: Co
         if default_horizon is not None and hparams.get("horizon", default_horizon) == default_horizon:
             hparams["horizon"] = float(steps)  # a horizon left at its default is the stage's T (run and recorded)
         if row.auto_gamma:
-            hparams["gamma"] = exp3_gamma(num_arms, steps)
+            hparams["gamma"] = float(sparring.exp3_gamma(num_arms, steps))  # what init derives, recorded
         winner = int(envs.condorcet_winner(group[0].pref)) if eliminating else None
         trace, seconds = _run_one(
             row.algorithm, np.stack([m.pref for m in group]), row.options, hparams,

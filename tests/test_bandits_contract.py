@@ -128,8 +128,8 @@ def test_cpu_compiler_options_change_no_result(name):
 
 def test_sweep_rejects_bad_arguments_by_name():
     pref = _pref()
-    run = lambda **kw: bandits.run_sweep(**{"key": jax.random.key(0), "prefs": pref, "num_runs": 1,  # noqa: E731
-                                               "num_steps": 10, **kw}, "rcs")
+    run = lambda **kw: bandits.run_sweep(**{"key": jax.random.key(0), "algorithm": "rcs", "prefs": pref,  # noqa: E731
+                                            "num_runs": 1, "num_steps": 10, **kw})
     with pytest.raises(ValueError, match=r"num_steps must be an int; got 2\.5 \(float\)"):
         run(num_steps=2.5)
     with pytest.raises(ValueError, match=r"key must be a PRNG key such as jax.random.key\(0\); got 0"):

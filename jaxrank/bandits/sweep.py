@@ -163,8 +163,7 @@ def run_sweep(
         algo = relabel_lib.wrap(algo)
     hparams = dict(hparams or {})
     registry.check_hparams(name, hparams)
-    if "horizon" in registry.hparams(name) and "horizon" not in hparams:
-        hparams["horizon"] = [num_steps]
+    auto_horizon = "horizon" in registry.hparams(name) and "horizon" not in hparams
     prefs = np.asarray(prefs, np.float64)
     prefs = prefs[None] if prefs.ndim == 2 else prefs
     if prefs.ndim != 3:
@@ -175,6 +174,8 @@ def run_sweep(
     num_matrices, num_arms = prefs.shape[0], prefs.shape[-1]
     hparams = {k: np.asarray(v, np.float32).reshape(-1) for k, v in hparams.items()}
     num_settings = len(next(iter(hparams.values()))) if hparams else 1
+    if auto_horizon:
+        hparams["horizon"] = np.full(num_settings, num_steps, np.float32)
     if any(v.size != num_settings for v in hparams.values()):
         raise ValueError(f"every hyperparameter needs the same number of settings; got { {k: v.size for k, v in hparams.items()} }.")
     for h in range(num_settings):  # traced, not run: impossible values fail here, not inside jit

@@ -225,7 +225,7 @@ def test_step_jit_matches_no_jit_and_keeps_the_state(algo, hparams):
 
 
 def test_sweep_is_deterministic_and_runs_do_not_depend_on_the_run_count():
-    run = functools.partial(bandits.run_sweep, "rcs", jax.random.key(5), ARXIV, num_steps=200, checkpoints=[50, 200])
+    run = functools.partial(bandits.run_sweep, jax.random.key(5), "rcs", ARXIV, num_steps=200, checkpoints=[50, 200])
     four, again, two = run(num_runs=4), run(num_runs=4), run(num_runs=2)
     np.testing.assert_array_equal(four.regret, again.regret)
     np.testing.assert_array_equal(four.regret[:, :, :2], two.regret)  # vmap over runs == fewer runs

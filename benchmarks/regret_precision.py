@@ -1,7 +1,7 @@
 """Cumulative regret summed in plain float32 against the lane's compensated sum and the exact value
 from play counts, on MSLR-Perfect (K = 136), at 10⁶ and 10⁷ steps.
 
-    python benchmarks/regret_precision.py [--data ../shared/data] [--runs 2] [--json PATH]
+    python benchmarks/regret_precision.py [--data ../shared/data] [--runs 1] [--rows rcs,...] [--json PATH]
 
 Each run plays the same duels three ways at once: the sweep's lane (``jaxrank.bandits.lane``:
 Kahan-compensated float32, reported in float64), a plain float32 running sum (the accumulator before
@@ -10,7 +10,7 @@ the exact regret. Rows: RCS (α = 0.501) and the MergeDTS authors' tuned MergeRU
 """
 
 import argparse
-import json
+import os
 import time
 from pathlib import Path
 
@@ -77,17 +77,33 @@ def measure(name: str, pref: np.ndarray, num_runs: int) -> dict:
     return out
 
 
+def rows_of(results: dict) -> list[dict]:
+    """One flat row per (bandit, horizon, run), as ``report.write_json`` takes them."""
+    rows = []
+    for name, by_horizon in results.items():
+        for horizon, r in by_horizon.items():
+            for run, (exact, plain, kahan) in enumerate(zip(r["exact"], r["float32"], r["kahan"])):
+                rows.append({"bandit": name, "num_steps": int(horizon), "run": run, "exact": exact,
+                             "float32_sum": plain, "float32_rel_error": (plain - exact) / exact,
+                             "compensated_sum": kahan, "compensated_rel_error": (kahan - exact) / exact})
+    return rows
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", default=str(Path(__file__).resolve().parents[1] / ".." / "shared" / "data"))
-    parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--rows", default=",".join(ROWS))
-    parser.add_argument("--json", default=None)
+    parser.add_argument("--json", default=None, help="write the figures to this JSON file")
     args = parser.parse_args()
+    load_start = os.getloadavg()[0]
     pref, _ = envs.select_rankers(load_preference_matrix(Path(args.data) / "preference_matrices" / "MSLR-Perfect.txt"), 136)
     results = {row: measure(row, pref, args.runs) for row in args.rows.split(",")}
     if args.json:
-        Path(args.json).write_text(json.dumps({"matrix": "MSLR-Perfect", "num_runs": args.runs, "rows": results}, indent=1))
+        from report import write_json  # benchmarks/report.py: the one JSON shape BENCHMARKS.md is built from
+
+        write_json(args.json, __file__, rows=rows_of(results), load_start=load_start,
+                   figures={"matrix": "MSLR-Perfect", "num_runs": args.runs})
 
 
 if __name__ == "__main__":

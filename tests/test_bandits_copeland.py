@@ -87,7 +87,7 @@ def test_ccb_first_step_by_hand():
     state = ccb.init(jax.random.key(0), K)
     for seed in range(6):
         key = jax.random.key(seed)
-        u = np.asarray(jax.random.uniform(key, (7,)))
+        u = np.asarray(jax.random.uniform(jax.random.split(key, 3)[0], (7,)))
         c = int(np.floor(u[3] * K))
         others = [j for j in range(K) if j != c]
         new, info = _ccb_step(key, state, _env(CYCLE5[:K, :K]))

@@ -10,8 +10,11 @@ preset ``algo@variant`` (``VARIANTS``): ``@tuned`` is the setting the authors' c
 algorithm's best (``individual_run.py``: "MergeDTSBest" α = 0.8⁶, C = 4·10⁵, M = 16;
 "MergeRUCBBEST" α = 0.8⁶, C = 4·10⁵, M = 8; "DTSBEST" α = 0.8⁷); ``sparring`` is Sparring with UCB
 inside (α = 0.51, as ``demo.py``), ``sparring@ts`` and ``sparring@exp3`` with Thompson sampling and
-Exp3 (γ by Auer et al. 2002, Corollary 3.2, for the run's K and T, ``sparring.exp3_gamma``; the authors' code
-runs a fixed 0.51 by a bug). The default rows are ``ROWS``: MergeDTS, MergeRUCB and D-TS in their
+Exp3 (γ by Auer et al. 2002, Corollary 3.2, for the run's K and T, ``sparring.exp3_gamma``; the
+authors' ``demo.py`` passes a fixed 0.51). ``rex3@mergedts_code``, ``sparring@mergedts_code`` and
+``sparring@exp3_mergedts_code`` are the authors' own versions (``convention="mergedts"``: REX3's
+full step and anytime γ_t, Sparring-UCB's phantom play, Exp3's anytime γ_t), rows on request
+only. The default rows are ``ROWS``: MergeDTS, MergeRUCB and D-TS in their
 default and tuned settings, RCS, RMED1, Self-Sparring, REX3 and the three Sparrings; every other
 setting is its module's default, which each module's docstring relates to the authors'. Choose rows
 with ``--set algorithms=merge_dts@tuned,merge_rucb@tuned`` and change a row's setting with
@@ -24,13 +27,15 @@ algorithms in ``slow`` (D-TS and RMED1, whose steps cost O(K²): a K x K bound m
 divergences) run ``slow_num_steps`` (2·10⁴) instead, as the table says. The long stage reruns
 the rows of ``long_algorithms`` to ``long_num_steps`` with ``long_num_runs`` runs (default: the
 same runs): ``best`` stands for the three rows with the least summed regret at ``num_steps`` over
-the matrices (slow rows left out). It is off by default (``long_num_steps=None``): on the shared
-2-core CPU (load average 5-12 from other jobs), 10^6 steps of 5 runs on one matrix took 35-150 s
-for most rows (MergeDTS tuned: 150 s) but 730 s for Self-Sparring and 950-1,140 s for Sparring-TS,
-whose steps draw 2K exact Beta samples, so ``--set long_num_steps=10000000 --set long_num_runs=5``
-(10^7 steps; the best three there were Self-Sparring, MergeDTS tuned and Sparring-TS) takes about
-ten hours on both matrices, the longest horizon that machine allows overnight; the paper's 10^8
-ten times that.
+the matrices (slow rows left out). It is off by default (``long_num_steps=None``).
+
+The paper-horizon setting: ``--set algorithms=merge_dts@tuned,self_sparring,sparring@ts,merge_rucb@tuned
+--set num_steps=10000000 --set num_runs=5 --set copeland_algorithms= --set slow=`` (10^7 steps, the
+four rows the large-scale claim turns on), resumable with ``--resume=latest``; a row per process
+(``--set algorithms=self_sparring``, ...) and a matrix per process (``--set matrices=...``) run side by
+side. On the shared 2-core CPU with other jobs running, 10^7 steps of 5 runs on one matrix took
+35-70 minutes for Self-Sparring and Sparring-TS (about 2.4-3.4k steps/s for the 5 runs; both draw 2K
+exact Beta samples a step), about 35 for MergeDTS tuned and 10-15 for MergeRUCB tuned.
 
 Arm relabelling (``permute_arms``, default on): as the authors' driver, every run relabels the
 arms by a random permutation (``run_sweep(..., relabel=True)``, ``jaxrank.bandits.relabel``): run ``r``'s order comes from its
@@ -84,6 +89,11 @@ VARIANTS = {
     "dts@tuned": ("dts", dict(DTS_TUNED)),
     "sparring@ts": ("sparring", {"inner": "ts"}),
     "sparring@exp3": ("sparring", {"inner": "exp3"}),
+    # The MergeDTS authors' own versions (convention="mergedts"; not in ROWS): REX3's full step and
+    # anytime γ_t, Sparring-UCB's phantom play, Exp3's anytime γ_t.
+    "rex3@mergedts_code": ("rex3", {"convention": "mergedts"}),
+    "sparring@mergedts_code": ("sparring", {"convention": "mergedts"}),
+    "sparring@exp3_mergedts_code": ("sparring", {"inner": "exp3", "convention": "mergedts"}),
 }
 ROWS = ("merge_dts", "merge_dts@tuned", "merge_rucb", "merge_rucb@tuned", "dts", "dts@tuned", "rcs", "rmed",
         "self_sparring", "rex3", "sparring", "sparring@ts", "sparring@exp3")
@@ -144,7 +154,7 @@ def _rows(config: Config, overrides: dict) -> dict[str, Row]:
         options, hparams = bandits.ALGORITHMS.split(algo, {**preset, **overrides.get(row, {})})
         built = bandits.ALGORITHMS.build(algo, **options)
         jax.eval_shape(lambda: built.init(jax.random.key(0), 4, **hparams))  # noqa: B023  (init's own checks)
-        auto = options.get("inner") == "exp3" and not hparams.get("gamma")
+        auto = options.get("inner") == "exp3" and options.get("convention") == "paper" and not hparams.get("gamma")
         rows[row] = Row(algo, options, hparams, auto)
     return rows
 

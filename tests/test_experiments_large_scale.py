@@ -69,6 +69,8 @@ def test_rows_are_the_authors_baselines_in_default_and_tuned_settings():
         "merge_dts", "merge_rucb", "dts", "rcs", "rmed", "self_sparring", "rex3", "sparring"}
     assert {r for r in rows if r.endswith("@tuned")} == {"merge_dts@tuned", "merge_rucb@tuned", "dts@tuned"}
     assert {large_scale.row_algorithm(r)[1].get("inner") for r in rows if r.startswith("sparring")} == {None, "ts", "exp3"}
+    assert large_scale.row_algorithm("rex3@mergedts_code") == ("rex3", {"convention": "mergedts"})
+    assert not any(r.endswith("mergedts_code") for r in rows)  # the authors' versions are opt-in rows
     assert large_scale.row_algorithm("merge_rucb@tuned")[1] == {"alpha": pytest.approx(0.262144), "c": 4e5,
                                                                 "partition_size": 8.0}
     assert large_scale.row_algorithm("rucb") == ("rucb", {})

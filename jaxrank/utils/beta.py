@@ -5,13 +5,13 @@ Sampling (the one Beta sampler of the Thompson-sampling bandits: D-TS, MergeDTS,
 Sparring-TS): ``Beta(a, b) = X / (X + Y)`` with ``X ~ Gamma(a)``, ``Y ~ Gamma(b)``. A gamma of integer
 shape up to 4 is a sum of exponentials (``-log`` of a product of uniforms); any other shape takes
 two Marsaglia & Tsang (2000, ACM TOMS 26(3), "A simple method for generating gamma variables")
-proposals from Box-Muller normals, the first accepted being the draw; an entry whose two
-proposals are both rejected (under 0.3% at ``a = 1.5``, fewer for larger shapes) is redrawn in a
-``while`` loop that takes no trip unless some entry (of any vmapped lane) needs it. So a draw costs
-8 uniforms (``uniforms``: both 32-bit words of each Threefry block), no per-element loop; exact in law.
+proposals from Box-Muller normals, the first accepted being the draw (a proposal is rejected a few
+percent of the time for shapes near 1, less for larger ones); an entry whose two proposals are both
+rejected is redrawn in a ``while`` loop that takes no trip unless some entry (of any vmapped lane)
+needs it. So a draw costs 8 uniforms (``uniforms``: both 32-bit words of each Threefry block) and
+no per-element loop; it is exact in law.
 
-Tail probabilities:
-For integers ``a, b >= 1``, ``P(Beta(a, b) >= 1/2) = P(Bin(a + b - 1, 1/2) <= a - 1)``. Small
+Tail probabilities: For integers ``a, b >= 1``, ``P(Beta(a, b) >= 1/2) = P(Bin(a + b - 1, 1/2) <= a - 1)``. Small
 cases (``a + b <= TABLE_SIZE``) are read from a table of exact binomial sums; larger ones use the
 Peizer-Pratt normal approximation of the binomial tail (Peizer & Pratt 1968, JASA 63), whose
 absolute error is below 1e-5 there. Both avoid float32 ``betainc``, which loses about 4e-2 for

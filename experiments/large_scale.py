@@ -33,9 +33,9 @@ The paper-horizon setting: ``--set algorithms=merge_dts@tuned,self_sparring,spar
 --set num_steps=10000000 --set num_runs=5 --set copeland_algorithms= --set slow=`` (10^7 steps, the
 four rows the large-scale claim turns on), resumable with ``--resume=latest``; a row per process
 (``--set algorithms=self_sparring``, ...) and a matrix per process (``--set matrices=...``) run side by
-side. On the shared 2-core CPU with other jobs running, 10^7 steps of 5 runs on one matrix took
-35-70 minutes for Self-Sparring and Sparring-TS (about 2.4-3.4k steps/s for the 5 runs; both draw 2K
-exact Beta samples a step), about 35 for MergeDTS tuned and 10-15 for MergeRUCB tuned.
+side. On the shared 2-core CPU with other jobs running (load average 13-20), 10^7 steps of 5 runs on
+one matrix took over an hour for Self-Sparring and Sparring-TS (1.8-3.4k steps/s for the 5 runs;
+both draw 2K exact Beta samples a step), 22-38 minutes for MergeDTS tuned and 7-8 for MergeRUCB tuned.
 
 Arm relabelling (``permute_arms``, default on): as the authors' driver, every run relabels the
 arms by a random permutation (``run_sweep(..., relabel=True)``, ``jaxrank.bandits.relabel``): run ``r``'s order comes from its

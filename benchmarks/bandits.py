@@ -2,6 +2,7 @@
 
     pip install -e ".[bench]" duelpy
     python benchmarks/bandits.py [--data ../shared/data] [--skip-duelpy] [--skip-experiment] [--json PATH]
+    python benchmarks/bandits.py --samplers-only   # the Beta sampler, Self-Sparring and Sparring-TS rows
 
 Measures, on the paper's MSLR-Perfect rankers (feature ids sorted as strings, first K):
   * RCS, K = 10, 90 runs x 50,000 steps after compile (and the compile time);
@@ -10,6 +11,9 @@ Measures, on the paper's MSLR-Perfect rankers (feature ids sorted as strings, fi
     speed-up over each;
   * RCS at K = 40, RUCB at K = 10, and every registered bandit on the whole 136-ranker matrix
     (90 runs; fewer steps for the bandits whose step is O(K^2)); peak resident memory;
+  * the Beta sampler alone (``jaxrank.utils.beta.beta_sample``: Beta draws per second, 90 lanes of
+    2 x 136 draws, as many as a Self-Sparring or Sparring-TS step makes) and its uniforms alone, the
+    physical limit of those two bandits: run-steps/s <= Beta draws/s / (2 K);
   * the whole ``rcs_regret`` default config (all real matrices, RCS + RUCB) wall time, with an
     empty persistent compilation cache and again with the cache it filled.
 
@@ -18,6 +22,7 @@ Measures, on the paper's MSLR-Perfect rankers (feature ids sorted as strings, fi
 """
 
 import argparse
+import functools
 import os
 import platform
 import resource
@@ -28,6 +33,7 @@ import time
 from pathlib import Path
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from jaxrank import bandits, envs
@@ -39,7 +45,7 @@ REPO = Path(__file__).resolve().parents[1]
 def _jaxrank_rate(algo, pref, num_runs, num_steps, hparams, options=None):
     """Run-steps/s after compile (the median of three timed calls when one takes under 10 s: two
     XLA:CPU threads make short runs vary), and the compile time (first call minus a timed one)."""
-    run = lambda: bandits.run_sweep(algo, jax.random.key(0), pref, num_runs=num_runs, num_steps=num_steps,
+    run = lambda: bandits.run_sweep(jax.random.key(0), algo, pref, num_runs=num_runs, num_steps=num_steps,
                                     hparams=hparams, options=options, checkpoints=[num_steps // 2, num_steps])
     start = time.perf_counter()
     run()
@@ -98,11 +104,72 @@ def _numpy_rcs_rate(pref, num_runs, num_steps, alpha=0.501, seed=0):
 # Steps per run at K = 136 (90 runs): the O(K) steps run the paper's 20k; the O(K^2) ones fewer.
 STEPS_136 = {"rcs": 20_000, "merge_rucb": 20_000, "interleaved_filter": 20_000, "rucb": 2_000, "savage": 2_000,
              "dts": 1_000, "rmed": 2_000, "beat_the_mean": 2_000, "ccb": 2_000, "scb": 2_000, "merge_dts": 20_000,
-             "sparring": 20_000, "self_sparring": 20_000, "rex3": 20_000}
+             "sparring": 20_000, "self_sparring": 20_000, "rex3": 20_000, "sparring@ts": 20_000}
 HORIZON_HPARAMS = ("savage", "interleaved_filter", "beat_the_mean", "rex3")
 # The MergeDTS authors' tuned settings (their individual_run.py): MergeDTS M = 16 needs 24 slots.
 TUNED_136 = {"merge_dts": (bandits.merge_dts.TUNED, bandits.merge_dts.TUNED_OPTIONS),
              "merge_rucb": (bandits.merge_rucb.TUNED, {})}
+
+
+BETA_SHAPES = {
+    # integer shapes <= 4 only: sums of exponentials, never rejected, so the redraw loop takes no trip
+    "counts <= 3": (1, 5, 1, 5),
+    # a in 1..20, b in 1..200: mostly Marsaglia-Tsang, with a redraw trip on most steps of 90 lanes
+    "counts to 200": (1, 21, 1, 201),
+}
+
+
+def _beta_rates(num_lanes: int, num_draws: int, num_steps: int) -> dict:
+    """Draws/s of the Beta sampler for each of ``BETA_SHAPES``, and of its uniforms alone: ``num_lanes``
+    lanes each drawing ``num_draws`` Betas a step (8 uniforms each) for ``num_steps`` steps, after
+    compile (median of three), the shapes integer and fixed per entry as a bandit's win and loss
+    counts + 1. The sampler evaluates both the exponential-sum and the Marsaglia-Tsang path for
+    every entry, so only the redraw loop's trips depend on the shapes."""
+    from jaxrank.utils.beta import beta_sample, uniforms
+
+    keys = jax.vmap(lambda r: jax.random.fold_in(jax.random.key(0), r))(jnp.arange(num_lanes))
+
+    def lane(key, a, b, sample):
+        def body(t, acc):
+            key_t = jax.random.fold_in(key, t)
+            u = uniforms(key_t, 8 * num_draws)
+            if not sample:
+                return acc + jnp.max(u)
+            return acc + jnp.max(beta_sample(jax.random.fold_in(key_t, 1), u, a, b))
+
+        return jax.lax.fori_loop(0, num_steps, body, jnp.zeros(()))
+
+    rng = np.random.default_rng(0)
+    rates = {}
+    for name, (a_low, a_high, b_low, b_high) in [*BETA_SHAPES.items(), ("uniforms alone", (1, 2, 1, 2))]:
+        a = jnp.asarray(rng.integers(a_low, a_high, (num_lanes, num_draws)), jnp.float32)
+        b = jnp.asarray(rng.integers(b_low, b_high, (num_lanes, num_draws)), jnp.float32)
+        run = jax.jit(jax.vmap(functools.partial(lane, sample=name != "uniforms alone")))
+        run(keys, a, b).block_until_ready()
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            run(keys, a, b).block_until_ready()
+            times.append(time.perf_counter() - start)
+        rates[name] = num_lanes * num_draws * num_steps / float(np.median(times))
+    return rates
+
+
+def _samplers(full, add) -> None:
+    """The Beta sampler's rows and the two bandits it bounds at K = 136."""
+    k = full.shape[0]
+    rates = _beta_rates(90, 2 * k, 2_000)
+    for name, rate in rates.items():
+        what = "its uniforms alone (8 a draw)" if name == "uniforms alone" else f"Beta sampler alone, {name}"
+        add(f"{what}, 90 lanes x {2 * k} draws a step", "beta_sample", k, 90, 2_000, rate / (2 * k), None,
+            f"{rate:,.0f} draws/s; run-steps/s of {2 * k} draws a step", None)
+    beta = rates["counts <= 3"]  # the sampler's fastest: no redraw trip
+    for name, options in (("self_sparring", None), ("sparring", {"inner": "ts"})):
+        steps = 20_000
+        rate, compile_s, regret = _jaxrank_rate(name, full, 90, steps, None, options)
+        label = "sparring@ts" if options else name
+        add(f"jaxrank {label}, K={k}, 90 runs x {steps / 1000:g}k", label, k, 90, steps, rate, compile_s,
+            f"regret {regret:.1f}; {rate * 2 * k / beta:.0%} of the Beta sampler's limit", regret)
 
 
 def _hparams(name: str, num_steps: int):
@@ -128,6 +195,8 @@ def main():
     parser.add_argument("--skip-duelpy", action="store_true")
     parser.add_argument("--skip-experiment", action="store_true")
     parser.add_argument("--json", default=None, help="write the figures to this JSON file")
+    parser.add_argument("--samplers-only", action="store_true", help="only the Beta sampler and the two "
+                        "bandits it bounds (Self-Sparring, Sparring-TS) at K = 136")
     args = parser.parse_args()
     full = load_preference_matrix(Path(args.data) / "preference_matrices" / "MSLR-Perfect.txt")
     machine = (f"{os.cpu_count()} cores, {platform.processor() or platform.machine()}, "
@@ -142,6 +211,13 @@ def main():
         print(f"| {name} | {rate:,.0f} | {'' if compile_s is None else f'{compile_s:.1f}'} | {note} |", flush=True)
 
     print("| run | run-steps/s | compile s | note |\n|---|---:|---:|---|")
+    if args.samplers_only:
+        _samplers(full, add)
+        if args.json:
+            from report import write_json
+
+            write_json(args.json, __file__, rows=rows, load_start=load_before[0])
+        return
     alpha = {"alpha": [0.501]}
     p10, _ = envs.select_rankers(full, 10)
     rate, compile_s, regret = _jaxrank_rate("rcs", p10, 90, 50_000, alpha)
@@ -162,10 +238,13 @@ def main():
     rate, compile_s, regret = _jaxrank_rate("rcs", p40, 90, 50_000, alpha)
     add("jaxrank RCS, K=40, 90 runs x 50k", "rcs", 40, 90, 50_000, rate, compile_s, f"regret {regret:.1f}", regret)
     for name in bandits.ALGORITHMS:
+        if name == "self_sparring":
+            continue  # with the sampler's rows below
         steps = STEPS_136[name]
         rate, compile_s, regret = _jaxrank_rate(name, full, 90, steps, _hparams(name, steps))
         add(f"jaxrank {name}, K=136, 90 runs x {steps / 1000:g}k", name, 136, 90, steps, rate, compile_s,
             f"regret {regret:.1f}", regret)
+    _samplers(full, add)
     for name, (tuned, options) in TUNED_136.items():
         steps = STEPS_136[name]
         rate, compile_s, regret = _jaxrank_rate(name, full, 90, steps, {k: [v] for k, v in tuned.items()}, options)

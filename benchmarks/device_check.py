@@ -56,8 +56,7 @@ def bandit_rows(scale: float) -> list[dict]:
     runs, steps = _sized(1024, scale, 8), _sized(50_000, scale, 1000)
     rows = []
     for name in ("rcs", "merge_dts"):
-        first, second, _ = _twice(lambda name=name: bandits.run_sweep(
-            name, jax.random.key(1), pref, num_runs=runs, num_steps=steps).regret)
+        first, second, _ = _twice(lambda name=name: bandits.run_sweep(jax.random.key(1), name, pref, num_runs=runs, num_steps=steps).regret)
         rows.append({"study": f"bandit sweep: {name}, K = 136", "lanes": runs, "length": steps,
                      "first_call_s": first, "second_call_s": second, "rate": runs * steps / second,
                      "unit": "run-steps/s"})

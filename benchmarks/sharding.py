@@ -34,7 +34,7 @@ def _child(args):
 
     full = load_preference_matrix(Path(args.data) / "preference_matrices" / "MSLR-Perfect.txt")
     pref, _ = envs.select_rankers(full, args.arms)
-    run = lambda **kw: bandits.run_sweep("rcs", jax.random.key(0), pref, num_runs=args.runs,
+    run = lambda **kw: bandits.run_sweep(jax.random.key(0), "rcs", pref, num_runs=args.runs,
                                      num_steps=args.steps, hparams={"alpha": [0.501]}, **kw)
     start = time.perf_counter()
     run()

@@ -10,8 +10,11 @@ preset ``algo@variant`` (``VARIANTS``): ``@tuned`` is the setting the authors' c
 algorithm's best (``individual_run.py``: "MergeDTSBest" α = 0.8⁶, C = 4·10⁵, M = 16;
 "MergeRUCBBEST" α = 0.8⁶, C = 4·10⁵, M = 8; "DTSBEST" α = 0.8⁷); ``sparring`` is Sparring with UCB
 inside (α = 0.51, as ``demo.py``), ``sparring@ts`` and ``sparring@exp3`` with Thompson sampling and
-Exp3 (γ by Auer et al. 2002, Corollary 3.2, for the run's K and T, ``exp3_gamma``; the authors' code
-runs a fixed 0.51 by a bug). The default rows are ``ROWS``: MergeDTS, MergeRUCB and D-TS in their
+Exp3 (γ by Auer et al. 2002, Corollary 3.2, for the run's K and T, ``sparring.exp3_gamma``; the
+authors' ``demo.py`` passes a fixed 0.51). ``rex3@mergedts_code``, ``sparring@mergedts_code`` and
+``sparring@exp3_mergedts_code`` are the authors' own versions (``convention="mergedts"``: REX3's
+full step and anytime γ_t, Sparring-UCB's phantom play, Exp3's anytime γ_t), rows on request
+only. The default rows are ``ROWS``: MergeDTS, MergeRUCB and D-TS in their
 default and tuned settings, RCS, RMED1, Self-Sparring, REX3 and the three Sparrings; every other
 setting is its module's default, which each module's docstring relates to the authors'. Choose rows
 with ``--set algorithms=merge_dts@tuned,merge_rucb@tuned`` and change a row's setting with
@@ -24,16 +27,18 @@ algorithms in ``slow`` (D-TS and RMED1, whose steps cost O(K²): a K x K bound m
 divergences) run ``slow_num_steps`` (2·10⁴) instead, as the table says. The long stage reruns
 the rows of ``long_algorithms`` to ``long_num_steps`` with ``long_num_runs`` runs (default: the
 same runs): ``best`` stands for the three rows with the least summed regret at ``num_steps`` over
-the matrices (slow rows left out). It is off by default (``long_num_steps=None``): on the shared
-2-core CPU (load average 5-12 from other jobs), 10^6 steps of 5 runs on one matrix took 35-150 s
-for most rows (MergeDTS tuned: 150 s) but 730 s for Self-Sparring and 950-1,140 s for Sparring-TS,
-whose steps draw 2K exact Beta samples, so ``--set long_num_steps=10000000 --set long_num_runs=5``
-(10^7 steps; the best three there were Self-Sparring, MergeDTS tuned and Sparring-TS) takes about
-ten hours on both matrices, the longest horizon that machine allows overnight; the paper's 10^8
-ten times that.
+the matrices (slow rows left out). It is off by default (``long_num_steps=None``).
+
+The paper-horizon setting: ``--set algorithms=merge_dts@tuned,self_sparring,sparring@ts,merge_rucb@tuned
+--set num_steps=10000000 --set num_runs=5 --set copeland_algorithms= --set slow=`` (10^7 steps, the
+four rows the large-scale claim turns on), resumable with ``--resume=latest``; a row per process
+(``--set algorithms=self_sparring``, ...) and a matrix per process (``--set matrices=...``) run side by
+side. On the shared 2-core CPU with other jobs running (load average 13-20), 10^7 steps of 5 runs on
+one matrix took over an hour for Self-Sparring and Sparring-TS (1.8-3.4k steps/s for the 5 runs;
+both draw 2K exact Beta samples a step), 22-38 minutes for MergeDTS tuned and 7-8 for MergeRUCB tuned.
 
 Arm relabelling (``permute_arms``, default on): as the authors' driver, every run relabels the
-arms by a random permutation (``experiments.common.relabel``): run ``r``'s order comes from its
+arms by a random permutation (``run_sweep(..., relabel=True)``, ``jaxrank.bandits.relabel``): run ``r``'s order comes from its
 own key (``fold_in(seed key, r)``), so it differs between runs and is the same for every row of
 one seed; regret is scored in the matrix's own labels.
 
@@ -51,30 +56,27 @@ bends down (``experiments.analysis.large_scale.verdicts``).
 
 Every setting, matrix size and Copeland subset is checked before the first run.
 
-"Winner dropped": MergeDTS and MergeRUCB drop arms for good. They run through ``survival_probe``,
+"Winner dropped": MergeDTS and MergeRUCB drop arms for good. They run through ``jaxrank.bandits.survival_probe``,
 whose report is the Condorcet winner while it survives (and the algorithm's own report, never the
 winner, once it is dropped), so their ``accuracy`` curve is the share of runs still holding the
 winner at each checkpoint and the runs that dropped it are counted exactly.
 """
 
 import dataclasses
-import math
 import time
-import types
 from typing import NamedTuple, Optional
 
 import jax
 import numpy as np
 
-from experiments.common import duel_runs, relabel
+from experiments.common import duel_runs
 from experiments.common import params as params_lib
 from experiments.analysis import large_scale as analysis
 from experiments.common.matrices import MATRIX_DIR, by_size, load_matrices
 from experiments.common.registry import checkpoint_dir, register
 from jaxrank import bandits, data, envs
-from jaxrank.bandits import merge_dts, merge_rucb
+from jaxrank.bandits import merge_dts, merge_rucb, sparring
 from jaxrank.metrics.confidence import mean_ci
-from jaxrank.types import Bandit
 from jaxrank.utils.checks import check_int, check_number
 
 PAPER_HORIZON = 100_000_000
@@ -87,6 +89,11 @@ VARIANTS = {
     "dts@tuned": ("dts", dict(DTS_TUNED)),
     "sparring@ts": ("sparring", {"inner": "ts"}),
     "sparring@exp3": ("sparring", {"inner": "exp3"}),
+    # The MergeDTS authors' own versions (convention="mergedts"; not in ROWS): REX3's full step and
+    # anytime γ_t, Sparring-UCB's phantom play, Exp3's anytime γ_t.
+    "rex3@mergedts_code": ("rex3", {"convention": "mergedts"}),
+    "sparring@mergedts_code": ("sparring", {"convention": "mergedts"}),
+    "sparring@exp3_mergedts_code": ("sparring", {"inner": "exp3", "convention": "mergedts"}),
 }
 ROWS = ("merge_dts", "merge_dts@tuned", "merge_rucb", "merge_rucb@tuned", "dts", "dts@tuned", "rcs", "rmed",
         "self_sparring", "rex3", "sparring", "sparring@ts", "sparring@exp3")
@@ -103,7 +110,7 @@ class Config:
     algorithms: tuple[str, ...] = ROWS  # rows: "algo" or "algo@variant" (VARIANTS)
     slow: tuple[str, ...] = ("dts", "rmed")  # O(K^2) steps: every row of these runs to slow_num_steps only
     slow_num_steps: int = 20_000
-    permute_arms: bool = True  # relabel the arms by a random permutation in every run (experiments.common.relabel)
+    permute_arms: bool = True  # relabel the arms by a random permutation in every run (run_sweep's relabel)
     long_algorithms: tuple[str, ...] = (BEST,)  # rows of the long stage; "best": the 3 least-regret rows
     long_num_steps: Optional[int] = None  # horizon of the long stage; None: no long stage
     long_num_runs: Optional[int] = None  # runs of the long stage; None: num_runs
@@ -126,12 +133,7 @@ class Row(NamedTuple):
     algorithm: str  # registered name
     options: dict  # make()'s static options
     hparams: dict  # init()'s hyperparameters, all of them
-    auto_gamma: bool  # Exp3's γ follows the run's K and T (exp3_gamma)
-
-
-def exp3_gamma(num_arms: int, num_steps: int) -> float:
-    """Exp3's γ = min(1, sqrt(K ln K / ((e - 1) T))) (Auer et al. 2002, Corollary 3.2, with g = T)."""
-    return min(1.0, math.sqrt(num_arms * math.log(num_arms) / ((math.e - 1) * num_steps)))
+    auto_gamma: bool  # Exp3's γ follows the run's K and T (sparring.exp3_gamma)
 
 
 def row_algorithm(row: str) -> tuple[str, dict]:
@@ -144,92 +146,6 @@ def row_algorithm(row: str) -> tuple[str, dict]:
                      f"of {', '.join(VARIANTS)}.")
 
 
-def copeland_subsets(pref: np.ndarray, num_arms: int, count: int, seed: int, *, max_tries: int = 100_000) -> list:
-    """``count`` distinct sorted subsets of ``num_arms`` arms of ``pref`` without a Condorcet winner,
-    from a seeded search over uniformly drawn subsets (0-based arm ids)."""
-    rng = np.random.default_rng(seed)
-    found = []
-    for _ in range(max_tries):
-        arms = np.sort(rng.choice(pref.shape[0], num_arms, replace=False))
-        if envs.condorcet_winner(pref[np.ix_(arms, arms)]) is None and arms.tolist() not in found:
-            found.append(arms.tolist())
-            if len(found) == count:
-                return found
-    raise ValueError(f"found only {len(found)} of {count} subsets of {num_arms} arms without a Condorcet winner "
-                     f"in {max_tries} draws; lower copeland_num_subsets or change copeland_num_arms.")
-
-
-def widest_cycle(pref: np.ndarray) -> tuple[list, float]:
-    """The Condorcet cycle ``a ≻ b ≻ c ≻ a`` of ``pref [K, K]`` whose smallest margin ``p - 1/2`` is
-    largest: ``([a, b, c], margin)`` (0-based; margin <= 0 when ``pref`` has no cycle of three)."""
-    gap = np.asarray(pref, np.float64) - 0.5
-    # smallest[a, b, c] = min(gap[a, b], gap[b, c], gap[c, a])
-    smallest = np.minimum(np.minimum(gap[:, :, None], gap[None, :, :]), gap.T[:, None, :])
-    a, b, c = np.unravel_index(int(np.argmax(smallest)), smallest.shape)
-    return [int(a), int(b), int(c)], float(smallest[a, b, c])
-
-
-def cycle_subsets(pref: np.ndarray, num_arms: int, count: int, seed: int, *, filler_margin: float,
-                  pair_gap: float, max_tries: int = 1_000) -> list:
-    """``count`` distinct sorted subsets of ``num_arms`` arms of ``pref`` (0-based) without a Condorcet
-    winner and with resolvable gaps: the three arms of ``widest_cycle(pref)``, which become the
-    subset's tied Copeland winners, and ``num_arms - 3`` arms drawn (seeded, greedily in a random
-    order) among those all three beat by ``>= filler_margin``, each ``>= pair_gap`` from 1/2
-    against the others drawn."""
-    cycle, margin = widest_cycle(pref)
-    if margin <= 0 or num_arms < 3:
-        raise ValueError(f"cycle subsets need a Condorcet cycle of three arms and num_arms >= 3 (got num_arms = "
-                         f"{num_arms}, widest cycle margin {margin:.4f}); use copeland_subsets=uniform.")
-    gap = np.abs(np.asarray(pref, np.float64) - 0.5)
-    beaten = np.flatnonzero(np.min(pref[cycle], axis=0) - 0.5 >= filler_margin)
-    rng = np.random.default_rng(seed)
-    found = []
-    for _ in range(max_tries):
-        fillers = []
-        for j in rng.permutation(beaten):
-            if len(fillers) == num_arms - 3:
-                break
-            if all(gap[j, f] >= pair_gap for f in fillers):
-                fillers.append(int(j))
-        arms = sorted(cycle + fillers)
-        if len(arms) == num_arms and arms not in found:
-            found.append(arms)
-            if len(found) == count:
-                return found
-    raise ValueError(f"found only {len(found)} of {count} cycle subsets of {num_arms} arms ({beaten.size} arms are "
-                     f"beaten by the cycle {cycle} by >= {filler_margin}); lower copeland_num_arms, "
-                     f"copeland_filler_margin or copeland_pair_gap.")
-
-
-def survival_probe(name: str, winner: int, *, relabelled: bool = False):
-    """An algorithm module: bandit ``name`` (with an ``active [K]`` bool state leaf) whose ``best_arm``
-    reports ``winner`` while it is active and its own report (an active arm, so never ``winner``) once
-    it is not. Same options and hyperparameters as ``name``; with ``relabelled``, the bandit plays
-    under a per-run relabelling of the arms (``experiments.common.relabel``) and ``winner`` is in
-    the environment's labels."""
-    module = bandits.ALGORITHMS[name]
-    probe = types.ModuleType(f"{name}{'_relabelled' * relabelled}_survival_{winner}")
-    probe.HPARAMS, probe.OPTIONS = module.HPARAMS, module.OPTIONS
-
-    def make(**options) -> Bandit:
-        algo = module.make(**options)
-        if not relabelled:
-            def best_arm(key, state):
-                return jax.numpy.where(state.active[winner], winner, algo.best_arm(key, state))
-
-            return Bandit(algo.init, algo.step, best_arm)
-        outer = relabel.wrap(algo)
-
-        def best_arm_relabelled(key, state: relabel.Relabelled):
-            alive = state.inner.active[relabel.own_label(state, winner)]
-            return jax.numpy.where(alive, winner, outer.best_arm(key, state))
-
-        return Bandit(outer.init, outer.step, best_arm_relabelled)
-
-    probe.make = make
-    return probe
-
-
 def _rows(config: Config, overrides: dict) -> dict[str, Row]:
     """``{row: Row}`` of the rows of both stages, presets then ``params`` overrides, each checked."""
     rows = {}
@@ -238,7 +154,7 @@ def _rows(config: Config, overrides: dict) -> dict[str, Row]:
         options, hparams = bandits.ALGORITHMS.split(algo, {**preset, **overrides.get(row, {})})
         built = bandits.ALGORITHMS.build(algo, **options)
         jax.eval_shape(lambda: built.init(jax.random.key(0), 4, **hparams))  # noqa: B023  (init's own checks)
-        auto = options.get("inner") == "exp3" and "gamma" not in overrides.get(row, {})
+        auto = options.get("inner") == "exp3" and options.get("convention") == "paper" and not hparams.get("gamma")
         rows[row] = Row(algo, options, hparams, auto)
     return rows
 
@@ -285,20 +201,20 @@ def _copeland_subsets(config: Config, matrices) -> dict:
             raise ValueError(f"copeland_num_arms = {config.copeland_num_arms} exceeds the {full.shape[0]} rankers "
                              f"of {m.name}; pick at most {full.shape[0]}.")
         if config.copeland_subsets == "cycle":
-            subsets = cycle_subsets(full, config.copeland_num_arms, config.copeland_num_subsets, config.seed,
+            subsets = envs.matrix.cycle_subsets(full, config.copeland_num_arms, config.copeland_num_subsets, config.seed,
                                     filler_margin=config.copeland_filler_margin, pair_gap=config.copeland_pair_gap)
         else:
-            subsets = copeland_subsets(full, config.copeland_num_arms, config.copeland_num_subsets, config.seed)
+            subsets = envs.matrix.copeland_subsets(full, config.copeland_num_arms, config.copeland_num_subsets, config.seed)
         out[m.name] = full, subsets
     return out
 
 
-def _module(algo: str, permute: bool, winner: Optional[int] = None):
-    """What ``run_sweep`` runs: the survival probe of ``winner`` for an eliminating algorithm, else
-    the bandit itself, relabelled per run when ``permute``."""
+def _module(algo: str, permute: bool, winner: Optional[int] = None) -> tuple[object, bool]:
+    """What ``run_sweep`` runs and whether it relabels: the survival probe of ``winner`` for an
+    eliminating algorithm (relabelled by the probe itself when ``permute``), else the bandit."""
     if winner is not None:
-        return survival_probe(algo, winner, relabelled=permute)
-    return relabel.relabelled(bandits.ALGORITHMS[algo], algo) if permute else algo
+        return bandits.survival_probe(algo, winner, relabelled=permute), False
+    return algo, permute
 
 
 def _run_one(algo, prefs, options, hparams, *, module, seed, num_runs, num_steps, regret, chunk_size, run_dir,
@@ -306,8 +222,9 @@ def _run_one(algo, prefs, options, hparams, *, module, seed, num_runs, num_steps
     """One bandit on ``prefs [M, K, K]`` (one compiled program): ``(Trace, wall seconds)``."""
     start = time.perf_counter()
     mesh = bandits.lane_mesh()
-    trace = bandits.run_sweep(module, jax.random.key(seed), prefs, num_runs=num_runs, num_steps=num_steps,
-                              options=options, hparams=duel_runs.changed(algo, hparams), chunk_size=chunk_size,
+    module, relabel = module
+    trace = bandits.run_sweep(jax.random.key(seed), module, prefs, num_runs=num_runs, num_steps=num_steps,
+                              relabel=relabel, options=options, hparams=duel_runs.changed(algo, hparams), chunk_size=chunk_size,
                               regret=regret, label=label, mesh=mesh, checkpoint_dir=checkpoint_dir(run_dir),
                               compiler_options=bandits.sweep.compiler_options_for(algo, mesh) or {})
     return trace, time.perf_counter() - start
@@ -336,7 +253,7 @@ def _run_row(name: str, row: Row, matrices, *, steps: int, runs: int, config: Co
         if default_horizon is not None and hparams.get("horizon", default_horizon) == default_horizon:
             hparams["horizon"] = float(steps)  # a horizon left at its default is the stage's T (run and recorded)
         if row.auto_gamma:
-            hparams["gamma"] = exp3_gamma(num_arms, steps)
+            hparams["gamma"] = float(sparring.exp3_gamma(num_arms, steps))  # what init derives, recorded
         winner = int(envs.condorcet_winner(group[0].pref)) if eliminating else None
         trace, seconds = _run_one(
             row.algorithm, np.stack([m.pref for m in group]), row.options, hparams,
@@ -408,7 +325,7 @@ def run(config: Config, run_dir) -> dict:
         entry = {"source": m.source, "num_arms": m.pref.shape[0], "condorcet_winner": m.rankers[winner],
                  "algorithms": {}, "long": {}}
         if config.permute_arms:  # the winner's label in each run: the relabelling at work
-            orders = relabel.run_orders(jax.random.key(config.seed), config.num_runs, m.pref.shape[0])
+            orders = bandits.relabel.run_orders(jax.random.key(config.seed), config.num_runs, m.pref.shape[0])
             entry["winner_label_by_run"] = [int(np.flatnonzero(o == winner)[0]) for o in orders]
         results["matrices"][m.name] = entry
     for name, row in rows.items():

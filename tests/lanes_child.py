@@ -102,7 +102,7 @@ def bandit_sweep(mesh=None):
     from jaxrank import bandits, envs
 
     prefs = np.stack([np.asarray(envs.condorcet_matrix(jax.random.key(k), 6)) for k in (0, 1)])
-    return [bandits.run_sweep(name, jax.random.key(5), prefs, num_runs=3, num_steps=300, hparams={"alpha": [0.51, 0.8]},
+    return [bandits.run_sweep(jax.random.key(5), name, prefs, num_runs=3, num_steps=300, hparams={"alpha": [0.51, 0.8]},
                               chunk_size=40, mesh=mesh) for name in ("rcs",)]
 
 

@@ -105,7 +105,7 @@ def test_sweep_compiles_one_program_for_all_matrices_settings_and_calls(name):
     traces = []
     counted = _counting(name, traces)
     prefs = np.stack([_pref(), _pref()])
-    first = bandits.run_sweep(counted, jax.random.key(0), prefs, num_runs=2, num_steps=100, hparams=HPARAMS[name],
+    first = bandits.run_sweep(jax.random.key(0), counted, prefs, num_runs=2, num_steps=100, hparams=HPARAMS[name],
                           checkpoints=[20, 40, 60, 80, 100], chunk_size=5)
     assert len(traces) == 1
     assert first.regret.shape == (2, 2, 2, 5)
@@ -119,7 +119,7 @@ def test_cpu_compiler_options_change_no_result(name):
     mesh = bandits.lane_mesh()
     assert sweep_lib.compiler_options_for(name, mesh) == {"xla_disable_hlo_passes": "cpu-parallel-task-assigner"}
     assert sweep_lib.compiler_options_for("rucb", mesh) is None
-    run = lambda **kw: bandits.run_sweep(name, jax.random.key(0), _pref(), num_runs=3, num_steps=200,  # noqa: E731
+    run = lambda **kw: bandits.run_sweep(jax.random.key(0), name, _pref(), num_runs=3, num_steps=200,  # noqa: E731
                                      hparams={k: v[:1] for k, v in HPARAMS[name].items()}, checkpoints=[50, 200], **kw)
     one, two = run(), run(compiler_options={})
     np.testing.assert_array_equal(one.regret, two.regret)
@@ -128,8 +128,8 @@ def test_cpu_compiler_options_change_no_result(name):
 
 def test_sweep_rejects_bad_arguments_by_name():
     pref = _pref()
-    run = lambda **kw: bandits.run_sweep("rcs", **{"key": jax.random.key(0), "prefs": pref, "num_runs": 1,  # noqa: E731
-                                               "num_steps": 10, **kw})
+    run = lambda **kw: bandits.run_sweep(**{"key": jax.random.key(0), "algorithm": "rcs", "prefs": pref,  # noqa: E731
+                                            "num_runs": 1, "num_steps": 10, **kw})
     with pytest.raises(ValueError, match=r"num_steps must be an int; got 2\.5 \(float\)"):
         run(num_steps=2.5)
     with pytest.raises(ValueError, match=r"key must be a PRNG key such as jax.random.key\(0\); got 0"):
@@ -139,18 +139,18 @@ def test_sweep_rejects_bad_arguments_by_name():
     with pytest.raises(ValueError, match="num_runs must be an int >= 1; got 0"):
         run(num_runs=0)
     with pytest.raises(ValueError, match="unknown bandit 'rsc'; registered: rcs"):
-        bandits.run_sweep("rsc", jax.random.key(0), pref, num_runs=1, num_steps=10)
+        bandits.run_sweep(jax.random.key(0), "rsc", pref, num_runs=1, num_steps=10)
 
 
 def test_a_static_option_passed_as_a_hyperparameter_is_a_clear_error():
     """``lerot`` is bound by ``make``; as a hyperparameter it used to fail inside ``jit``."""
     with pytest.raises(ValueError, match=r"bandit 'rcs': 'lerot' is a static option, not a hyperparameter; "
                                          r"build the algorithm with make\(lerot=\.\.\.\)"):
-        bandits.run_sweep(bandits.rcs, jax.random.key(0), _pref(), num_runs=1, num_steps=10, hparams={"lerot": [1.0]})
+        bandits.run_sweep(jax.random.key(0), bandits.rcs, _pref(), num_runs=1, num_steps=10, hparams={"lerot": [1.0]})
     with pytest.raises(ValueError, match="bandit 'rcs' has no setting 'kweight'; hyperparameters: alpha; options: lerot"):
-        bandits.run_sweep("rcs", jax.random.key(0), _pref(), num_runs=1, num_steps=10, options={"kweight": 0.3})
+        bandits.run_sweep(jax.random.key(0), "rcs", _pref(), num_runs=1, num_steps=10, options={"kweight": 0.3})
     with pytest.raises(ValueError, match=r"lerot is an on/off option of make\(\); got 1\.0; pass True or False"):
-        bandits.run_sweep("rcs", jax.random.key(0), _pref(), num_runs=1, num_steps=10, options={"lerot": 1.0})
-    lerot = bandits.run_sweep("rcs", jax.random.key(0), _pref(), num_runs=2, num_steps=50, options={"lerot": True})
-    paper = bandits.run_sweep("rcs", jax.random.key(0), _pref(), num_runs=2, num_steps=50)
+        bandits.run_sweep(jax.random.key(0), "rcs", _pref(), num_runs=1, num_steps=10, options={"lerot": 1.0})
+    lerot = bandits.run_sweep(jax.random.key(0), "rcs", _pref(), num_runs=2, num_steps=50, options={"lerot": True})
+    paper = bandits.run_sweep(jax.random.key(0), "rcs", _pref(), num_runs=2, num_steps=50)
     assert not np.array_equal(lerot.regret, paper.regret)

@@ -64,11 +64,11 @@ def test_init_rejects_impossible_hyperparameters():
     with pytest.raises(ValueError, match=r"first_epoch must be a whole number .*; got 1\.5"):
         scb.init(key, 4, first_epoch=1.5)
     with pytest.raises(ValueError, match=r"first_epoch must be in \[1, 64\]; got 0\.0"):  # every setting, first
-        run_sweep("scb", key, CYCLE5, num_runs=1, num_steps=10, hparams={"first_epoch": [2.0, 0.0]})
+        run_sweep(key, "scb", CYCLE5, num_runs=1, num_steps=10, hparams={"first_epoch": [2.0, 0.0]})
     with pytest.raises(ValueError, match=r"first_epoch must be in \[1, 64\]; got 10000000000\.0"):
-        run_sweep("scb", key, CYCLE5, num_runs=1, num_steps=10, hparams={"first_epoch": [1e10]})
+        run_sweep(key, "scb", CYCLE5, num_runs=1, num_steps=10, hparams={"first_epoch": [1e10]})
     with pytest.raises(ValueError, match="alpha must be > 0.5"):
-        run_sweep("ccb", key, CYCLE5, num_runs=1, num_steps=10, hparams={"alpha": [0.5]})
+        run_sweep(key, "ccb", CYCLE5, num_runs=1, num_steps=10, hparams={"alpha": [0.5]})
     for module in (ccb, scb):
         with pytest.raises(ValueError, match="num_arms must be an int >= 2; got 1"):
             module.init(key, 1)
@@ -87,7 +87,7 @@ def test_ccb_first_step_by_hand():
     state = ccb.init(jax.random.key(0), K)
     for seed in range(6):
         key = jax.random.key(seed)
-        u = np.asarray(jax.random.uniform(key, (7,)))
+        u = np.asarray(jax.random.uniform(jax.random.split(key, 3)[0], (7,)))
         c = int(np.floor(u[3] * K))
         others = [j for j in range(K) if j != c]
         new, info = _ccb_step(key, state, _env(CYCLE5[:K, :K]))
@@ -247,7 +247,7 @@ def test_tied_copeland_winners_rule():
     assert float(score.table[0, 2]) == pytest.approx(0.125)  # 3/4 - (3/4 + 2/4) / 2
     # A pure 3-cycle: every arm is a Copeland winner, so no duel has regret and every guess is right.
     cycle3 = _pref([(0, 1), (1, 2), (2, 0)], 3)
-    trace = run_sweep("ccb", jax.random.key(0), cycle3, num_runs=2, num_steps=200, checkpoints=[50, 200])
+    trace = run_sweep(jax.random.key(0), "ccb", cycle3, num_runs=2, num_steps=200, checkpoints=[50, 200])
     assert np.all(trace.regret == 0.0) and np.all(trace.correct)
 
 
@@ -274,7 +274,7 @@ def test_ccb_regret_matches_reference_on_mslr_subset(mslr_subset, figures):
     # (SCB's figure on this subset is in the file too; its spread, ± 1400 of 5800, makes it a weak
     # check, and the cyclic matrix below covers SCB.)
     T, runs = figures["T"], figures["num_runs"]
-    trace = run_sweep("ccb", jax.random.key(figures["seeds"]["ccb"]), mslr_subset, num_runs=runs, num_steps=T,
+    trace = run_sweep(jax.random.key(figures["seeds"]["ccb"]), "ccb", mslr_subset, num_runs=runs, num_steps=T,
                      checkpoints=[T], regret="copeland")
     assert_same_mean(trace.regret[0, 0, :, -1],
                       np.asarray(figures["results"]["mslr_perfect_subset"]["ccb"]["final_regret"]), "ccb MSLR subset")
@@ -285,7 +285,7 @@ def test_ccb_regret_matches_reference_on_mslr_subset(mslr_subset, figures):
 def test_regret_matches_reference_on_cyclic_matrix(module, figures):
     name = module.__name__.rsplit(".", 1)[-1]
     T, runs = figures["T"], figures["num_runs"]
-    trace = run_sweep(module, jax.random.key(figures["seeds"][name]), ref.cyclic_matrix(10), num_runs=runs,
+    trace = run_sweep(jax.random.key(figures["seeds"][name]), module, ref.cyclic_matrix(10), num_runs=runs,
                   num_steps=T, checkpoints=[T])
     assert_same_mean(trace.regret[0, 0, :, -1], np.asarray(figures["results"]["cyclic"][name]["final_regret"]),
                       f"{name} cyclic")
@@ -299,7 +299,7 @@ def test_copeland_regret_is_sublinear_where_rucb_is_linear():
     cps = [T // 4, T]
     ratios = {}
     for module in (ccb, scb, rucb):
-        trace = run_sweep(module, jax.random.key(7), CYCLE5, num_runs=6, num_steps=T, checkpoints=cps)
+        trace = run_sweep(jax.random.key(7), module, CYCLE5, num_runs=6, num_steps=T, checkpoints=cps)
         mean = trace.regret[0, 0].mean(axis=0)
         ratios[module.__name__.rsplit(".", 1)[-1]] = mean[1] / mean[0]
         if module is not rucb:

@@ -225,18 +225,18 @@ def test_step_jit_matches_no_jit_and_keeps_the_state(algo, hparams):
 
 
 def test_sweep_is_deterministic_and_runs_do_not_depend_on_the_run_count():
-    run = functools.partial(bandits.run_sweep, "rcs", jax.random.key(5), ARXIV, num_steps=200, checkpoints=[50, 200])
+    run = functools.partial(bandits.run_sweep, jax.random.key(5), "rcs", ARXIV, num_steps=200, checkpoints=[50, 200])
     four, again, two = run(num_runs=4), run(num_runs=4), run(num_runs=2)
     np.testing.assert_array_equal(four.regret, again.regret)
     np.testing.assert_array_equal(four.regret[:, :, :2], two.regret)  # vmap over runs == fewer runs
-    other = bandits.run_sweep("rcs", jax.random.key(6), ARXIV, num_runs=4, num_steps=200, checkpoints=[50, 200])
+    other = bandits.run_sweep(jax.random.key(6), "rcs", ARXIV, num_runs=4, num_steps=200, checkpoints=[50, 200])
     assert not np.array_equal(four.regret, other.regret)
 
 
 def test_sweep_matches_a_python_loop_of_single_steps():
     table, winners = regret_table(ARXIV)
     winner = int(np.flatnonzero(winners)[0])
-    trace = bandits.run_sweep("rucb", jax.random.key(2), ARXIV, num_runs=2, num_steps=120, checkpoints=[7, 120],
+    trace = bandits.run_sweep(jax.random.key(2), "rucb", ARXIV, num_runs=2, num_steps=120, checkpoints=[7, 120],
                           hparams={"alpha": [0.51]})
     step = jax.jit(rucb.step)
     for r in range(2):
@@ -259,12 +259,12 @@ def test_sweep_vmaps_matrices_and_settings_and_each_lane_equals_its_own_run():
     other = envs.condorcet_matrix(jax.random.key(4), ARXIV.shape[0])
     prefs = np.stack([ARXIV, np.asarray(other)])
     alphas = [0.3, 0.51, 1.0]
-    trace = bandits.run_sweep("rcs", jax.random.key(0), prefs, num_runs=3, num_steps=100,
+    trace = bandits.run_sweep(jax.random.key(0), "rcs", prefs, num_runs=3, num_steps=100,
                           hparams={"alpha": alphas}, checkpoints=[50, 100])
     assert trace.regret.shape == (2, 3, 3, 2)
     for m in range(2):
         for h, alpha in enumerate(alphas):
-            alone = bandits.run_sweep("rcs", jax.random.key(0), prefs[m], num_runs=3, num_steps=100,
+            alone = bandits.run_sweep(jax.random.key(0), "rcs", prefs[m], num_runs=3, num_steps=100,
                                   hparams={"alpha": [alpha]}, checkpoints=[50, 100])
             np.testing.assert_array_equal(trace.regret[m, h], alone.regret[0, 0])
             np.testing.assert_array_equal(trace.correct[m, h], alone.correct[0, 0])
@@ -293,9 +293,9 @@ def test_invalid_preference_matrices_are_rejected(pref, message):
 
 def test_condorcet_regret_needs_a_condorcet_winner():
     with pytest.raises(ValueError, match="no Condorcet winner"):
-        bandits.run_sweep("rcs", jax.random.key(0), envs.cyclic_matrix(4), num_runs=1, num_steps=10, regret="condorcet")
+        bandits.run_sweep(jax.random.key(0), "rcs", envs.cyclic_matrix(4), num_runs=1, num_steps=10, regret="condorcet")
     with pytest.raises(ValueError, match="regret must be one of"):
-        bandits.run_sweep("rcs", jax.random.key(0), ARXIV, num_runs=1, num_steps=10, regret="borda")
+        bandits.run_sweep(jax.random.key(0), "rcs", ARXIV, num_runs=1, num_steps=10, regret="borda")
 
 
 @pytest.mark.parametrize(
@@ -310,12 +310,12 @@ def test_condorcet_regret_needs_a_condorcet_winner():
 def test_bad_hyperparameters_fail_before_compiling(kwargs, words):
     args = {"num_runs": 2, "num_steps": 10, **kwargs}
     with pytest.raises(ValueError, match=words):
-        bandits.run_sweep("rcs", jax.random.key(0), ARXIV, **args)
+        bandits.run_sweep(jax.random.key(0), "rcs", ARXIV, **args)
 
 
 def test_savage_horizon_below_one_and_single_arm_are_rejected():
     with pytest.raises(ValueError, match="horizon must be >= 1"):
-        bandits.run_sweep("savage", jax.random.key(0), ARXIV, num_runs=1, num_steps=10, hparams={"horizon": [0.0]})
+        bandits.run_sweep(jax.random.key(0), "savage", ARXIV, num_runs=1, num_steps=10, hparams={"horizon": [0.0]})
     with pytest.raises(ValueError, match="num_arms must be an int >= 2"):
         rcs.init(None, 1)
 
@@ -357,7 +357,7 @@ def test_mean_regret_at_20k_matches_numpy_reference(mslr_perfect_10, name, hpara
     stored = json.loads((Path(__file__).parent / "reference" / "mslr_perfect_k10_T20000.json").read_text())
     reference = np.asarray(stored["algorithms"][name]["final_regret"])
     pref, _ = mslr_perfect_10
-    trace = bandits.run_sweep(name, jax.random.key(11), pref, num_runs=90, num_steps=20000, hparams=hparams,
+    trace = bandits.run_sweep(jax.random.key(11), name, pref, num_runs=90, num_steps=20000, hparams=hparams,
                           checkpoints=[20000])
     ours = trace.regret[0, 0, :, -1]
     se = np.sqrt(ours.var(ddof=1) / ours.size + reference.var(ddof=1) / reference.size)

@@ -73,14 +73,14 @@ def test_jit_matches_no_jit(algo, num_steps):
 
 def test_rmed_leader_first_is_an_option_of_make():
     # D-TS runs through the sweep in the slow tests; its compile is too costly to repeat here.
-    paper, library = (run_sweep("rmed", jax.random.key(0), ARXIV, num_runs=3, num_steps=300, checkpoints=[15, 300],
+    paper, library = (run_sweep(jax.random.key(0), "rmed", ARXIV, num_runs=3, num_steps=300, checkpoints=[15, 300],
                             options={"leader_first": flag}) for flag in (False, True))
     np.testing.assert_array_equal(paper.regret[..., 0], library.regret[..., 0])  # same round robin
     assert not np.array_equal(paper.regret, library.regret)
     for trace in (paper, library):
         assert np.all(np.isfinite(trace.regret)) and np.all(trace.regret[..., 1] >= trace.regret[..., 0])
     with pytest.raises(ValueError, match="'leader_first' is a static option, not a hyperparameter"):
-        run_sweep("rmed", jax.random.key(0), ARXIV, num_runs=1, num_steps=10, hparams={"leader_first": [1.0]})
+        run_sweep(jax.random.key(0), "rmed", ARXIV, num_runs=1, num_steps=10, hparams={"leader_first": [1.0]})
 
 
 def test_init_rejects_impossible_hyperparameters():
@@ -278,11 +278,11 @@ NUM_RUNS, HORIZON = 90, 20_000
 
 @pytest.mark.slow
 def test_dts_regret_matches_reference(mslr10):
-    trace = run_sweep("dts", jax.random.key(2016), mslr10, num_runs=NUM_RUNS, num_steps=HORIZON, checkpoints=[HORIZON])
+    trace = run_sweep(jax.random.key(2016), "dts", mslr10, num_runs=NUM_RUNS, num_steps=HORIZON, checkpoints=[HORIZON])
     assert_same_mean(trace.regret[0, 0, :, -1], ref.simulate_dts(mslr10, HORIZON, NUM_RUNS, seed=2016), "dts")
 
 
 @pytest.mark.slow
 def test_rmed1_regret_matches_reference(mslr10):
-    trace = run_sweep("rmed", jax.random.key(2015), mslr10, num_runs=NUM_RUNS, num_steps=HORIZON, checkpoints=[HORIZON])
+    trace = run_sweep(jax.random.key(2015), "rmed", mslr10, num_runs=NUM_RUNS, num_steps=HORIZON, checkpoints=[HORIZON])
     assert_same_mean(trace.regret[0, 0, :, -1], ref.simulate_rmed1(mslr10, HORIZON, NUM_RUNS, seed=2015), "rmed1")

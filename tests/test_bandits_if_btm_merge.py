@@ -475,7 +475,7 @@ def test_mean_regret_matches_numpy_reference(shared_data, name):
 
     P, _ = select_rankers(load_preference_matrix(shared_data / "preference_matrices" / "MSLR-Perfect.txt"), 10)
     module, hparams, make = PARITY[name]
-    trace = run_sweep(module, jax.random.key(2015), P, num_runs=RUNS_PARITY, num_steps=T_PARITY,
+    trace = run_sweep(jax.random.key(2015), module, P, num_runs=RUNS_PARITY, num_steps=T_PARITY,
                       hparams=hparams, checkpoints=[T_PARITY])
     ours = trace.regret[0, 0, :, -1].astype(np.float64)
     theirs = np.array([ref.cumulative_regret(make(P, np.random.default_rng([2015, r])), P, T_PARITY)

@@ -205,7 +205,7 @@ NUM_RUNS, HORIZON = 90, 20_000
 
 @pytest.mark.slow
 def test_self_sparring_regret_matches_reference(mslr10):
-    trace = run_sweep("self_sparring", jax.random.key(2017), mslr10, num_runs=NUM_RUNS, num_steps=HORIZON,
+    trace = run_sweep(jax.random.key(2017), "self_sparring", mslr10, num_runs=NUM_RUNS, num_steps=HORIZON,
                       checkpoints=[HORIZON])
     assert_same_mean(trace.regret[0, 0, :, -1], ref.simulate_self_sparring(mslr10, HORIZON, NUM_RUNS, seed=2017),
                      "self_sparring")
@@ -213,5 +213,5 @@ def test_self_sparring_regret_matches_reference(mslr10):
 
 @pytest.mark.slow
 def test_rex3_regret_matches_reference(mslr10):
-    trace = run_sweep("rex3", jax.random.key(2015), mslr10, num_runs=NUM_RUNS, num_steps=HORIZON, checkpoints=[HORIZON])
+    trace = run_sweep(jax.random.key(2015), "rex3", mslr10, num_runs=NUM_RUNS, num_steps=HORIZON, checkpoints=[HORIZON])
     assert_same_mean(trace.regret[0, 0, :, -1], ref.simulate_rex3(mslr10, HORIZON, NUM_RUNS, seed=2015), "rex3")

@@ -140,17 +140,25 @@ def test_best_arm_is_the_arm_played_most_ties_uniform():
 # ----------------------------------------------------------------------------------------------
 
 
-def test_default_gamma_is_auer_corollary_tuning_for_ten_arms_and_twenty_thousand_duels():
-    # sqrt(10 ln 10 / ((e - 1) 20000)) = sqrt(23.0259 / 34365.6) = 0.025885
-    assert sparring.HPARAMS["gamma"] == pytest.approx(0.025885, abs=1e-6)
+def test_default_gamma_is_auer_corollary_tuning_for_the_runs_arms_and_horizon():
+    # sqrt(10 ln 10 / ((e - 1) 20000)) = sqrt(23.0259 / 34365.6) = 0.025885; K = 136, T = 10^7: 0.0062357
+    assert sparring.HPARAMS["gamma"] == 0.0
+    assert float(sparring.init(jax.random.key(0), 10, horizon=20_000).gamma) == pytest.approx(0.025885, abs=1e-6)
+    assert float(sparring.init(jax.random.key(0), 136, horizon=1e7).gamma) == pytest.approx(0.0062357, rel=1e-4)
+    assert float(sparring.init(jax.random.key(0), 10, gamma=0.51).gamma) == pytest.approx(0.51)
+    grid = jax.vmap(lambda g, h: sparring.init(jax.random.key(0), 10, gamma=g, horizon=h).gamma)(
+        jnp.array([0.0, 0.3]), jnp.array([20_000.0, 5.0]))
+    np.testing.assert_allclose(grid, [0.025885, 0.3], atol=1e-6)
 
 
 def test_init_rejects_impossible_hyperparameters():
     with pytest.raises(ValueError, match=r"alpha must be > 0; got 0\.0"):
         sparring.init(jax.random.key(0), 4, alpha=0.0)
-    with pytest.raises(ValueError, match=r"gamma must be in \(0, 1\]; got 0\.0"):
-        sparring.init(jax.random.key(0), 4, gamma=0.0)
-    with pytest.raises(ValueError, match=r"gamma must be in \(0, 1\]; got 1\.5"):
+    with pytest.raises(ValueError, match=r"gamma must be in \[0, 1\]; got -0\.1"):
+        sparring.init(jax.random.key(0), 4, gamma=-0.1)
+    with pytest.raises(ValueError, match=r"horizon must be >= 1; got 0\.5"):
+        sparring.init(jax.random.key(0), 4, horizon=0.5)
+    with pytest.raises(ValueError, match=r"gamma must be in \[0, 1\]; got 1\.5"):
         sparring.init(jax.random.key(0), 4, gamma=1.5)
     with pytest.raises(ValueError, match="num_arms must be an int >= 2; got 1"):
         sparring.init(jax.random.key(0), 1)
@@ -175,8 +183,9 @@ NUM_RUNS, HORIZON = 90, 20_000
 @pytest.mark.slow
 @pytest.mark.parametrize("inner, seed", [("ucb", 2014), ("ts", 2012), ("exp3", 2002)])
 def test_sparring_regret_matches_reference(mslr10, inner, seed):
-    trace = run_sweep("sparring", jax.random.key(seed), mslr10, num_runs=NUM_RUNS, num_steps=HORIZON,
+    trace = run_sweep(jax.random.key(seed), "sparring", mslr10, num_runs=NUM_RUNS, num_steps=HORIZON,
                       checkpoints=[HORIZON], options={"inner": inner})
     theirs = ref.simulate_sparring(mslr10, HORIZON, NUM_RUNS, seed=seed, inner=inner,
-                                   alpha=sparring.HPARAMS["alpha"], gamma=sparring.HPARAMS["gamma"])
+                                   alpha=sparring.HPARAMS["alpha"],
+                                   gamma=float(sparring.exp3_gamma(mslr10.shape[0], HORIZON)))
     assert_same_mean(trace.regret[0, 0, :, -1], theirs, f"sparring-{inner}")

@@ -118,7 +118,7 @@ def test_the_sweep_runs_a_bandit_on_the_interleaving_env(queries):
                                          "probabilistic", 4000, verbose=False)
     if envs.condorcet_winner(pref) is None:
         pytest.skip("the estimated matrix has no Condorcet winner")
-    trace = bandits.run_sweep("rcs", jax.random.key(1), pref, env=env, num_runs=3, num_steps=120, checkpoints=[40, 120])
+    trace = bandits.run_sweep(jax.random.key(1), "rcs", pref, env=env, num_runs=3, num_steps=120, checkpoints=[40, 120])
     assert trace.regret.shape == (1, 1, 3, 2)
     score = bandits.scoring(pref)
     for r in range(3):

@@ -46,7 +46,7 @@ def test_rcs_alpha_runs_both_alphas_in_one_program(tmp_path, no_data):
     (matrix,) = load_matrices(("paper",), 6)
     for name in ("RCS", "RUCB"):
         for alpha in (0.1, 0.501):
-            alone = bandits.run_sweep(name.lower(), jax.random.key(0), matrix.pref, num_runs=2, num_steps=300,
+            alone = bandits.run_sweep(jax.random.key(0), name.lower(), matrix.pref, num_runs=2, num_steps=300,
                                   hparams={"alpha": [alpha]}, checkpoints=results["checkpoints"])
             np.testing.assert_allclose(curves[f"{name} alpha={alpha}"]["regret_mean"], alone.regret[0, 0].mean(0),
                                        rtol=1e-4, atol=1e-4)
@@ -92,7 +92,7 @@ def test_per_algorithm_settings_reach_any_bandit(tmp_path, no_data):
                                    "rmed": {"leader_first": False, "kweight": 0.5}}
     assert set(results["matrices"]["ArXiv_6_rankers"]["algorithms"]) == {"rcs", "rmed"}
     matrix = np.stack([load_preference_matrix(EMBEDDED_DEFAULT)])
-    alone = bandits.run_sweep("rmed", jax.random.key(0), matrix, num_runs=2, num_steps=200, hparams={"kweight": [0.5]},
+    alone = bandits.run_sweep(jax.random.key(0), "rmed", matrix, num_runs=2, num_steps=200, hparams={"kweight": [0.5]},
                           checkpoints=results["checkpoints"])
     np.testing.assert_allclose(results["matrices"]["ArXiv_6_rankers"]["algorithms"]["rmed"]["regret_mean"],
                                alone.regret[0, 0].mean(0), rtol=1e-4, atol=1e-4)

@@ -118,7 +118,7 @@ def test_a_run_killed_mid_way_resumes_bit_identical(tmp_path, reference):
 
 
 def test_sweep_continues_from_the_last_chunk_after_a_crash(tmp_path, monkeypatch):
-    run = lambda **kw: bandits.run_sweep("rucb", jax.random.key(4), ARXIV, num_runs=3, num_steps=300,  # noqa: E731
+    run = lambda **kw: bandits.run_sweep(jax.random.key(4), "rucb", ARXIV, num_runs=3, num_steps=300,  # noqa: E731
                                      chunk_size=8, hparams={"alpha": [0.51]}, **kw)
     want = run()
     with killed_after_checkpoints(monkeypatch, 2):

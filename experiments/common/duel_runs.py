@@ -46,8 +46,7 @@ def run_on_matrices(name: str, matrices: list[Matrix], *, seed: int, num_runs: i
     """
     traces = {}
     for size, group in by_size(matrices).items():
-        trace = bandits.run_sweep(
-            name, jax.random.key(seed), np.stack([m.pref for m in group]),
+        trace = bandits.run_sweep(jax.random.key(seed), name, np.stack([m.pref for m in group]),
             num_runs=num_runs, num_steps=num_steps, options=options, hparams=hparams, checkpoints=checkpoints,
             chunk_size=chunk_size, label=f"{name} K={size} x{len(group)}", checkpoint_dir=checkpoint_dir)
         for i, m in enumerate(group):

@@ -7,9 +7,10 @@ mesh, resumably (through ``jaxrank.lanes``).
 line here.
 """
 
-from jaxrank.bandits import (beat_the_mean, ccb, dts, interleaved_filter, lane, merge_dts, merge_rucb, rcs, rex3, rmed,
-                             rucb, savage, scb, self_sparring, sparring)
+from jaxrank.bandits import (beat_the_mean, ccb, dts, interleaved_filter, lane, merge_dts, merge_rucb, rcs, relabel,
+                             rex3, rmed, rucb, savage, scb, self_sparring, sparring)
 from jaxrank.bandits.lane import LaneData, Record, Scoring, default_checkpoints, run_lane, scoring, study
+from jaxrank.bandits.survival import survival_probe
 from jaxrank.bandits.sweep import CPU_COMPILER_OPTIONS, Trace, lane_mesh, run_sweep
 from jaxrank.registry import Registry
 from jaxrank.types import Bandit, StepInfo
@@ -50,6 +51,7 @@ __all__ = [
     "merge_dts",
     "merge_rucb",
     "rcs",
+    "relabel",
     "rex3",
     "rmed",
     "rucb",
@@ -61,5 +63,6 @@ __all__ = [
     "self_sparring",
     "sparring",
     "study",
+    "survival_probe",
     "sweep",
 ]

@@ -27,14 +27,21 @@ def pick_flag(variants: dict[bool, Bandit], option: str, value) -> Bandit:
     return variants[bool(value)]
 
 
-def duel(key, env: DuelEnv, u: Array, first: Array, second: Array) -> Array:
+def split_step_key(key, num: int) -> tuple:
+    """``num`` independent keys of a step key, one per consumer (the bandit's uniforms, the
+    environment, a redraw loop, ...): the keys of ``jax.random.split(key, num)``, bit for bit for
+    threefry keys (computed as ``prng.fold_in(key, i)``, unrolled). A step never draws from ``key``
+    itself, so no consumer reads the Threefry blocks of another."""
+    return tuple(prng.fold_in(key, i) for i in range(num))
+
+
+def duel(key_env, env: DuelEnv, u: Array, first: Array, second: Array) -> Array:
     """Asks ``env`` whether ``first`` beats ``second`` (the ``DuelEnv`` contract, ``jaxrank.types``).
 
-    ``u`` is a uniform the bandit drew together with its own choices; the environment also gets a
-    key independent of ``u`` (``fold_in(key, 1)`` of the bandit's step key, ``jaxrank.utils.prng``)
-    for any other randomness.
+    ``u`` is a uniform the bandit drew together with its own choices; ``key_env`` is the
+    environment's own key (``split_step_key``) for any other randomness.
     """
-    return env.duel(prng.fold_in(key, 1), first, second, u)
+    return env.duel(key_env, first, second, u)
 
 
 def record_duel(wins: Array, first: Array, second: Array, first_won: Array) -> Array:

@@ -31,7 +31,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxrank.bandits.base import duel
+from jaxrank.bandits.base import duel, split_step_key
 from jaxrank.types import Bandit, StepInfo
 from jaxrank.utils import prng, random_argmax, random_argmin, random_choice
 from jaxrank.utils.checks import check_int, check_number
@@ -122,14 +122,15 @@ def step(key, state: BTMState, env):
       ``StepInfo(first, second, first_won)`` with ``first = b`` and ``second = b'``,
       all ``[]`` (i32, i32, bool).
     """
-    u_arm, u_opponent, u_worst, u_duel = prng.uniform(key, (4,))
+    key_draws, key_env = split_step_key(key, 2)
+    u_arm, u_opponent, u_worst, u_duel = prng.uniform(key_draws, (4,))
     exploring = jnp.sum(state.active) > 1
 
     # Lines 11-12 (with one arm left, both picks return it: the exploit self-duel).
     _, n = scores(state.wins, state.plays, state.active)
     arm = random_argmin(u_arm, n, state.active)
     opponent = random_choice(u_opponent, state.active)
-    first_won = duel(key, env, u_duel, arm, opponent)
+    first_won = duel(key_env, env, u_duel, arm, opponent)
 
     # Lines 13-14: only the evaluated arm's record changes.
     plays = state.plays.at[arm, opponent].add(exploring.astype(jnp.float32))

@@ -40,7 +40,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxrank.bandits.base import copeland_guess, duel, record_duel
+from jaxrank.bandits.base import copeland_guess, duel, record_duel, split_step_key
 from jaxrank.bandits.dts import confidence_bounds
 from jaxrank.types import Bandit, StepInfo
 from jaxrank.utils import prng, random_choice
@@ -196,13 +196,14 @@ def step(key, state: CCBState, env):
       ``(state, StepInfo)``: the new state (same tree, shapes and dtypes) and the duel played,
       ``StepInfo(first=c, second=d, first_won)``, all ``[]`` (i32, i32, bool).
     """
-    u = prng.uniform(key, (7,))
+    key_draws, key_hypotheses, key_env = split_step_key(key, 3)
+    u = prng.uniform(key_draws, (7,))
     t = state.t + 1
     upper, lower = confidence_bounds(state.wins, t, state.alpha)
-    hyp = update_hypotheses(prng.fold_in(key, 2), Hypotheses(state.potential, state.beaten_by, state.max_losses),
+    hyp = update_hypotheses(key_hypotheses, Hypotheses(state.potential, state.beaten_by, state.max_losses),
                             upper, lower)
     first, second = choose(hyp, upper, lower, u[:6])
-    first_won = duel(key, env, u[6], first, second)
+    first_won = duel(key_env, env, u[6], first, second)
     wins = record_duel(state.wins, first, second, first_won)
     return state._replace(wins=wins, potential=hyp.potential, beaten_by=hyp.beaten_by,
                           max_losses=hyp.max_losses, t=t), StepInfo(first, second, first_won)

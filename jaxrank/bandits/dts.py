@@ -22,11 +22,10 @@ unexplored pair is not a win), ties uniform. The paper states its guarantees for
 
 Phase 1 needs only the events ``θ⁽¹⁾_ij > 1/2``, which are independent Bernoulli draws with
 ``P(Beta(B_ij + 1, B_ji + 1) > 1/2)`` (kept in the state and refreshed for the duelled pair, as RCS
-does): one uniform per pair instead of one Beta. Phase 2's Beta samples come from ``beta_samples``, an
-exact Marsaglia-Tsang (2000) gamma sampler written for
-shapes ``>= 1`` (all ours are counts + 1) that redraws only the rejected entries of a whole vector
-per round. ``jax.random.beta`` gives the same law but runs its rejection loop per element; under
-``vmap`` it made a K = 10 step about 10x slower than everything else together (measured on CPU).
+does): one uniform per pair instead of one Beta. Phase 2's Beta samples come from
+``jaxrank.utils.beta.beta_sample`` (exact in law, for shapes ``>= 1``: all ours are counts + 1).
+``jax.random.beta`` gives the same law but runs its rejection loop per element; under ``vmap`` it
+made a K = 10 step about 10x slower than everything else together (measured on CPU).
 """
 
 from typing import NamedTuple
@@ -34,9 +33,10 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxrank.bandits.base import copeland_guess, duel, record_duel
+from jaxrank.bandits.base import copeland_guess, duel, record_duel, split_step_key
 from jaxrank.types import Bandit, StepInfo
 from jaxrank.utils import log_prob_beta_at_least_half, prng, random_argmax
+from jaxrank.utils.beta import beta_sample, uniforms
 from jaxrank.utils.checks import check_int, check_number
 
 
@@ -92,44 +92,6 @@ def candidates(wins: jax.Array, t: jax.Array, alpha: jax.Array) -> jax.Array:
     return score == jnp.max(score)
 
 
-def _gamma(key, shape: jax.Array) -> jax.Array:
-    """``Gamma(shape, 1)`` samples for ``shape >= 1`` elementwise (Marsaglia & Tsang 2000, exact).
-
-    With ``d = a - 1/3``, ``c = 1/sqrt(9d)``, ``x ~ N(0, 1)``, ``y = c x`` and ``v = (1 + y)^3``,
-    ``d v`` is accepted when ``y > -1`` and ``log u < x²/2 + d (1 - v + log v)``. Each round draws a
-    fresh ``(x, u)`` for every entry and keeps the first accepted value; the loop ends when all
-    entries (of all vmapped lanes) have one, usually after 2-4 rounds. ``1 - v + log v`` is
-    written as ``3 log1p(y) - y(3 + y(3 + y))`` so that float32 keeps it accurate when ``d`` is
-    large (``y`` is then ~``1/sqrt(d)``).
-    """
-    d = shape - 1.0 / 3.0
-    c = jax.lax.rsqrt(9.0 * d)
-
-    def not_done(carry):
-        return ~jnp.all(carry[1])
-
-    def draw(carry):
-        round_, done, sample = carry
-        key_x, key_u = jax.random.split(jax.random.fold_in(key, round_))
-        x = jax.random.normal(key_x, shape.shape)
-        u = jax.random.uniform(key_u, shape.shape)
-        y = c * x
-        valid = y > -1.0
-        log_v_terms = 3.0 * jnp.log1p(jnp.where(valid, y, 0.0)) - y * (3.0 + y * (3.0 + y))
-        accept = valid & (jnp.log(u) < 0.5 * x * x + d * log_v_terms) & ~done
-        return round_ + 1, done | accept, jnp.where(accept, d * (1.0 + y) ** 3, sample)
-
-    init = (jnp.zeros((), jnp.int32), jnp.zeros(shape.shape, bool), jnp.ones(shape.shape, jnp.float32))
-    return jax.lax.while_loop(not_done, draw, init)[2]
-
-
-def beta_samples(key, a: jax.Array, b: jax.Array) -> jax.Array:
-    """``Beta(a, b)`` samples for ``a, b >= 1`` (``[n]`` each) as ``X / (X + Y)`` of two gammas."""
-    g = _gamma(key, jnp.concatenate([a, b]))
-    x, y = g[: a.shape[0]], g[a.shape[0]:]
-    return x / (x + y)
-
-
 def _sampled_scores(key, beat_prob: jax.Array) -> jax.Array:
     """``[K]`` ``#{j : θ⁽¹⁾_ij > 1/2}`` of one antisymmetric Thompson sample ``θ⁽¹⁾``.
 
@@ -178,7 +140,7 @@ def step(key, state: DTSState, env):
       ``StepInfo(first, second, first_won)`` with ``first = k⁽¹⁾`` and ``second = k⁽²⁾``,
       all ``[]`` (i32, i32, bool).
     """
-    key_pick, key_theta1, key_theta2 = jax.random.split(key, 3)
+    key_pick, key_theta1, key_theta2, key_redraw, key_env = split_step_key(key, 5)
     u_first, u_second, u_duel = prng.uniform(key_pick, (3,))
     num_arms = state.wins.shape[0]
     t = state.t + 1
@@ -190,12 +152,13 @@ def step(key, state: DTSState, env):
 
     # Phase 2: relative Thompson sample of "i beats first" (column `first` of B), among the arms
     # not yet confidently beaten by `first`; first itself sits at exactly 1/2.
-    theta2 = beta_samples(key_theta2, state.wins[:, first] + 1.0, state.wins[first, :] + 1.0)
+    theta2 = beta_sample(key_redraw, uniforms(key_theta2, 8 * num_arms), state.wins[:, first] + 1.0,
+                         state.wins[first, :] + 1.0)
     is_first = jnp.arange(num_arms) == first
     theta2 = jnp.where(is_first, 0.5, theta2)
     second = random_argmax(u_second, theta2, lower[:, first] <= 0.5)
 
-    first_won = duel(key_pick, env, u_duel, first, second)
+    first_won = duel(key_env, env, u_duel, first, second)
     wins = record_duel(state.wins, first, second, first_won)
     w_fs, w_sf = wins[first, second], wins[second, first]
     beat_prob = state.beat_prob.at[first, second].set(_prob_beats(w_fs, w_sf))

@@ -26,7 +26,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxrank.bandits.base import duel, flag_variants, pick_flag
+from jaxrank.bandits.base import duel, flag_variants, pick_flag, split_step_key
 from jaxrank.types import Bandit, StepInfo
 from jaxrank.utils import prng, random_argmin, random_choice
 from jaxrank.utils.checks import check_int, check_number
@@ -132,13 +132,14 @@ def step(key, state: IFState, env):
       ``StepInfo(first, second, first_won)`` with ``first = b̂`` (before any switch) and ``second``
       its opponent, all ``[]`` (i32, i32, bool).
     """
-    u_switch, u_duel = prng.uniform(key, (2,))
+    key_draws, key_env = split_step_key(key, 2)
+    u_switch, u_duel = prng.uniform(key_draws, (2,))
     arms = jnp.arange(state.remaining.shape[0])
     exploring = jnp.any(state.remaining)
 
     # Next arm of the pass (index order); once W is empty, exploit b̂ by a self-duel.
     opponent = jnp.where(exploring, jnp.argmax(state.pending).astype(jnp.int32), state.candidate)
-    first_won = duel(key, env, u_duel, state.candidate, opponent)
+    first_won = duel(key_env, env, u_duel, state.candidate, opponent)
 
     hit = (arms == opponent) & exploring
     round_wins = state.round_wins + jnp.where(hit & first_won, 1.0, 0.0)

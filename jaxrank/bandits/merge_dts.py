@@ -56,9 +56,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxrank.bandits import merge_rucb as _merge
-from jaxrank.bandits.base import copeland_guess, duel, record_duel
+from jaxrank.bandits.base import copeland_guess, duel, record_duel, split_step_key
 from jaxrank.types import Bandit, StepInfo
 from jaxrank.utils import log_prob_beta_at_least_half, prng, random_choice
+from jaxrank.utils.beta import beta_sample, uniforms
 from jaxrank.utils.checks import check_int, check_number
 
 # The authors' tuned setting for the large-scale runs ("MergeDTSBest" in their individual_run.py):
@@ -214,24 +215,6 @@ def with_partition(state: MergeDTSState, batch: jax.Array, active: jax.Array) ->
     return _rebuild(state._replace(batch=batch, active=active, sizes=sizes))
 
 
-def _is_threefry(key) -> bool:
-    return (str(jax.random.key_impl(key)) == "threefry2x32" and jax.config.jax_threefry_partitionable
-            and key.shape == ())
-
-
-def uniforms(key, num: int) -> jax.Array:
-    """``[num]`` independent uniforms in [0, 1): both 32-bit words of each Threefry-2x32 block (one
-    hash per two numbers), top 23 bits as in ``jax.random.uniform``; ``jax.random.uniform`` for
-    other key implementations."""
-    if not _is_threefry(key):
-        return jax.random.uniform(key, (num,))
-    k = jax.random.key_data(key)
-    half = -(-num // 2)
-    b1, b2 = prng.threefry2x32(k[0], k[1], jnp.zeros(half, jnp.uint32), jnp.arange(half, dtype=jnp.uint32))
-    mantissa = (jnp.concatenate([b1, b2])[:num] >> np.uint32(9)) | np.uint32(0x3F800000)
-    return jnp.maximum(np.float32(0.0), jax.lax.bitcast_convert_type(mantissa, jnp.float32) - np.float32(1.0))
-
-
 def pair_matrix(u_pairs: jax.Array, slots: int) -> jax.Array:
     """``[S, S]`` symmetric: ``u_pairs [S(S-1)/2]`` placed at each slot pair (a, b) and (b, a), in
     the row-major order of the pairs a < b (``np.triu_indices``); 0 on the diagonal. Built from
@@ -258,79 +241,6 @@ def tournament_scores(u_pairs: jax.Array, block_beat: jax.Array, live: jax.Array
     below = pair_matrix(u_pairs, live.shape[0]) < block_beat
     beats = jnp.where(above, below, ~below) & (slots[:, None] != slots[None, :]) & live[None, :]
     return jnp.sum(beats, axis=1).astype(jnp.float32)
-
-
-def cos_sin_2pi(u: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """``(cos 2πu, sin 2πu)`` for ``u`` in [0, 1), float32 to about 2 ulp: the nearest quarter turn
-    ``q`` is exact (``u - q/4`` rounds nothing), then Cephes' ``sinf`` / ``cosf`` minimax polynomials on
-    ``|r| <= π/4``. Polynomials vectorise where XLA:CPU's ``cos`` and ``sin`` do not, and this pair
-    was the costliest part of a MergeDTS step."""
-    quarter = jnp.round(4.0 * u)
-    r = np.float32(2.0 * np.pi) * (u - 0.25 * quarter)
-    r2 = r * r
-    sin_r = r + r * r2 * (-1.6666654611e-1 + r2 * (8.3321608736e-3 + r2 * -1.9515295891e-4))
-    cos_r = 1.0 - 0.5 * r2 + r2 * r2 * (4.166664568298827e-2 + r2 * (-1.388731625493765e-3 + r2 * 2.443315711809948e-5))
-    q = quarter.astype(jnp.int32) & 3
-    cos = jnp.where(q == 0, cos_r, jnp.where(q == 1, -sin_r, jnp.where(q == 2, -cos_r, sin_r)))
-    sin = jnp.where(q == 0, sin_r, jnp.where(q == 1, cos_r, jnp.where(q == 2, -sin_r, -cos_r)))
-    return cos, sin
-
-
-def _gamma_proposals(u: jax.Array, shape: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """``Gamma(shape)`` for ``shape [n] >= 1`` from ``u [4n]`` (4 uniforms per entry): ``(value, whether
-    it is a draw)``, both ``[n]``.
-
-    An integer shape ``a <= 4`` is a sum of ``a`` Exp(1): ``-log Π_{i<a} (1 - u_i)``, always a draw.
-    Other shapes take two Marsaglia & Tsang (2000) proposals (Box-Muller normals), the first
-    accepted being the draw: with ``d = a - 1/3``, ``y = x / sqrt(9d)``, ``d (1 + y)³`` is accepted
-    when ``y > -1`` and ``log u < x²/2 + d (3 log1p(y) - y (3 + y (3 + y)))`` (``= x²/2 + d (1 - v
-    + log v)``). Win counts make small integer shapes common (an arm never beaten gives ``a = 1``),
-    and they are where the rejection rate is highest (5% a proposal at ``a = 1``).
-    """
-    n = shape.shape[0]
-    rows = u.reshape(4, n)
-    u_radius, u_angle, u_accept = rows[0], rows[1], rows[2:]
-    small = (shape <= 4.0) & (shape == jnp.floor(shape))
-    factors = [jnp.where(shape > i, 1.0 - rows[i], 1.0) for i in range(4)]  # (1 - u) in (0, 1]
-    exp_sum = -jnp.log(factors[0] * factors[1] * factors[2] * factors[3])
-    radius = jnp.sqrt(-2.0 * jnp.log1p(-u_radius))
-    x = radius * jnp.stack(cos_sin_2pi(u_angle))  # [2, n]
-    d = shape - 1.0 / 3.0
-    y = jax.lax.rsqrt(9.0 * d) * x
-    valid = y > -1.0
-    log_v_terms = 3.0 * jnp.log1p(jnp.where(valid, y, 0.0)) - y * (3.0 + y * (3.0 + y))
-    accept = valid & (jnp.log(u_accept) < 0.5 * x * x + d * log_v_terms)
-    value = d * (1.0 + y) ** 3
-    return (jnp.where(small, exp_sum, jnp.where(accept[0], value[0], value[1])),
-            small | accept[0] | accept[1])
-
-
-def _gamma_redraw(key, shape: jax.Array, sample: jax.Array, missing: jax.Array) -> jax.Array:
-    """``sample [n]`` with its ``missing`` entries drawn from ``Gamma(shape)``, in rounds of two
-    proposals (uniforms from ``fold_in(key, round)``). One flat loop: no trip unless some entry (of
-    any vmapped lane) is missing."""
-    n = shape.shape[0]
-
-    def round_(carry):
-        r, missing, sample = carry
-        value, ok = _gamma_proposals(uniforms(prng.fold_in(key, r), 4 * n), shape)
-        return r + 1, missing & ~ok, jnp.where(missing & ok, value, sample)
-
-    init = (jnp.zeros((), jnp.int32), missing, sample)
-    return jax.lax.while_loop(lambda c: jnp.any(c[1]), round_, init)[2]
-
-
-def beta_sample(key, u: jax.Array, a: jax.Array, b: jax.Array, where=None) -> jax.Array:
-    """``Beta(a, b)``, ``a, b >= 1`` (``[n]`` each), as ``X / (X + Y)`` of two gammas, from ``u [8n]``
-    (and ``key`` for the rare entries whose two proposals are both rejected). Exact in law, on the
-    entries of ``where [n]`` (default all; the others may keep a rejected proposal, so that the redraw
-    loop runs only for entries that are read)."""
-    shape = jnp.concatenate([a, b])
-    value, ok = _gamma_proposals(u, shape)
-    needed = jnp.ones(shape.shape, bool) if where is None else jnp.concatenate([where, where])
-    g = _gamma_redraw(key, shape, value, ~ok & needed)
-    total = g[: a.shape[0]] + g[a.shape[0]:]  # 0 only when both sums of exponentials are 0 (probability 2^-46)
-    return jnp.where(total > 0, g[: a.shape[0]] / total, 0.5)
 
 
 def _draw_if(draw: jax.Array, first: jax.Array, u: jax.Array, active: jax.Array) -> jax.Array:
@@ -369,7 +279,8 @@ def step(key, state: MergeDTSState, env):
     # two proposals each, 2 uniforms per proposal).
     slots = state.members.shape[1]  # S, the static option of make that built the state
     num_pairs = slots * (slots - 1) // 2
-    u = uniforms(key, 4 + slots + num_pairs + 8 * slots)
+    key_draws, key_redraw, key_env = split_step_key(key, 3)
+    u = uniforms(key_draws, 4 + slots + num_pairs + 8 * slots)
     u_idle, u_merge, u_remerge, u_duel = u[0], u[1], u[2], u[3]
     u_ties, u_pairs, u_gamma = u[4:4 + slots], u[4 + slots:4 + slots + num_pairs], u[4 + slots + num_pairs:]
     num_arms = state.batch.shape[0]
@@ -405,11 +316,11 @@ def step(key, state: MergeDTSState, env):
     first = members[first_slot]
     first = _draw_if(~has_batch & ((state.num_active > 1) | (first == num_arms)), first, u_idle, active)
     rivals = live & (slot != first_slot)
-    theta = beta_sample(prng.fold_in(key, 2), u_gamma, block[:, first_slot] + 1.0, block[first_slot, :] + 1.0, rivals)
+    theta = beta_sample(key_redraw, u_gamma, block[:, first_slot] + 1.0, block[first_slot, :] + 1.0, rivals)
     second_slot = jnp.argmin(jnp.where(rivals, theta, jnp.inf)).astype(jnp.int32)
     paired = has_batch & jnp.any(rivals)
     second = jnp.where(paired, members[second_slot], first)
-    first_won = duel(key, env, u_duel, first, second)
+    first_won = duel(key_env, env, u_duel, first, second)
     wins = record_duel(state.wins, first, second, first_won)
 
     # The duel's entries of B's blocks (slots ascend with the arms: the lower slot holds the lower arm).

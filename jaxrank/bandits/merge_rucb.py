@@ -43,7 +43,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxrank.bandits.base import copeland_guess, duel, record_duel
+from jaxrank.bandits.base import copeland_guess, duel, record_duel, split_step_key
 from jaxrank.types import Bandit, StepInfo
 from jaxrank.utils import prng, random_argmax, random_choice
 from jaxrank.utils.checks import check_int, check_number
@@ -309,7 +309,8 @@ def step(key, state: MergeRUCBState, env):
       ``StepInfo(first, second, first_won)`` with ``first = c`` and ``second = d``,
       all ``[]`` (i32, i32, bool).
     """
-    u_champion, u_challenger, u_merge, u_remerge, u_duel = prng.uniform(key, (5,))
+    key_draws, key_env = split_step_key(key, 2)
+    u_champion, u_challenger, u_merge, u_remerge, u_duel = prng.uniform(key_draws, (5,))
     num_arms = state.batch.shape[0]
     labels = jnp.arange(num_arms, dtype=jnp.int32)
     t = state.t + 1
@@ -326,7 +327,7 @@ def step(key, state: MergeRUCBState, env):
     rivals = in_batch & (labels != champion)
     upper = upper_column(state.wins, champion, t, state.alpha, state.log_c)
     challenger = jnp.where(jnp.any(rivals), random_argmax(u_challenger, upper, rivals), champion)
-    first_won = duel(key, env, u_duel, champion, challenger)
+    first_won = duel(key_env, env, u_duel, champion, challenger)
     wins = record_duel(state.wins, champion, challenger, first_won)
 
     # End of stage s: at most K / 2^s arms left (or only singletons): merge, maybe twice.

@@ -22,7 +22,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxrank.bandits.base import copeland_guess, duel, flag_variants, pick_flag, record_duel, ucb_from_counts
+from jaxrank.bandits.base import copeland_guess, duel, flag_variants, pick_flag, record_duel, ucb_from_counts, split_step_key
 from jaxrank.types import Bandit, StepInfo
 from jaxrank.utils import log_prob_beta_at_least_half, prng, random_argmax, random_argmin
 from jaxrank.utils.checks import check_int, check_number
@@ -120,7 +120,8 @@ def step(key, state: RCSState, env):
       ``StepInfo(first, second, first_won)`` with ``first = c`` (champion) and ``second = d``,
       all ``[]`` (i32, i32, bool).
     """
-    u_champion, u_fallback, u_opponent, u_duel = prng.uniform(key, (4,))
+    key_draws, key_env = split_step_key(key, 2)
+    u_champion, u_fallback, u_opponent, u_duel = prng.uniform(key_draws, (4,))
     num_arms = state.wins.shape[0]
     t = state.t + 1
 
@@ -143,7 +144,7 @@ def step(key, state: RCSState, env):
     opponent = random_argmax(u_opponent, upper)
 
     # III. Duel and refresh the one pair whose counts changed.
-    first_won = duel(key, env, u_duel, champion, opponent)
+    first_won = duel(key_env, env, u_duel, champion, opponent)
     wins = record_duel(state.wins, champion, opponent, first_won)
     a = wins[champion, opponent] + state.prior + 1.0
     b = wins[opponent, champion] + state.prior + 1.0

@@ -37,7 +37,7 @@ import jax
 import jax.numpy as jnp
 from jax.scipy.special import xlogy
 
-from jaxrank.bandits.base import duel, flag_variants, pick_flag, record_duel
+from jaxrank.bandits.base import duel, flag_variants, pick_flag, record_duel, split_step_key
 from jaxrank.types import Bandit, StepInfo
 from jaxrank.utils import prng, random_argmin
 from jaxrank.utils.checks import check_int, check_number
@@ -149,7 +149,8 @@ def step(key, state: RMEDState, env):
       ``StepInfo(first, second, first_won)`` with ``first = l(t)`` and ``second = m(t)`` (or the
       initial-phase pair), all ``[]`` (i32, i32, bool).
     """
-    u_opponent, u_leader, u_duel = prng.uniform(key, (3,))
+    key_draws, key_env = split_step_key(key, 2)
+    u_opponent, u_leader, u_duel = prng.uniform(key_draws, (3,))
     num_arms = state.wins.shape[0]
     arms = jnp.arange(num_arms)
     t = state.t + 1
@@ -166,7 +167,7 @@ def step(key, state: RMEDState, env):
     first = jnp.where(exploring, pair_first, arm)
     second = jnp.where(exploring, pair_second, rival)
 
-    first_won = duel(key, env, u_duel, first, second)
+    first_won = duel(key_env, env, u_duel, first, second)
     wins = record_duel(state.wins, first, second, first_won)
 
     # List bookkeeping (main phase only), with I from the updated counts.

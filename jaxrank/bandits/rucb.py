@@ -17,7 +17,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxrank.bandits.base import copeland_guess, duel, record_duel, ucb_from_counts
+from jaxrank.bandits.base import copeland_guess, duel, record_duel, ucb_from_counts, split_step_key
 from jaxrank.types import Bandit, StepInfo
 from jaxrank.utils import prng, random_choice
 from jaxrank.utils.checks import check_int, check_number
@@ -74,7 +74,8 @@ def step(key, state: RUCBState, env):
       ``StepInfo(first, second, first_won)`` with ``first = c`` and ``second = d``,
       all ``[]`` (i32, i32, bool).
     """
-    u_empty, u_coin, u_other, u_opponent, u_duel = prng.uniform(key, (5,))
+    key_draws, key_env = split_step_key(key, 2)
+    u_empty, u_coin, u_other, u_opponent, u_duel = prng.uniform(key_draws, (5,))
     num_arms = state.wins.shape[0]
     arms = jnp.arange(num_arms)
     t = state.t + 1
@@ -98,7 +99,7 @@ def step(key, state: RUCBState, env):
     best = jnp.where(jnp.sum(best) > 1, best & (arms != champion), best)
     opponent = random_choice(u_opponent, best)
 
-    first_won = duel(key, env, u_duel, champion, opponent)
+    first_won = duel(key_env, env, u_duel, champion, opponent)
     wins = record_duel(state.wins, champion, opponent, first_won)
     return state._replace(wins=wins, hypothesis=hypothesis, t=t), StepInfo(champion, opponent, first_won)
 

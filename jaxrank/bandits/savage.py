@@ -15,7 +15,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxrank.bandits.base import copeland_guess, duel, record_duel
+from jaxrank.bandits.base import copeland_guess, duel, record_duel, split_step_key
 from jaxrank.types import Bandit, StepInfo
 from jaxrank.utils import prng, random_argmin
 from jaxrank.utils.checks import check_int, check_number
@@ -75,7 +75,8 @@ def step(key, state: SavageState, env):
       ``StepInfo(first, second, first_won)`` with the pair played (``first == second`` when
       exploiting), all ``[]`` (i32, i32, bool).
     """
-    u_pair, u_duel = prng.uniform(key, (2,))
+    key_draws, key_env = split_step_key(key, 2)
+    u_pair, u_duel = prng.uniform(key_draws, (2,))
     num_arms = state.wins.shape[0]
     arms = jnp.arange(num_arms)
     totals = state.wins + state.wins.T
@@ -86,7 +87,7 @@ def step(key, state: SavageState, env):
     first = jnp.where(exploring, flat // num_arms, remaining).astype(jnp.int32)
     second = jnp.where(exploring, flat % num_arms, remaining).astype(jnp.int32)
 
-    first_won = duel(key, env, u_duel, first, second)
+    first_won = duel(key_env, env, u_duel, first, second)
     wins = record_duel(state.wins, first, second, first_won)
     totals = wins + wins.T
     estimate = wins / jnp.maximum(totals, 1.0)

@@ -43,7 +43,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.scipy.special import xlogy
 
-from jaxrank.bandits.base import copeland_guess, duel, record_duel
+from jaxrank.bandits.base import copeland_guess, duel, record_duel, split_step_key
 from jaxrank.types import Bandit, StepInfo
 from jaxrank.utils import prng, random_argmax
 from jaxrank.utils.checks import check_int, check_number
@@ -237,8 +237,8 @@ def step(key, state: SCBState, env):
       ``StepInfo(first, second, first_won)``, all ``[]`` (i32, i32, bool).
     """
     num_arms = state.wins.shape[0]
-    key_epoch, key_search = prng.fold_in(key, 2), prng.fold_in(key, 3)
-    u_duel = prng.uniform(key)
+    key_draws, key_epoch, key_search, key_env = split_step_key(key, 4)
+    u_duel = prng.uniform(key_draws)
 
     # Algorithm 3: a new epoch restarts the search (the scoresheet stays).
     new_epoch = state.epoch_steps >= epoch_length(state.epoch)
@@ -260,7 +260,7 @@ def step(key, state: SCBState, env):
     exploiting = search.exploit >= 0
     first = jnp.where(exploiting, search.exploit, arm)
     second = jnp.where(exploiting, search.exploit, opp)
-    first_won = duel(key, env, u_duel, first, second)
+    first_won = duel(key_env, env, u_duel, first, second)
     wins = record_duel(state.wins, first, second, first_won)
     new_state = SCBState(wins, search.candidates, search.pending, search.opponent, search.rewards, search.rounds,
                          search.exploit, epoch, epoch_steps + 1, state.t + 1, state.epsilon)

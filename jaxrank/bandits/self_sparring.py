@@ -23,7 +23,7 @@ Report rule (ours; the paper reports no arm): the highest posterior mean
 ``(S_i + 1) / (S_i + F_i + 2)``, ties uniform. The MergeDTS code reports the first arm whose
 posterior mean exceeds 1/2, which depends on the arms' order.
 
-Beta draws: ``jaxrank.bandits.merge_dts.beta_sample`` (ratios of gammas: sums of exponentials for
+Beta draws: ``jaxrank.utils.beta.beta_sample`` (ratios of gammas: sums of exponentials for
 integer shapes up to 4, Marsaglia-Tsang otherwise; exact in law), fed by the step's one uniform draw.
 """
 
@@ -32,10 +32,10 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxrank.bandits.base import duel
-from jaxrank.bandits.merge_dts import beta_sample
+from jaxrank.bandits.base import duel, split_step_key
 from jaxrank.types import Bandit, StepInfo
 from jaxrank.utils import prng, random_argmax
+from jaxrank.utils.beta import beta_sample, uniforms
 from jaxrank.utils.checks import check_int, check_number
 
 
@@ -90,15 +90,16 @@ def step(key, state: SelfSparringState, env):
     """
     num_arms = state.successes.shape[0]
     # 8 uniforms per Beta draw (beta_sample), 2K draws, then two tie-breaks and the duel.
-    u = prng.uniform(key, (16 * num_arms + 3,))
+    key_draws, key_redraw, key_env = split_step_key(key, 3)
+    u = uniforms(key_draws, 16 * num_arms + 3)
     u_first, u_second, u_duel = u[-3], u[-2], u[-1]
     a = jnp.tile(state.successes + 1.0, 2)
     b = jnp.tile(state.failures + 1.0, 2)
-    theta = beta_sample(prng.fold_in(key, 2), u[: 16 * num_arms], a, b).reshape(2, num_arms)
+    theta = beta_sample(key_redraw, u[: 16 * num_arms], a, b).reshape(2, num_arms)
     first = random_argmax(u_first, theta[0])
     second = random_argmax(u_second, theta[1])
 
-    first_won = duel(key, env, u_duel, first, second)
+    first_won = duel(key_env, env, u_duel, first, second)
     winner = jnp.where(first_won, first, second)
     loser = jnp.where(first_won, second, first)
     new_state = state._replace(

@@ -25,6 +25,7 @@ import numpy as np
 from jax.sharding import Mesh
 
 from jaxrank import lanes
+from jaxrank.bandits import relabel as relabel_lib
 from jaxrank.bandits.lane import LaneData, Scoring, default_checkpoints, segments, study
 from jaxrank.envs.matrix import PrefMatrixEnv
 from jaxrank.lanes import lane_mesh
@@ -48,7 +49,7 @@ class Trace(NamedTuple):
     """Per-checkpoint results, ``[M, H, R, C]`` (matrices, settings, runs, checkpoints)."""
 
     checkpoints: np.ndarray  # [C] i64, 1-based step counts
-    regret: np.ndarray  # [M, H, R, C] f32 cumulative regret
+    regret: np.ndarray  # [M, H, R, C] f64 cumulative regret (exact to about 1e-7 of it at any horizon)
     correct: np.ndarray  # [M, H, R, C] bool, the best-arm guess is a best arm (Condorcet or Copeland winner)
     suboptimal: np.ndarray  # [M, H, R, C] f32 fraction of duels with positive regret
 
@@ -87,8 +88,8 @@ def _resolve(algorithm) -> tuple[str, Registry]:
 
 
 def run_sweep(
-    algorithm,
     key,
+    algorithm,
     prefs,
     *,
     num_runs: int,
@@ -103,13 +104,14 @@ def run_sweep(
     env: Optional[DuelEnv] = None,
     regret: str = "auto",
     compiler_options: Optional[dict] = None,
+    relabel: bool = False,
 ) -> Trace:
     """Runs a dueling bandit for ``num_runs`` runs per matrix and setting, in one compiled program.
 
     Args:
+      key: root PRNG key (``jax.random.key(seed)``).
       algorithm: a name of ``jaxrank.bandits.ALGORITHMS`` (``"rcs"``) or an algorithm module (an
         object with ``make``, ``HPARAMS`` and ``OPTIONS``, registered or not).
-      key: root PRNG key (``jax.random.key(seed)``).
       prefs: ``[K, K]`` or ``[M, K, K]`` preference matrices: regret and best-arm accuracy are
         scored against them.
       num_runs: ``R`` independent runs per matrix and setting.
@@ -134,6 +136,10 @@ def run_sweep(
         Copeland winners: regret against their common score, and a guess of any of them is correct.
       compiler_options: XLA options of the compiled program; default: ``CPU_COMPILER_OPTIONS`` of
         the algorithm when every device is a CPU (``{}``: none). They change speed only, never a result.
+      relabel: every run plays under its own random relabelling of the arms, as the MergeDTS
+        authors' driver (``jaxrank.bandits.relabel``): run ``r``'s order is drawn from its lane key,
+        so it is the same for every algorithm, matrix and setting of one ``key``
+        (``relabel.run_orders``); regret is scored in the matrix's own labels.
 
     Returns:
       ``Trace`` with ``[M, H, R, C]`` arrays (``M = 1`` for a single matrix).
@@ -149,12 +155,15 @@ def run_sweep(
     check_int("num_steps", num_steps, minimum=1)
     check_int("chunk_size", chunk_size, minimum=1)
     name, registry = _resolve(algorithm)
+    if relabel and getattr(registry[name], "RELABELLED", False):
+        raise ValueError(f"{name} already plays under a relabelling of the arms; run it with relabel=False.")
     options = dict(options or {})
     algo = registry.build(name, **options)
+    if relabel:
+        algo = relabel_lib.wrap(algo)
     hparams = dict(hparams or {})
     registry.check_hparams(name, hparams)
-    if "horizon" in registry.hparams(name) and "horizon" not in hparams:
-        hparams["horizon"] = [num_steps]
+    auto_horizon = "horizon" in registry.hparams(name) and "horizon" not in hparams
     prefs = np.asarray(prefs, np.float64)
     prefs = prefs[None] if prefs.ndim == 2 else prefs
     if prefs.ndim != 3:
@@ -165,6 +174,8 @@ def run_sweep(
     num_matrices, num_arms = prefs.shape[0], prefs.shape[-1]
     hparams = {k: np.asarray(v, np.float32).reshape(-1) for k, v in hparams.items()}
     num_settings = len(next(iter(hparams.values()))) if hparams else 1
+    if auto_horizon:
+        hparams["horizon"] = np.full(num_settings, num_steps, np.float32)
     if any(v.size != num_settings for v in hparams.values()):
         raise ValueError(f"every hyperparameter needs the same number of settings; got { {k: v.size for k, v in hparams.items()} }.")
     for h in range(num_settings):  # traced, not run: impossible values fail here, not inside jit
@@ -194,9 +205,10 @@ def run_sweep(
     starts, stops, slots = segments(checkpoints, chunk_size, _SEGMENTS_PER_CALL)
     checkpoint = None
     if checkpoint_dir is not None:  # the runner adds digests of the keys, settings, matrices and segments
-        checkpoint = lanes.Checkpoint(checkpoint_dir, f"{name}-K{num_arms}", {
-            "algorithm": name, "module": getattr(registry[name], "__name__", name), "functions": _identify(algo),
-            "options": {k: repr(v) for k, v in sorted(options.items())}, "regret": regret,
+        checkpoint = lanes.Checkpoint(checkpoint_dir, f"{name}{'-relabelled' * relabel}-K{num_arms}", {
+            "algorithm": name, "module": getattr(registry[name], "__name__", name),
+            "functions": _identify(registry.build(name, **options)),
+            "options": {k: repr(v) for k, v in sorted(options.items())}, "regret": regret, "relabel": bool(relabel),
             "shape": list(shape), "num_steps": num_steps})
     record = lanes.run_lanes(study(algo, int(checkpoints.size)), keys, lane_hparams, data=env, lane_data=lane_data,
                              chunks=(starts, stops, slots), chunks_per_call=_SEGMENTS_PER_CALL, mesh=mesh,
@@ -205,4 +217,5 @@ def run_sweep(
     def shaped(x):
         return np.asarray(x).reshape(shape + (checkpoints.size,))
 
-    return Trace(checkpoints, shaped(record.regret), shaped(record.correct), shaped(record.suboptimal))
+    regret = shaped(record.regret).astype(np.float64) + shaped(record.regret_low).astype(np.float64)
+    return Trace(checkpoints, regret, shaped(record.correct), shaped(record.suboptimal))

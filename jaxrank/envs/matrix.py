@@ -3,7 +3,8 @@
 ``P[i, j]`` is the probability that arm ``i`` beats arm ``j`` in one comparison; a valid matrix
 has ``P + P^T = 1`` and ``1/2`` on the diagonal. Helpers check a matrix, find its Condorcet
 winner, pick the RCS paper's rankers (Zoghi et al. 2014, §5: feature ids sorted as strings,
-first K) and generate synthetic Condorcet and cyclic matrices.
+first K), generate synthetic Condorcet and cyclic matrices, and search a matrix for subsets of arms
+without a Condorcet winner (the Copeland setting of Zoghi et al., NIPS 2015).
 """
 
 from typing import NamedTuple, Optional
@@ -102,3 +103,60 @@ def cyclic_matrix(num_arms: int, *, gap: float = 0.2) -> Array:
         raise ValueError(f"a cycle needs at least 3 arms; got {num_arms}.")
     nxt = jnp.roll(jnp.eye(num_arms), 1, axis=1)  # nxt[i, i+1] = 1
     return 0.5 + gap * (nxt - nxt.T)
+
+
+def copeland_subsets(pref: np.ndarray, num_arms: int, count: int, seed: int, *, max_tries: int = 100_000) -> list:
+    """``count`` distinct sorted subsets of ``num_arms`` arms of ``pref`` without a Condorcet winner,
+    from a seeded search over uniformly drawn subsets (0-based arm ids)."""
+    rng = np.random.default_rng(seed)
+    found = []
+    for _ in range(max_tries):
+        arms = np.sort(rng.choice(pref.shape[0], num_arms, replace=False))
+        if condorcet_winner(pref[np.ix_(arms, arms)]) is None and arms.tolist() not in found:
+            found.append(arms.tolist())
+            if len(found) == count:
+                return found
+    raise ValueError(f"found only {len(found)} of {count} subsets of {num_arms} arms without a Condorcet winner "
+                     f"in {max_tries} draws; lower copeland_num_subsets or change copeland_num_arms.")
+
+
+def widest_cycle(pref: np.ndarray) -> tuple[list, float]:
+    """The Condorcet cycle ``a ≻ b ≻ c ≻ a`` of ``pref [K, K]`` whose smallest margin ``p - 1/2`` is
+    largest: ``([a, b, c], margin)`` (0-based; margin <= 0 when ``pref`` has no cycle of three)."""
+    gap = np.asarray(pref, np.float64) - 0.5
+    # smallest[a, b, c] = min(gap[a, b], gap[b, c], gap[c, a])
+    smallest = np.minimum(np.minimum(gap[:, :, None], gap[None, :, :]), gap.T[:, None, :])
+    a, b, c = np.unravel_index(int(np.argmax(smallest)), smallest.shape)
+    return [int(a), int(b), int(c)], float(smallest[a, b, c])
+
+
+def cycle_subsets(pref: np.ndarray, num_arms: int, count: int, seed: int, *, filler_margin: float,
+                  pair_gap: float, max_tries: int = 1_000) -> list:
+    """``count`` distinct sorted subsets of ``num_arms`` arms of ``pref`` (0-based) without a Condorcet
+    winner and with resolvable gaps: the three arms of ``widest_cycle(pref)``, which become the
+    subset's tied Copeland winners, and ``num_arms - 3`` arms drawn (seeded, greedily in a random
+    order) among those all three beat by ``>= filler_margin``, each ``>= pair_gap`` from 1/2
+    against the others drawn."""
+    cycle, margin = widest_cycle(pref)
+    if margin <= 0 or num_arms < 3:
+        raise ValueError(f"cycle subsets need a Condorcet cycle of three arms and num_arms >= 3 (got num_arms = "
+                         f"{num_arms}, widest cycle margin {margin:.4f}); use copeland_subsets=uniform.")
+    gap = np.abs(np.asarray(pref, np.float64) - 0.5)
+    beaten = np.flatnonzero(np.min(pref[cycle], axis=0) - 0.5 >= filler_margin)
+    rng = np.random.default_rng(seed)
+    found = []
+    for _ in range(max_tries):
+        fillers = []
+        for j in rng.permutation(beaten):
+            if len(fillers) == num_arms - 3:
+                break
+            if all(gap[j, f] >= pair_gap for f in fillers):
+                fillers.append(int(j))
+        arms = sorted(cycle + fillers)
+        if len(arms) == num_arms and arms not in found:
+            found.append(arms)
+            if len(found) == count:
+                return found
+    raise ValueError(f"found only {len(found)} of {count} cycle subsets of {num_arms} arms ({beaten.size} arms are "
+                     f"beaten by the cycle {cycle} by >= {filler_margin}); lower copeland_num_arms, "
+                     f"copeland_filler_margin or copeland_pair_gap.")

@@ -7,8 +7,8 @@ an algorithm does "in index order". Without a relabelling every run of the same 
 same labels, so such a preference for low indices acts the same way in every run; with one it is
 averaged out over the runs, as in the authors' runs.
 
-``relabelled(module)`` wraps any dueling-bandit module (``make``, ``HPARAMS``, ``OPTIONS``) so that
-``jaxrank.bandits.run_sweep`` runs it unchanged. The wrapped state is ``Relabelled(inner, order)``:
+``wrap(algo)`` wraps any ``Bandit``; ``jaxrank.bandits.run_sweep(..., relabel=True)`` runs every lane
+through it. The wrapped state is ``Relabelled(inner, order)``:
 ``init(key, K)`` splits ``key`` into ``(key_order, key_inner)``, draws ``order = permutation(key_order, K)``
 and initialises the bandit with ``key_inner``; the bandit's arm ``a`` is the environment's arm
 ``order[a]``: ``step`` hands it the environment seen through ``order`` and reports the duel in the
@@ -22,7 +22,6 @@ order for every algorithm and matrix size of one seed (common random numbers) an
 for each run; ``run_orders`` computes them on the host.
 """
 
-import types
 from typing import Any, NamedTuple
 
 import jax
@@ -98,12 +97,3 @@ def wrap(algo: Bandit) -> Bandit:
 
     _WRAPPED[algo] = Bandit(init, step, best_arm)
     return _WRAPPED[algo]
-
-
-def relabelled(module, name: str):
-    """An algorithm module (``run_sweep``'s interface) of ``module`` under a per-run relabelling, named
-    ``{name}_relabelled`` (the name of its checkpoints); same ``HPARAMS`` and ``OPTIONS``."""
-    out = types.ModuleType(f"{name}_relabelled")
-    out.HPARAMS, out.OPTIONS = module.HPARAMS, module.OPTIONS
-    out.make = lambda **options: wrap(module.make(**options))
-    return out

@@ -40,6 +40,7 @@ from experiments.common import letor_datasets
 from experiments.common.registry import checkpoint_dir, register
 from jaxrank import data, lanes
 from jaxrank.click_models import CLICK_MODELS, generate_sessions, metrics, probabilities, study
+from jaxrank.click_models.examination import cascade_examination
 from jaxrank.clicks import CASCADE_GRADES, cascade_model, make_position_based_model
 from jaxrank.data.sessions import take_sessions
 from jaxrank.metrics import ndcg
@@ -157,13 +158,8 @@ def true_examination(config: Config, name: str, grades: int, labels, log) -> np.
     k = config.num_positions
     if name == "pbm":
         return (1.0 / np.arange(1, k + 1)) ** config.pbm_eta
-    model = cascade_model(name, grades)
     grade = np.clip(np.round(labels[np.asarray(log.query)[:, None], np.asarray(log.doc)]), 0, grades - 1).astype(int)
-    stop = np.asarray(model.click_prob, np.float64)[grade] * np.asarray(model.stop_prob, np.float64)[grade]
-    go_on = np.where(np.asarray(log.mask), 1.0 - stop, 1.0)
-    exam = np.concatenate([np.ones((go_on.shape[0], 1)), np.cumprod(go_on, axis=1)[:, :-1]], axis=1)
-    shown = np.asarray(log.mask)
-    return np.where(shown.sum(0) > 0, (exam * shown).sum(0) / np.maximum(shown.sum(0), 1), np.nan)
+    return cascade_examination(cascade_model(name, grades), grade, log.mask)
 
 
 def _evaluate(model, params, test, train_query, pairs, labels, mask, num_queries):

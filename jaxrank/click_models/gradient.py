@@ -51,6 +51,9 @@ DEFAULT_LEARNING_RATE = 0.01  # CLAX's Yandex runs (adamw)
 DEFAULT_EPOCHS = 50  # CLAX's Trainer
 DEFAULT_BATCH_SIZE = 4096  # CLAX's Yandex runs
 DEFAULT_WEIGHT_DECAY = 1e-4  # optax.adamw's default (CLAX uses it); only "adamw" reads it
+# The f32 leaves of a GradientState that init sets (a grid of them is lanes of one program): CLAX's
+# learning rate and weight decay, and PyClick's starting probability 0.5.
+HPARAMS = {"learning_rate": DEFAULT_LEARNING_RATE, "weight_decay": DEFAULT_WEIGHT_DECAY, "init": 0.5}
 
 
 class GradientState(NamedTuple):
@@ -63,11 +66,16 @@ class GradientState(NamedTuple):
     weight_decay: Array  # [] float ("adamw" only)
 
 
+class GradientInfo(NamedTuple):
+    objective: Array  # [] the epoch's estimate of L / N (plus the log prior): its minibatches' values summed
+    epoch: Array  # [] i32 epochs done after this one
+
+
 class GradientFit(NamedTuple):
     """The pieces of a gradient fit of one model (``gradient_fitter``).
 
     * ``init(key, log, features=None, *, learning_rate, weight_decay, prob) -> GradientState``;
-    * ``epoch(state, log, features=None) -> GradientState``: one pass over the sessions;
+    * ``epoch(state, log, features=None) -> (GradientState, GradientInfo)``: one pass over the sessions;
     * ``params(state, features=None) -> params``: the model's logit NamedTuple;
     * ``objective(trainable, log, features=None) -> []``: ``L`` (plus the log prior), the value climbed.
     """
@@ -78,45 +86,12 @@ class GradientFit(NamedTuple):
     objective: Callable[..., Array]
 
 
-class AdamState(NamedTuple):
-    mu: Any  # first moments, shaped like the parameters
-    nu: Any  # second moments
-    decay1: Array  # [] b1^t after t steps
-    decay2: Array  # [] b2^t
-
-
-def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> optax.GradientTransformation:
-    """Adam's direction (Kingma & Ba, 2015, Algorithm 1), ``optax.scale_by_adam`` with its defaults,
-    except that the bias corrections ``1 - b^t`` come from running products ``b^t`` (exact
-    multiplications) rather than ``b ** count``: XLA computes a power of a traced count with a
-    vectorised approximation whose last bits depend on the shapes around it, which would make lanes
-    differ across device counts (``jaxrank.lanes``)."""
-
-    def init(params):
-        zeros = jax.tree.map(jnp.zeros_like, params)
-        one = jnp.ones((), jax.tree.leaves(params)[0].dtype)
-        return AdamState(zeros, zeros, one, one)
-
-    def update(grads, state, params=None):
-        del params
-        mu = jax.tree.map(lambda m, g: b1 * m + (1.0 - b1) * g, state.mu, grads)
-        nu = jax.tree.map(lambda v, g: b2 * v + (1.0 - b2) * g * g, state.nu, grads)
-        decay1, decay2 = state.decay1 * b1, state.decay2 * b2
-        # m̂ / (√v̂ + ε) = c · m / (√v + ε √(1 - b2^t)) with c = √(1 - b2^t) / (1 - b1^t), optax's ε placement.
-        root = jnp.sqrt(1.0 - decay2)
-        correction = root / (1.0 - decay1)
-        updates = jax.tree.map(lambda m, v: correction * (m / (jnp.sqrt(v) + eps * root)), mu, nu)
-        return updates, AdamState(mu, nu, decay1, decay2)
-
-    return optax.GradientTransformation(init, update)
-
-
 def _direction(optimizer: str, weight_decay) -> optax.GradientTransformation:
     """The update direction before the learning rate (its state does not depend on ``weight_decay``)."""
     if optimizer == "adam":
-        return scale_by_adam()
+        return optax.scale_by_adam()
     if optimizer == "adamw":
-        return optax.chain(scale_by_adam(), optax.add_decayed_weights(weight_decay))
+        return optax.chain(optax.scale_by_adam(), optax.add_decayed_weights(weight_decay))
     return optax.identity()
 
 
@@ -183,7 +158,7 @@ def gradient_fitter(model: ClickModel, *, num_pairs: int, parametrization: Optio
         return GradientState(trainable, direction(weight_decay).init(trainable), key_order, jnp.zeros((), jnp.int32),
                              jnp.zeros((), jnp.int32), jnp.asarray(learning_rate, dtype), weight_decay)
 
-    def epoch(state: GradientState, log: SessionLog, features=None) -> GradientState:
+    def epoch(state: GradientState, log: SessionLog, features=None) -> tuple[GradientState, GradientInfo]:
         count, size = num_batches(log)
         dtype = state.learning_rate.dtype
         # Each batch's loss estimates -objective / N, so a step's size does not depend on the batch count.
@@ -193,22 +168,23 @@ def gradient_fitter(model: ClickModel, *, num_pairs: int, parametrization: Optio
 
         def step(state, batch):
             loss_fn = lambda t: -objective(t, batch, features, 1.0 / count) * scale  # noqa: E731
-            grads = jax.grad(loss_fn)(state.trainable)
+            loss, grads = jax.value_and_grad(loss_fn)(state.trainable)
             updates, opt_state = tx.update(grads, state.opt_state, state.trainable)
             rate = state.learning_rate
             if schedule == "cosine":
                 progress = jnp.minimum(state.step.astype(dtype) / total_steps, 1.0)
                 rate = rate * 0.5 * (1.0 + jnp.cos(jnp.pi * progress))
             trainable = jax.tree.map(lambda p, u: p - rate * u, state.trainable, updates)
-            return state._replace(trainable=trainable, opt_state=opt_state, step=state.step + 1)
+            return state._replace(trainable=trainable, opt_state=opt_state, step=state.step + 1), loss
 
         if count == 1:
-            state = step(state, log)
+            state, losses = step(state, log)
         else:
             word = jax.random.bits(jax.random.fold_in(state.key, state.epoch), (), jnp.uint32)
             rows = lambda j: batch_rows(word, j, size, log.pair.shape[0])  # noqa: E731
-            state = jax.lax.scan(lambda s, j: (step(s, _batch(log, rows(j))), None), state, jnp.arange(count))[0]
-        return state._replace(epoch=state.epoch + 1)
+            state, losses = jax.lax.scan(lambda s, j: step(s, _batch(log, rows(j))), state, jnp.arange(count))
+        epoch = state.epoch + 1
+        return state._replace(epoch=epoch), GradientInfo(-jnp.sum(losses) / count, epoch)
 
     def params(state: GradientState, features=None):
         return param_lib.apply(parametrization, model, state.trainable, features)
@@ -224,7 +200,7 @@ def _fit(key, log, features, learning_rate, weight_decay, prob, *, model, num_pa
                              optimizer=optimizer, schedule=schedule, num_epochs=num_epochs, prior=prior)
     state = fitter.init(key, log, features, learning_rate=learning_rate, weight_decay=weight_decay, prob=prob,
                         dtype=dtype)
-    state = jax.lax.scan(lambda s, _: (fitter.epoch(s, log, features), None), state, None, length=num_epochs)[0]
+    state = jax.lax.scan(lambda s, _: fitter.epoch(s, log, features), state, None, length=num_epochs)[0]
     return fitter.params(state, features)
 
 

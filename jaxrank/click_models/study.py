@@ -28,29 +28,19 @@ import numpy as np
 from jaxrank import lanes
 from jaxrank.click_models import gradient as gradient_lib
 from jaxrank.click_models import parametrization as param_lib
-from jaxrank.click_models.base import PRIOR, PROB_CAP, ClickModel, check_fit_log
-from jaxrank.click_models.em import DEFAULT_CHUNK_SIZE, counts, em_step
+from jaxrank.click_models import em as em_lib
+from jaxrank.click_models.base import DEFAULT_CHUNK_SIZE, EM_HPARAMS, ClickModel, check_fit_log
 from jaxrank.data.sessions import SessionLog
 from jaxrank.types import Array
 from jaxrank.utils.checks import check_choice, check_int
 
 ESTIMATORS = ("em", "gradient")
-EM_HPARAMS = {"init": 0.5, "prior_a": PRIOR[0], "prior_b": PRIOR[1], "cap": PROB_CAP}
-GRADIENT_HPARAMS = {"learning_rate": gradient_lib.DEFAULT_LEARNING_RATE,
-                    "weight_decay": gradient_lib.DEFAULT_WEIGHT_DECAY, "init": 0.5}
+GRADIENT_HPARAMS = gradient_lib.HPARAMS
 
 
 class FitInputs(NamedTuple):
     log: SessionLog  # the sessions ([S, K], or [N, S, K] as per-lane data)
     features: Optional[Array] = None  # [P, D] pair features (features parametrizations only)
-
-
-class EMCarry(NamedTuple):
-    """An EM lane's carry: the params and its M-step settings."""
-
-    params: object  # the model's params (logits)
-    prior: tuple  # ([], []) pseudo-counts (a, b)
-    cap: Array  # [] upper bound of every probability
 
 
 def _inputs(data: "FitInputs", lane_data: Optional["FitInputs"]) -> "FitInputs":
@@ -62,30 +52,21 @@ def _hparam(hparams: dict, name: str, defaults: dict, dtype):
     return jnp.asarray(hparams.get(name, defaults[name]), dtype)
 
 
-def em_study(model: ClickModel, *, num_pairs: int, chunk_size: Optional[int] = None,
-             dtype=jnp.float32) -> lanes.Study:
-    """EM of ``model`` as a lane: carry and result are the params (``chunk_size``: sessions per E-step
-    chunk, at most the lane's sessions; ``None``: all at once)."""
+def em_study(model: ClickModel, *, num_pairs: int, dtype=jnp.float32) -> lanes.Study:
+    """EM of ``model`` (``model.chunk_size``: sessions per E-step chunk) as a lane: the carry is an
+    ``EMState`` (``jaxrank.click_models.em``), a chunk is a row of iterations (``run_em``), the result
+    the params."""
 
     def init(key, hparams, data, lane_data):
-        del key
         k = _inputs(data, lane_data).log.pair.shape[-1]
-        params = model.init(num_pairs, k, prob=_hparam(hparams, "init", EM_HPARAMS, dtype), dtype=dtype)
-        prior = (_hparam(hparams, "prior_a", EM_HPARAMS, dtype), _hparam(hparams, "prior_b", EM_HPARAMS, dtype))
-        return EMCarry(params, prior, _hparam(hparams, "cap", EM_HPARAMS, dtype))
+        return em_lib.init(model, key, num_pairs, k, **{name: _hparam(hparams, name, EM_HPARAMS, dtype)
+                                                         for name in EM_HPARAMS}, dtype=dtype)
 
-    def advance(carry, chunk, data, lane_data):
-        log = _inputs(data, lane_data).log
-        fixed = counts(model, carry.params, log, chunk_size=chunk_size)  # once for the chunk's iterations
+    def advance(state, chunk, data, lane_data):
+        return em_lib.run_em(model, state, _inputs(data, lane_data).log, chunk.shape[0])[0]
 
-        def iteration(params, _):
-            return em_step(model, params, log, prior=carry.prior, cap=carry.cap, chunk_size=chunk_size,
-                           fixed=fixed), None
-
-        return carry._replace(params=jax.lax.scan(iteration, carry.params, chunk)[0])
-
-    def result(carry, data, lane_data):
-        return carry.params
+    def result(state, data, lane_data):
+        return state.params
 
     return lanes.Study(init, advance, result)
 
@@ -109,7 +90,7 @@ def gradient_study(model: ClickModel, *, num_pairs: int, parametrization=None,
 
     def advance(state, chunk, data, lane_data):
         inputs = _inputs(data, lane_data)
-        return jax.lax.scan(lambda s, _: (fitter.epoch(s, inputs.log, inputs.features), None), state, chunk)[0]
+        return jax.lax.scan(lambda s, _: fitter.epoch(s, inputs.log, inputs.features), state, chunk)[0]
 
     def result(state, data, lane_data):
         return fitter.params(state, _inputs(data, lane_data).features)
@@ -180,9 +161,7 @@ def fit_lanes(estimator: str, model: ClickModel, keys, *, log: Optional[SessionL
     if estimator == "em":
         if chunk_size is not None:
             check_int("chunk_size", chunk_size, minimum=1)
-        if chunk_size is not None and chunk_size >= source.pair.shape[-2]:
-            chunk_size = None  # one chunk
-        study = em_study(model, num_pairs=num_pairs, chunk_size=chunk_size, dtype=dtype)
+        study = em_study(model._replace(chunk_size=chunk_size), num_pairs=num_pairs, dtype=dtype)
     else:
         prior = gradient_lib.check_options(num_epochs=num_steps, batch_size=batch_size, optimizer=optimizer,
                                            schedule=schedule, prior=prior)

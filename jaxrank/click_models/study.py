@@ -21,6 +21,8 @@ devices.
 
 from typing import NamedTuple, Optional
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -29,6 +31,7 @@ from jaxrank import lanes
 from jaxrank.click_models import gradient as gradient_lib
 from jaxrank.click_models import parametrization as param_lib
 from jaxrank.click_models import em as em_lib
+from jaxrank.click_models import metrics
 from jaxrank.click_models.base import DEFAULT_CHUNK_SIZE, EM_HPARAMS, ClickModel, check_fit_log
 from jaxrank.data.sessions import SessionLog
 from jaxrank.types import Array
@@ -177,3 +180,40 @@ def fit_lanes(estimator: str, model: ClickModel, keys, *, log: Optional[SessionL
     lane_data = None if shared else FitInputs(source, None)
     return lanes.run_lanes(study, keys, hparams, data=data, lane_data=lane_data, chunks=chunks,
                            chunks_per_call=chunks_per_call, mesh=mesh, checkpoint=checkpoint, label=label)
+
+
+def shuffled_splits(keys, log: SessionLog, num_train: int) -> tuple[SessionLog, SessionLog]:
+    """``(train, test)`` logs of ``N`` lanes, numpy ``[N, S', K]``: lane ``i`` orders ``log``'s ``S``
+    sessions by ``jax.random.permutation(keys[i], S)`` and trains on the first ``num_train``."""
+    num = log.pair.shape[0]
+    check_int("num_train", num_train, minimum=1)
+    if num_train >= num:
+        raise ValueError(f"num_train={num_train} leaves no test session of the log's {num}.")
+    orders = np.asarray(jax.jit(jax.vmap(lambda k: jax.random.permutation(k, num)))(keys))
+    lanes_ = orders.shape[0]
+
+    def take(rows):
+        per_session = {f: np.asarray(getattr(log, f))[rows] for f in ("query", "pair", "doc", "clicks", "mask")}
+        sizes = {f: np.broadcast_to(np.asarray(getattr(log, f)), (lanes_,)).copy() for f in ("num_pairs",
+                                                                                             "num_queries")}
+        return log._replace(**per_session, **sizes)
+
+    return take(orders[:, :num_train]), take(orders[:, num_train:])
+
+
+@functools.partial(jax.jit, static_argnames=("model",))
+def evaluate_lanes(model: ClickModel, params, logs: SessionLog, pairs: Optional[Array] = None) -> dict:
+    """Test metrics of ``N`` fits on their own logs (``params`` and ``logs`` with leading axis ``[N]``):
+    ``log_likelihood`` (PyClick's per-session mean), ``perplexity`` and ``conditional_perplexity`` with
+    their ``*_per_rank`` values, ``[N]`` / ``[N, K]``; with ``pairs [...]``, also ``relevance [N, ...]``."""
+
+    def one(p, log):
+        unconditional, conditional = metrics.perplexity(model, p, log), metrics.conditional_perplexity(model, p, log)
+        out = {"log_likelihood": metrics.log_likelihood(model, p, log), "perplexity": unconditional.overall,
+               "perplexity_per_rank": unconditional.per_rank, "conditional_perplexity": conditional.overall,
+               "conditional_perplexity_per_rank": conditional.per_rank}
+        if pairs is not None:
+            out["relevance"] = model.relevance(p, pairs)
+        return out
+
+    return jax.vmap(one)(params, logs)

@@ -8,6 +8,7 @@ pairs. Files go to ``--out`` (default ``/tmp/jaxrank-scale``), one ``<name>.txt`
 
     python benchmarks/datasets.py --name mslr-web10k-fold-train [--out DIR] [--seed 0] [--scale 1.0]
     python benchmarks/datasets.py --all
+    python benchmarks/datasets.py --click-log wscd --sessions 1000000   # clicks-wscd-1000000.txt (+ .json)
 
 Shapes (see the papers' tables and the collections' published statistics):
 
@@ -19,6 +20,9 @@ Shapes (see the papers' tables and the collections' published statistics):
   sparse values in [0, 1], up to 140 per query (RCS paper, Table 1).
 * ``td2004``: 75 queries, 74,146 documents (988.6 per query), 64 features, binary labels with 14.9
   relevant per query and 1,079,810 preference pairs (sparse RankSVM paper, Table III).
+
+Click logs (``--click-log wscd|pyclick|tsv --sessions N``): the same ``N`` seeded result pages in each
+format ``jaxrank.data.read_click_log`` reads, shaped as ``CLICK_LOG_SHAPE`` says.
 
 Values: MSLR-like columns mix small integer counts, large counts, real scores with six decimals and
 negative language-model scores, each with its own share of zeros; a latent relevance per document
@@ -206,6 +210,140 @@ def write(name: str, out: Path, *, seed: int = 0, scale: float = 1.0, log=print)
     return path
 
 
+# ---------------------------------------------------------------------------------------------
+# Click logs
+
+
+CLICK_LOG_FORMATS = ("wscd", "pyclick", "tsv")
+# The WSCD 2012 relevance-prediction log: 146,278,823 result pages (CLAX's Yandex config), 10 URLs a
+# page; the shares below are this generator's choices, set to give the published log's size per page
+# (1.0 GB of text for 6.85M pages in the WSCD format): a query for every 4.8 pages, a Zipf-like query
+# popularity, 10 of a query's 15 URLs a page, about 1.3 clicks a page decaying with the rank.
+CLICK_LOG_SHAPE = {"positions": 10, "pool": 15, "pages_per_query": 4.8, "pages_per_session_id": 3.3,
+                   "click_rate": 0.37, "click_decay": 0.8, "popularity_exponent": 2.5}
+_BLOCK = 100_000
+
+
+def _digits(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``[n]`` non-negative ints as a ``[n, w]`` byte matrix of decimal digits and the mask of the
+    digits written (no leading zeros)."""
+    x = np.asarray(x, np.int64)
+    width = len(str(int(x.max()))) if x.size else 1
+    powers = 10 ** np.arange(width - 1, -1, -1, dtype=np.int64)
+    return ((x[:, None] // powers) % 10 + 48).astype(np.uint8), (x[:, None] >= powers) | (powers == 1)
+
+
+def _literal(n: int, text: bytes, where=None) -> tuple[np.ndarray, np.ndarray]:
+    mat = np.broadcast_to(np.frombuffer(text, np.uint8), (n, len(text)))
+    keep = np.ones((n, len(text)), bool) if where is None else np.repeat(np.asarray(where)[:, None], len(text), 1)
+    return mat, keep
+
+
+def _rows(*parts) -> tuple[np.ndarray, np.ndarray]:
+    return np.hstack([p[0] for p in parts]), np.hstack([p[1] for p in parts])
+
+
+def _only(part, where) -> tuple[np.ndarray, np.ndarray]:
+    return part[0], part[1] & np.asarray(where)[:, None]
+
+
+def click_sessions(rng: np.random.Generator, first: int, count: int, total: int) -> dict:
+    """Pages ``first .. first + count - 1`` of a ``total``-page log (``CLICK_LOG_SHAPE``)."""
+    shape = CLICK_LOG_SHAPE
+    k, pool = shape["positions"], shape["pool"]
+    num_queries = max(1, round(total / shape["pages_per_query"]))
+    query = np.minimum((num_queries * rng.random(count) ** shape["popularity_exponent"]).astype(np.int64),
+                       num_queries - 1)
+    rank = np.argsort(rng.random((count, pool)), axis=1)[:, :k]  # 10 of the query's 15 URLs
+    clicks = rng.random((count, k)) < shape["click_rate"] / (np.arange(k) + 1.0) ** shape["click_decay"]
+    index = np.arange(first, first + count)
+    return {"query": query, "rank": rank, "url": query[:, None] * pool + rank, "clicks": clicks,
+            "session_id": (index / shape["pages_per_session_id"]).astype(np.int64),
+            "time": rng.integers(0, 2000, count), "region": rng.integers(0, 256, count),
+            "num_queries": num_queries}
+
+
+def _wscd_block(s: dict) -> bytes:
+    n, k = s["query"].shape[0], s["url"].shape[1]
+    head = [_digits(s["session_id"]), _literal(n, b"\t"), _digits(s["time"]), _literal(n, b"\tQ\t"),
+            _digits(s["query"]), _literal(n, b"\t"), _digits(s["region"])]
+    urls = []
+    for r in range(k):
+        urls += [_literal(n, b"\t"), _digits(s["url"][:, r])]
+    q_mat, q_keep = _rows(*head, *urls, _literal(n, b"\n"))
+    row, col = np.nonzero(s["clicks"])
+    c_mat, c_keep = _rows(_digits(s["session_id"][row]), _literal(row.size, b"\t"), _digits(s["time"][row] + 1 + col),
+                          _literal(row.size, b"\tC\t"), _digits(s["url"][row, col]), _literal(row.size, b"\n"))
+    width = max(q_mat.shape[1], c_mat.shape[1])
+    mat = np.zeros((n + row.size, width), np.uint8)
+    keep = np.zeros((n + row.size, width), bool)
+    mat[:n, :q_mat.shape[1]], keep[:n, :q_mat.shape[1]] = q_mat, q_keep
+    mat[n:, :c_mat.shape[1]], keep[n:, :c_mat.shape[1]] = c_mat, c_keep
+    order = np.argsort(np.concatenate([np.arange(n) * (k + 1), row * (k + 1) + 1 + col]), kind="stable")
+    return mat[order][keep[order]].tobytes()
+
+
+def _pyclick_block(s: dict) -> bytes:
+    n, k = s["query"].shape[0], s["url"].shape[1]
+    clicks = s["clicks"]
+    first_click = np.where(clicks.any(1), clicks.argmax(1), k)
+    parts = [_digits(s["query"]), _literal(n, b"_"), _digits(s["region"] % 3), _literal(n, b"\t")]
+    for r in range(k):
+        parts += [_digits(s["url"][:, r]), _literal(n, b"," if r < k - 1 else b" : ")]
+    for r in range(k):
+        parts += [_literal(n, b" , ", clicks[:, r] & (r > first_click)), _only(_digits(s["url"][:, r]), clicks[:, r])]
+    mat, keep = _rows(*parts, _literal(n, b"\n"))
+    return mat[keep].tobytes()
+
+
+def _tsv_block(s: dict) -> bytes:
+    n, k = s["query"].shape[0], s["url"].shape[1]
+    pair = s["query"][:, None] * CLICK_LOG_SHAPE["pool"] + s["rank"]
+    parts = [_digits(s["query"]), _literal(n, b"\t")]
+    for r in range(k):
+        parts += [_digits(s["rank"][:, r]), _literal(n, b"," if r < k - 1 else b"\t")]
+    for r in range(k):
+        parts += [_digits(pair[:, r]), _literal(n, b"," if r < k - 1 else b"\t")]
+    flags = (s["clicks"].astype(np.uint8) + 48, np.ones((n, k), bool))
+    mat, keep = _rows(*parts, flags, _literal(n, b"\n"))
+    return mat[keep].tobytes()
+
+
+def write_click_log(fmt: str, num_sessions: int, out: Path, *, seed: int = 0, log=print) -> Path:
+    """Writes ``out/clicks-<fmt>-<num_sessions>.txt``: ``num_sessions`` seeded pages of
+    ``CLICK_LOG_SHAPE`` in a ``jaxrank.data.read_click_log`` format (the same pages for every format),
+    unless an identical one exists."""
+    if fmt not in CLICK_LOG_FORMATS:
+        raise ValueError(f"fmt must be one of {CLICK_LOG_FORMATS}; got {fmt!r}.")
+    out.mkdir(parents=True, exist_ok=True)
+    path, manifest_path = out / f"clicks-{fmt}-{num_sessions}.txt", out / f"clicks-{fmt}-{num_sessions}.json"
+    settings = {"format": fmt, "sessions": num_sessions, "seed": seed, "shape": CLICK_LOG_SHAPE, "version": 1}
+    if path.exists() and manifest_path.exists():
+        manifest = json.loads(manifest_path.read_text())
+        if manifest.get("settings") == settings and manifest.get("bytes") == path.stat().st_size:
+            return path
+    start = time.perf_counter()
+    render = {"wscd": _wscd_block, "pyclick": _pyclick_block, "tsv": _tsv_block}[fmt]
+    tmp = path.with_suffix(".txt.tmp")
+    num_queries = max(1, round(num_sessions / CLICK_LOG_SHAPE["pages_per_query"]))
+    with open(tmp, "wb") as f:
+        if fmt == "tsv":
+            f.write(f"# jaxrank sessions: num_queries={num_queries} num_pairs={num_queries * CLICK_LOG_SHAPE['pool']} "
+                    f"num_positions={CLICK_LOG_SHAPE['positions']}\n".encode())
+        for b, first in enumerate(range(0, num_sessions, _BLOCK)):
+            rng = np.random.default_rng([seed, b])
+            f.write(render(click_sessions(rng, first, min(_BLOCK, num_sessions - first), num_sessions)))
+            if log is not None and b % 100 == 99:
+                log(f"[datasets] {path.name}: {first + _BLOCK:,}/{num_sessions:,} pages, "
+                    f"{time.perf_counter() - start:.0f} s")
+    tmp.replace(path)
+    manifest = {"settings": settings, "bytes": path.stat().st_size, "seconds": round(time.perf_counter() - start, 1)}
+    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n")
+    if log is not None:
+        log(f"[datasets] wrote {path} ({manifest['bytes'] / 2**20:,.0f} MiB) in {manifest['seconds']} s")
+    return path
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--name", choices=sorted(SHAPES), action="append", help="shape(s) to write")
@@ -213,10 +351,14 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("/tmp/jaxrank-scale"))
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--scale", type=float, default=1.0, help="multiply queries and documents (quick runs)")
+    parser.add_argument("--click-log", choices=CLICK_LOG_FORMATS, action="append", help="click-log format(s) to write")
+    parser.add_argument("--sessions", type=int, default=1_000_000, help="pages of each --click-log")
     args = parser.parse_args()
+    for fmt in args.click_log or []:
+        write_click_log(fmt, args.sessions, args.out, seed=args.seed)
     names = sorted(SHAPES) if args.all else (args.name or [])
-    if not names:
-        parser.error("give --name NAME (repeatable) or --all")
+    if not names and not args.click_log:
+        parser.error("give --name NAME (repeatable), --all or --click-log FORMAT")
     for name in names:
         write(name, args.out, seed=args.seed, scale=args.scale)
 

@@ -2,6 +2,7 @@
 
 from jaxrank.data.atomic import write_atomic, write_json, write_npz, write_text
 from jaxrank.data.cache import load_svmlight
+from jaxrank.data.click_log import ClickLogInfo, detect_format, read_click_log
 from jaxrank.data.checkpoint import load_checkpoint, remove_stale_temporaries, save_checkpoint
 from jaxrank.data.letor import LAYOUTS, load_fold, load_queries, split_file
 from jaxrank.data.locations import cache_dir, data_dir, resolve
@@ -26,13 +27,16 @@ from jaxrank.data.ragged import (
 from jaxrank.data.sessions import SessionLog, read_sessions_tsv, session_log, take_sessions, write_sessions_tsv
 from jaxrank.data.svmlight import SVMLightData, parse_svmlight
 from jaxrank.data.synthetic import synthetic_queries
+from jaxrank.data.vocabulary import Vocabulary
 from jaxrank.data.yandex import YandexIds, read_yandex
 
 __all__ = [
     "Bucket",
+    "ClickLogInfo",
     "LAYOUTS",
     "SVMLightData",
     "SessionLog",
+    "Vocabulary",
     "YandexIds",
     "as_ragged",
     "bucket_size",
@@ -41,6 +45,7 @@ __all__ = [
     "cache_dir",
     "concat_queries",
     "data_dir",
+    "detect_format",
     "document_query",
     "linear_query_values",
     "load_checkpoint",
@@ -54,6 +59,7 @@ __all__ = [
     "parse_svmlight",
     "preference",
     "query_lengths",
+    "read_click_log",
     "read_sessions_tsv",
     "read_yandex",
     "ragged_queries",

@@ -22,7 +22,6 @@ line comes first; lines starting with ``#`` after it and blank lines are skipped
 is read by ``jaxrank.data.yandex``.
 """
 
-import re
 from pathlib import Path
 from typing import NamedTuple, Optional
 
@@ -33,7 +32,6 @@ from jaxrank.data.atomic import write_atomic
 from jaxrank.types import Array
 
 DEFAULT_POSITIONS = 10  # PyClick's RANK_MAX and CLAX's max_positions: logs are cut at 10 results
-_HEADER = re.compile(r"#\s*jaxrank sessions:\s*num_queries=(\d+)\s+num_pairs=(\d+)\s+num_positions=(\d+)\s*$")
 _ID_LIMIT = 2**31  # ids are int32
 
 
@@ -160,59 +158,15 @@ def write_sessions_tsv(path, log: SessionLog) -> Path:
 
 
 def read_sessions_tsv(path) -> SessionLog:
-    """Reads a log written by ``write_sessions_tsv`` (format in this module's docstring).
+    """Reads a log written by ``write_sessions_tsv`` (format in this module's docstring) with the file's
+    own ids, in streamed chunks (``jaxrank.data.click_log``; plain or compressed). To map it into another
+    log's ids, read it with ``read_click_log(path, vocabulary=...)``.
 
     Raises:
       ValueError: naming the file and the line, for a missing header, a line without four tab-separated
         fields, an empty session, a non-integer id, unequal numbers of documents, pairs and clicks, more positions than
         the header's ``num_positions``, or an id beyond the header's sizes.
     """
-    path = Path(path)
-    with open(path, encoding="utf-8") as f:
-        header = f.readline()
-        match = _HEADER.match(header.strip())
-        if not match:
-            raise ValueError(f"{path}:1: expected the header '# jaxrank sessions: num_queries=Q num_pairs=P "
-                             f"num_positions=K'; got {header.strip()[:80]!r}.")
-        num_queries, num_pairs, num_positions = (int(g) for g in match.groups())
-        queries, rows = [], []
-        for lineno, line in enumerate(f, start=2):
-            line = line.rstrip("\n")
-            if not line.strip() or line.startswith("#"):
-                continue
-            fields = line.split("\t")
-            if len(fields) != 4:
-                raise ValueError(f"{path}:{lineno}: expected 4 tab-separated fields (query, docs, pairs, clicks); "
-                                 f"got {len(fields)}.")
-            if not fields[1] or not fields[2] or not fields[3]:
-                raise ValueError(f"{path}:{lineno}: an empty session (no shown document); every session shows at "
-                                 "least one document: drop the line.")
-            try:
-                query = int(fields[0])
-                docs = [int(t) for t in fields[1].split(",")]
-                pairs = [int(t) for t in fields[2].split(",")]
-            except ValueError:
-                raise ValueError(f"{path}:{lineno}: ids must be integers; got {line[:80]!r}.") from None
-            flags = fields[3]
-            if not (len(docs) == len(pairs) == len(flags)) or set(flags) - {"0", "1"}:
-                raise ValueError(f"{path}:{lineno}: needs as many documents, pairs and 0/1 click flags; got "
-                                 f"{len(docs)}, {len(pairs)} and {flags!r}.")
-            if len(docs) > num_positions:
-                raise ValueError(f"{path}:{lineno}: {len(docs)} positions but the header says num_positions="
-                                 f"{num_positions}.")
-            if not 0 <= query < num_queries or min(pairs) < 0 or max(pairs) >= num_pairs:
-                raise ValueError(f"{path}:{lineno}: query {query} or a pair id in {pairs} is outside the header's "
-                                 f"num_queries={num_queries}, num_pairs={num_pairs}.")
-            queries.append(query)
-            rows.append((docs, pairs, flags))
-    num = len(rows)
-    pair = np.zeros((num, num_positions), np.int64)
-    doc = np.zeros((num, num_positions), np.int64)
-    clicks = np.zeros((num, num_positions), bool)
-    mask = np.zeros((num, num_positions), bool)
-    for s, (docs, pairs, flags) in enumerate(rows):
-        n = len(docs)
-        doc[s, :n], pair[s, :n], mask[s, :n] = docs, pairs, True
-        clicks[s, :n] = [c == "1" for c in flags]
-    return session_log(np.asarray(queries, np.int64), pair, doc, clicks, mask, num_pairs=num_pairs,
-                       num_queries=num_queries)
+    from jaxrank.data.click_log import read_sessions_tsv_ids  # click_log builds on this module
+
+    return read_sessions_tsv_ids(path)

@@ -1,0 +1,101 @@
+"""Reading click logs: time and peak memory of ``jaxrank.data.read_click_log`` against the log's size.
+
+    python benchmarks/click_logs.py [--sessions 1000000 10000000] [--formats wscd pyclick tsv]
+                                    [--out /tmp/jaxrank-logs] [--keep] [--json PATH]
+
+Each (format, size) is a seeded log of ``benchmarks/datasets.py``'s ``CLICK_LOG_SHAPE`` (the same
+pages in every format), written under ``--out`` (never commit it) and read in a fresh process, so the
+peak resident memory (``ru_maxrss``) is the reader's alone. The table gives the file size, the read's
+wall and CPU seconds, the parsed ``SessionLog``'s bytes, the peak and its ratio to the parsed log, and
+the vocabulary's sizes and bytes; "start" is the process's resident memory before the read (Python, NumPy
+and JAX imported), so ``(peak - start) / log`` is what the read itself holds at its peak. A file is deleted after its read unless ``--keep``.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import datasets  # noqa: E402  (benchmarks/datasets.py)
+
+_CHILD = r"""
+import json, resource, sys, time
+from jaxrank.data import read_click_log
+path, fmt = sys.argv[1], sys.argv[2]
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+wall, cpu = time.perf_counter(), time.process_time()
+log, vocab, info = read_click_log(path, format=fmt)
+wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+log_bytes = sum(getattr(log, f).nbytes for f in ("query", "pair", "doc", "clicks", "mask"))
+print(json.dumps({"seconds": wall, "cpu_seconds": cpu, "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+                  "rss_before": base, "log_bytes": log_bytes, "vocab_bytes": vocab.nbytes, "sessions": info.num_sessions,
+                  "queries": vocab.num_queries, "docs": vocab.num_docs, "pairs": vocab.num_pairs}))
+"""
+
+
+def measure(fmt: str, sessions: int, out: Path, keep: bool) -> dict:
+    start = time.perf_counter()
+    path = datasets.write_click_log(fmt, sessions, out, log=None)
+    written = time.perf_counter() - start
+    size = path.stat().st_size
+    env = dict(os.environ, PYTHONPATH=str(HERE.parent) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    result = subprocess.run([sys.executable, "-c", _CHILD, str(path), fmt], capture_output=True, text=True, env=env,
+                            cwd=HERE.parent)
+    if result.returncode:
+        raise RuntimeError(f"reading {path} failed: {result.stderr.strip().splitlines()[-1]}")
+    got = json.loads(result.stdout.strip().splitlines()[-1])
+    if not keep:
+        path.unlink()
+        path.with_suffix(".json").unlink()
+    assert got["sessions"] == sessions, (got["sessions"], sessions)
+    return {"format": fmt, "sessions": sessions, "file MB": size / 1e6, "write s": round(written, 1),
+            "read s": got["seconds"], "read cpu s": got["cpu_seconds"], "MB/s (wall)": size / 1e6 / got["seconds"],
+            "log MB": got["log_bytes"] / 1e6, "peak RSS MB": got["peak_rss"] / 1e6,
+            "peak / log": got["peak_rss"] / got["log_bytes"], "start RSS MB": got["rss_before"] / 1e6,
+            "(peak - start) / log": (got["peak_rss"] - got["rss_before"]) / got["log_bytes"],
+            "vocabulary MB": got["vocab_bytes"] / 1e6,
+            "(peak - start) / (log + vocabulary)": (got["peak_rss"] - got["rss_before"]) /
+                                                   (got["log_bytes"] + got["vocab_bytes"]),
+            "queries": got["queries"], "docs": got["docs"], "pairs": got["pairs"]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sessions", type=int, nargs="+", default=[1_000_000, 10_000_000])
+    parser.add_argument("--formats", nargs="+", default=list(datasets.CLICK_LOG_FORMATS),
+                        choices=datasets.CLICK_LOG_FORMATS)
+    parser.add_argument("--out", type=Path, default=Path("/tmp/jaxrank-logs"))
+    parser.add_argument("--keep", action="store_true", help="keep the generated logs")
+    parser.add_argument("--json", help="write the figures to this JSON file (benchmarks/report.py)")
+    args = parser.parse_args()
+    load_start = os.getloadavg()[0]
+    rows = []
+    for sessions in args.sessions:
+        for fmt in args.formats:
+            row = measure(fmt, sessions, args.out, args.keep)
+            rows.append(row)
+            print(" | ".join(f"{k} {v:,.3g}" if isinstance(v, float) else f"{k} {v:,}" if isinstance(v, int) else
+                             f"{k} {v}" for k, v in row.items()), flush=True)
+    figures = {}
+    for fmt in args.formats:
+        mine = [r for r in rows if r["format"] == fmt]
+        if len(mine) > 1:  # linear time: seconds per MB at the largest size over the smallest
+            figures[f"{fmt} seconds per MB, largest / smallest"] = ((mine[-1]["read cpu s"] / mine[-1]["file MB"]) /
+                                                                  (mine[0]["read cpu s"] / mine[0]["file MB"]))
+        figures[f"{fmt} largest (peak - start) / log"] = max(r["(peak - start) / log"] for r in mine)
+        figures[f"{fmt} largest (peak - start) / (log + vocabulary)"] = max(
+            r["(peak - start) / (log + vocabulary)"] for r in mine)
+    if args.json:
+        from report import write_json  # benchmarks/report.py: the one JSON shape BENCHMARKS.md is built from
+
+        write_json(args.json, __file__, rows=rows, figures=figures, load_start=load_start)
+
+
+if __name__ == "__main__":
+    main()

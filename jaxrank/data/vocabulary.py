@@ -1,0 +1,246 @@
+"""One id space for the click logs of a study: query, document and (query, document) pair ids.
+
+A ``Vocabulary`` gives every query token a dense query id, every document token a dense document
+id and every (query id, document id) pair a dense pair id, each in order of first appearance. Reading
+a test log with the training log's vocabulary (``read_click_log(..., vocabulary=train_vocabulary)``)
+keeps every known id and appends the unseen queries, documents and pairs after the known ones, so an
+id at or above the training size (``Vocabulary.num_pairs`` before the read) marks a pair the training
+log never showed. Tokens are bytes: the decimal text of integer ids (``b"98435"``), the string of string
+ids (PyClick's ``b"98435_1"``).
+
+Lookup is vectorised: each table keeps its keys sorted beside their ids and a chunk's distinct keys are
+found with one ``np.searchsorted``; memory is a few bytes per known key.
+"""
+
+from pathlib import Path
+
+import numpy as np
+
+from jaxrank.data.atomic import write_npz
+
+_PAIR_SHIFT = 32
+
+
+def _as_ints(values: np.ndarray):
+    """``values`` as ``int64`` when every token is a canonical decimal (digits, no leading zero, at most
+    18), else ``None``."""
+    if values.dtype.kind in "iu":
+        return values.astype(np.int64)
+    if not values.size:
+        return np.zeros(0, np.int64)
+    width = np.strings.str_len(values)
+    ok = np.strings.isdigit(values) & (width <= 18) & ((width == 1) | ~np.strings.startswith(values, b"0"))
+    return values.astype(np.int64) if ok.all() else None
+
+
+def _as_bytes(values: np.ndarray) -> np.ndarray:
+    return values.astype("S20") if values.dtype.kind in "iu" else values
+
+
+class IdTable:
+    """Dense ids ``0 .. n-1`` for distinct keys, in order of first appearance.
+
+    Keys are ``int64`` while every token is a canonical decimal (8 bytes a key) and bytes otherwise.
+    Lookup searches a large sorted run and a small one; new keys go to the small run, which is merged
+    into the large one when it exceeds a quarter of it, so adding ``n`` keys in chunks costs
+    ``O(n log n)`` in all, not ``O(n)`` a chunk."""
+
+    def __init__(self, keys: np.ndarray):
+        ints = _as_ints(keys)
+        keys = keys if ints is None else ints
+        self._parts = [keys]
+        self._size = keys.shape[0]
+        self._runs = [self._sorted(keys, np.arange(self._size, dtype=np.int64))]
+
+    @staticmethod
+    def _sorted(keys, ids):
+        order = np.argsort(keys, kind="stable")
+        return keys[order], ids[order].astype(np.int32)  # ids < 2^31 (SessionLog ids are int32)
+
+    @staticmethod
+    def _merge(a, b):
+        """Two sorted runs ``(keys, ids)`` as one, in ``O(len(a) + len(b))``."""
+        at = np.searchsorted(a[0], b[0])
+        return np.insert(a[0], at, b[0]), np.insert(a[1], at, b[1])
+
+    def __len__(self) -> int:
+        return self._size
+
+    @property
+    def nbytes(self) -> int:
+        return sum(p.nbytes for p in self._parts) + sum(k.nbytes + i.nbytes for k, i in self._runs)
+
+    @property
+    def keys(self) -> np.ndarray:
+        """``[n]`` the key of each id (``int64`` or bytes)."""
+        if len(self._parts) > 1:
+            self._parts = [np.concatenate(self._parts)]
+        return self._parts[0]
+
+    @property
+    def tokens(self) -> np.ndarray:
+        """``[n]`` bytes, the token of each id."""
+        return _as_bytes(self.keys)
+
+    def _common(self, values: np.ndarray) -> np.ndarray:
+        """``values`` in the table's key kind, turning the table's keys to bytes when needed."""
+        if self._parts[0].dtype.kind in "iu":
+            ints = _as_ints(values)
+            if ints is not None:
+                return ints
+            self._parts = [_as_bytes(self.keys)]  # bytes sort in another order than integers: sort again
+            self._runs = [self._sorted(self._parts[0], np.arange(self._size, dtype=np.int64))]
+        values = _as_bytes(values)
+        dtype = np.promote_types(self._parts[0].dtype, values.dtype)
+        if dtype != self._parts[0].dtype:
+            self._parts = [p.astype(dtype) for p in self._parts]
+            self._runs = [(k.astype(dtype), i) for k, i in self._runs]
+        return values.astype(dtype)
+
+    def find(self, values: np.ndarray) -> np.ndarray:
+        """``[N] i64`` the id of each value, -1 for a value not in the table."""
+        values = self._common(values)
+        ids = np.full(values.shape, -1, np.int64)
+        for keys, run_ids in self._runs:
+            if keys.size:
+                pos = np.minimum(np.searchsorted(keys, values), keys.size - 1)
+                ids = np.where(keys[pos] == values, run_ids[pos], ids)
+        return ids
+
+    def ids(self, unique: np.ndarray, first: np.ndarray) -> np.ndarray:
+        """The ids of the distinct values ``unique``, adding the absent ones in the order of ``first``
+        (the position of each value's first appearance)."""
+        ids = self.find(unique)
+        unique = self._common(unique)
+        new = np.flatnonzero(ids < 0)
+        if new.size:
+            new = new[np.argsort(first[new], kind="stable")]
+            ids[new] = np.arange(self._size, self._size + new.size)
+            self._parts.append(unique[new])
+            self._size += new.size
+            new_keys, new_ids = self._sorted(unique[new], ids[new])
+            big, small = self._runs[0], self._runs[1] if len(self._runs) > 1 else (new_keys[:0], new_ids[:0])
+            small = self._merge(small, (new_keys, new_ids))
+            self._runs = [self._merge(big, small)] if small[0].size > max(big[0].size // 4, 1 << 14) else [big, small]
+        return ids
+
+
+class Vocabulary:
+    """Query, document and pair ids of a family of click logs (module docstring).
+
+    Attributes (read-only views):
+      queries: ``[Q]`` bytes, the token of each query id.
+      docs: ``[D]`` bytes, the token of each document id.
+      pair_query, pair_doc: ``[P] i32``, the query id and document id of each pair id.
+    """
+
+    def __init__(self, queries=(), docs=(), pair_query=(), pair_doc=()):
+        queries, docs = (np.asarray(a) if len(a) else np.zeros(0, np.int64) for a in (queries, docs))
+        for name, keys in (("queries", queries), ("docs", docs)):
+            if keys.ndim != 1 or keys.dtype.kind not in "iuS":
+                raise ValueError(f"{name} must be a [N] array of bytes tokens or integer ids; got {keys.dtype} "
+                                 f"{keys.shape}.")
+        pair_query, pair_doc = np.asarray(pair_query, np.int64), np.asarray(pair_doc, np.int64)
+        if pair_query.shape != pair_doc.shape or pair_query.ndim != 1:
+            raise ValueError(f"pair_query and pair_doc must be [P] arrays of one length; got {pair_query.shape} and "
+                             f"{pair_doc.shape}.")
+        if pair_query.size and (pair_query.min() < 0 or pair_query.max() >= len(queries) or pair_doc.min() < 0
+                                or pair_doc.max() >= len(docs)):
+            raise ValueError(f"a pair names a query outside [0, {len(queries)}) or a document outside [0, {len(docs)}).")
+        for name, keys in (("query", queries), ("document", docs)):
+            if np.unique(keys).size != keys.size:
+                raise ValueError(f"the vocabulary's {name} tokens repeat; each token has one id.")
+        self._queries, self._docs = IdTable(queries), IdTable(docs)
+        if len(np.unique(self._queries.keys)) != len(queries) or len(np.unique(self._docs.keys)) != len(docs):
+            raise ValueError("the vocabulary's tokens repeat as integers (e.g. b'7' and 7); each token has one id.")
+        pairs = (pair_query << _PAIR_SHIFT) | pair_doc
+        if np.unique(pairs).size != pairs.size:
+            raise ValueError("the vocabulary's (query, document) pairs repeat; each pair has one id.")
+        self._pairs = IdTable(pairs)
+
+    @property
+    def queries(self) -> np.ndarray:
+        return self._queries.tokens
+
+    @property
+    def docs(self) -> np.ndarray:
+        return self._docs.tokens
+
+    @property
+    def pair_query(self) -> np.ndarray:
+        return (self._pairs.keys >> _PAIR_SHIFT).astype(np.int32)
+
+    @property
+    def pair_doc(self) -> np.ndarray:
+        return (self._pairs.keys & ((1 << _PAIR_SHIFT) - 1)).astype(np.int32)
+
+    @property
+    def num_queries(self) -> int:
+        return len(self._queries)
+
+    @property
+    def num_docs(self) -> int:
+        return len(self._docs)
+
+    @property
+    def num_pairs(self) -> int:
+        return len(self._pairs)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes the vocabulary holds (its tokens in id order and their sorted index)."""
+        return self._queries.nbytes + self._docs.nbytes + self._pairs.nbytes
+
+    def copy(self) -> "Vocabulary":
+        other = Vocabulary.__new__(Vocabulary)
+        for name in ("_queries", "_docs", "_pairs"):
+            table = getattr(self, name)
+            clone = IdTable.__new__(IdTable)
+            clone._parts, clone._size, clone._runs = [table.keys], table._size, list(table._runs)
+            setattr(other, name, clone)  # arrays are replaced, never written in place, so sharing them is safe
+        return other
+
+    def query_ids(self, tokens) -> np.ndarray:
+        """``[N] i64`` the query id of each token (bytes or str), -1 for an unknown query."""
+        return self._queries.find(np.asarray([t.encode() if isinstance(t, str) else t for t in tokens]))
+
+    def pair_ids(self, query_tokens, doc_tokens) -> np.ndarray:
+        """``[N] i64`` the pair id of each (query token, document token), -1 for an unknown pair."""
+        q = self.query_ids(query_tokens)
+        d = self._docs.find(np.asarray([t.encode() if isinstance(t, str) else t for t in doc_tokens]))
+        found = self._pairs.find((np.maximum(q, 0) << _PAIR_SHIFT) | np.maximum(d, 0))
+        return np.where((q >= 0) & (d >= 0), found, -1)
+
+    def add_queries(self, unique, first) -> np.ndarray:
+        return self._queries.ids(unique, first)
+
+    def add_docs(self, unique, first) -> np.ndarray:
+        return self._docs.ids(unique, first)
+
+    def add_pairs(self, query_ids: np.ndarray, doc_ids: np.ndarray) -> np.ndarray:
+        """``[N] i64`` the pair id of each (query id, document id), adding unseen pairs in order."""
+        keys = (query_ids.astype(np.int64) << _PAIR_SHIFT) | doc_ids.astype(np.int64)
+        unique, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        return self._pairs.ids(unique, first)[inverse.reshape(-1)]
+
+    def save(self, path) -> Path:
+        """Writes the vocabulary to ``path`` (``.npz``) atomically."""
+        return write_npz(path, queries=self._queries.keys, docs=self._docs.keys, pair_query=self.pair_query,
+                         pair_doc=self.pair_doc)
+
+    @classmethod
+    def load(cls, path) -> "Vocabulary":
+        """The vocabulary ``save`` wrote to ``path``.
+
+        Raises:
+          ValueError: naming the file, when it is not a saved vocabulary.
+        """
+        path = Path(path)
+        try:
+            with np.load(path, allow_pickle=False) as f:
+                return cls(f["queries"], f["docs"], f["pair_query"], f["pair_doc"])
+        except (KeyError, OSError, ValueError) as e:
+            raise ValueError(f"{path}: not a saved jaxrank Vocabulary ({e}).") from None
+
+    def __repr__(self) -> str:
+        return f"Vocabulary({self.num_queries:,} queries, {self.num_docs:,} documents, {self.num_pairs:,} pairs)"

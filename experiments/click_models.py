@@ -58,6 +58,9 @@ LOG_SIMULATOR = "log"  # the row name of a real log's results
 class Config:
     dataset: str = "auto"  # LETOR folder (MQ2008), an SVMlight file/folder (MSLR-WEB_Fold1_subset), synthetic, auto
     log: str = ""  # a Yandex WSCD-format click log (a path): fitted instead of simulated logs
+    train_log: str = ""  # PyClick's protocol: fit every session of this click log (any read_click_log format)
+    test_log: str = ""  # ... and score the sessions of this one whose query the training log holds
+    unseen: str = "prior"  # test pairs the training log never showed: "prior" (PyClick's 0.5) or "global"
     simulators: tuple[str, ...] = SIMULATORS
     models: tuple[str, ...] = MODELS
     estimators: tuple[str, ...] = ("em",)  # add "gradient" for Adam fits of the same models
@@ -85,7 +88,12 @@ def _check(config: Config) -> None:
             check_choice(field, value, choices)
         if len(set(values)) != len(values):
             raise ValueError(f"{field}={','.join(values)} names an entry twice.")
-    check_int("num_sessions", config.num_sessions, minimum=0 if config.log else 2)
+    if bool(config.train_log) != bool(config.test_log):
+        raise ValueError(f"train_log={config.train_log!r} and test_log={config.test_log!r}: give both or neither.")
+    if config.train_log and config.log:
+        raise ValueError("log= (random splits of one log) and train_log=/test_log= (two logs) exclude each other.")
+    check_choice("unseen", config.unseen, study.UNSEEN_RULES)
+    check_int("num_sessions", config.num_sessions, minimum=0 if config.log or config.train_log else 2)
     check_int("num_seeds", config.num_seeds, minimum=1)
     check_int("num_positions", config.num_positions, minimum=1)
     check_int("num_iterations", config.num_iterations, minimum=1)
@@ -109,10 +117,13 @@ _YANDEX_BYTES_PER_SESSION = 40  # the shortest WSCD query line: a real log holds
 
 
 def _num_lanes(config: Config) -> int:
-    return config.num_seeds * (1 if config.log else len(config.simulators))
+    return config.num_seeds * (1 if config.log or config.train_log else len(config.simulators))
 
 
 def _num_sessions(config: Config) -> int:
+    if config.train_log:
+        paths = [Path(p).expanduser() for p in (config.train_log, config.test_log)]
+        return sum(p.stat().st_size // _YANDEX_BYTES_PER_SESSION for p in paths if p.is_file())
     if config.log and not config.num_sessions:
         path = Path(config.log).expanduser()
         return path.stat().st_size // _YANDEX_BYTES_PER_SESSION if path.is_file() else 0
@@ -289,13 +300,50 @@ def _real_log(config: Config):
     return path, log
 
 
+def _train_test_logs(config: Config):
+    """PyClick's protocol: ``(train, test, summary)``, every session of ``train_log`` (its first
+    ``num_sessions`` if set) and the sessions of ``test_log`` whose query the training log holds, read
+    into the training log's ids (``jaxrank.data.read_click_log``); pairs the training log never
+    showed get ids from ``info.known_pairs`` on and are counted."""
+    paths = [Path(p).expanduser() for p in (config.train_log, config.test_log)]
+    for name, path in zip(("train_log", "test_log"), paths):
+        if not path.is_file():
+            raise FileNotFoundError(f"{name}={path}: no such file (a click log).")
+    train, vocab, _ = data.read_click_log(paths[0], num_positions=config.num_positions,
+                                          max_sessions=config.num_sessions or None)
+    test, vocab, info = data.read_click_log(paths[1], vocabulary=vocab, num_positions=config.num_positions)
+    kept = np.flatnonzero(np.asarray(test.query) < info.known_queries)
+    if kept.size == 0:
+        raise ValueError(f"test_log={paths[1]}: none of its {info.num_sessions:,} sessions has a query of "
+                         f"train_log={paths[0]}.")
+    test = take_sessions(test, kept)
+    unseen = np.asarray(test.mask) & (np.asarray(test.pair) >= info.known_pairs)
+    sizes = dict(num_pairs=np.asarray(vocab.num_pairs, np.int32), num_queries=np.asarray(vocab.num_queries, np.int32))
+    summary = {"train_log": str(paths[0]), "test_log": str(paths[1]), "num_sessions": int(train.pair.shape[0]),
+               "num_queries": info.known_queries, "num_pairs": info.known_pairs,
+               "test": {"sessions": int(kept.size), "sessions_of_unseen_queries": info.sessions_new_query,
+                        "unseen_pairs": int(np.unique(np.asarray(test.pair)[unseen]).size),
+                        "positions_of_unseen_pairs": int(unseen.sum()), "unseen_rule": config.unseen}}
+    print(f"[click_models] train {paths[0]}: {summary['num_sessions']:,} sessions; test {paths[1]}: "
+          f"{kept.size:,} sessions kept, {info.sessions_new_query:,} of unseen queries dropped, "
+          f"{summary['test']['unseen_pairs']:,} unseen pairs ({config.unseen} rule)", flush=True)
+    return train._replace(**sizes), test._replace(**sizes), summary
+
+
 @register("click_models", Config, report=analysis.report)
 def run(config: Config, run_dir) -> dict:
     """Every model x estimator fitted to every (simulator, seed) log; test metrics with 95% CIs over seeds."""
     _check(config)
     check_budget(config)
-    real = bool(config.log)
-    if real:
+    real = bool(config.log) or bool(config.train_log)
+    known_pairs = None
+    if config.train_log:
+        one_train, one_test, dataset = _train_test_logs(config)
+        rows, queries, grades, labels = [LOG_SIMULATOR], None, None, None
+        known_pairs = dataset["num_pairs"]
+        stack = lambda log: jax.tree.map(lambda x: np.stack([x] * config.num_seeds), log)  # noqa: E731
+        train, test = stack(one_train), stack(one_test)
+    elif real:
         path, whole = _real_log(config)
         rows, queries, grades, labels = [LOG_SIMULATOR], None, None, None
         split_keys = jax.vmap(lambda s: jax.random.fold_in(jax.random.key(config.seed), s))(
@@ -342,6 +390,8 @@ def run(config: Config, run_dir) -> dict:
             params = study.fit_lanes(estimator, model, keys, logs=train, hparams=hparams, num_steps=steps,
                                      steps_per_chunk=_chunk(steps), num_pairs=num_pairs, checkpoint=saved, **options)
             fit_s = time.perf_counter() - start
+            if known_pairs is not None:
+                params = study.fill_unseen_pairs(model, params, known_pairs, config.unseen)
             out = jax.tree.map(np.asarray, study.evaluate_lanes(model, params, test, pairs))
             if not real:
                 out["ndcg@10"] = _relevance_ndcg(out.pop("relevance"), labels, queries.mask, train.query, len(labels))

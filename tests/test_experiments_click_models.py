@@ -193,3 +193,40 @@ def test_a_learning_rate_that_breaks_the_fit_stops_naming_it_and_keeps_no_checkp
         registry.launch("click_models", tmp_path, ["num_sessions=300", "num_seeds=2", "num_epochs=2", "models=pbm",
                                                    "simulators=pbm", "estimators=gradient", "learning_rate=1e6"])
     assert not list(tmp_path.glob("click_models/*/checkpoints/*.npz"))
+
+
+def test_train_and_test_logs_follow_pyclicks_protocol(tmp_path, no_data):
+    """Training log: queries 0-5, URLs 100 + 10q + d for d < 5. Test log: queries 0-7 (6, 7 unseen:
+    dropped), and d < 6 (d = 5 never trained: unseen pairs, at 0.5 under the "prior" rule). The
+    experiment's lanes are the library's fit of the training log scored on the kept test sessions."""
+    from jaxrank import data
+    from jaxrank.data.sessions import take_sessions
+
+    train_path, test_path = tmp_path / "train.tsv", tmp_path / "test.tsv"
+    _write_yandex(train_path, num_sessions=80, seed=0)
+    rng = np.random.default_rng(1)
+    lines, kept, unseen = [], 0, set()
+    for s in range(60):
+        q = int(rng.integers(8))
+        urls = [100 + 10 * q + d for d in rng.permutation(6)[:5]]
+        kept += q < 6
+        unseen |= {(q, u) for u in urls if q < 6 and u % 10 == 5}
+        lines.append(f"{s}\t0\tQ\t{q}\t1\t" + "\t".join(map(str, urls)))
+        lines += [f"{s}\t{r + 1}\tC\t{u}" for r, u in enumerate(urls) if rng.random() < 0.4]
+    test_path.write_text("\n".join(lines) + "\n")
+    run_dir, results = _launch(tmp_path, "click_models", f"train_log={train_path}", f"test_log={test_path}",
+                               "num_seeds=1", "num_iterations=3", "models=pbm,gctr", "num_positions=5")
+    assert results["test"] == {"sessions": kept, "sessions_of_unseen_queries": 60 - kept,
+                               "unseen_pairs": len(unseen), "positions_of_unseen_pairs": results["test"][
+                                   "positions_of_unseen_pairs"], "unseen_rule": "prior"}
+    assert results["test"]["positions_of_unseen_pairs"] >= len(unseen) > 0
+    assert results["test_sessions"] == kept and results["train_sessions"] == 80
+    train, vocab, _ = data.read_click_log(train_path, num_positions=5)
+    test, vocab, info = data.read_click_log(test_path, vocabulary=vocab, num_positions=5)
+    test = take_sessions(test, np.flatnonzero(np.asarray(test.query) < 6))
+    model = CLICK_MODELS.build("pbm")
+    params = fit_em(train, model, num_iterations=3, num_pairs=vocab.num_pairs)
+    np.testing.assert_array_equal(np.asarray(params.attraction)[info.known_pairs:], 0.0)  # logit 0.5: PyClick's
+    arrays = np.load(run_dir / "arrays.npz")
+    np.testing.assert_allclose(arrays["pbm__em__log_likelihood"][0], log_likelihood(model, params, test), rtol=1e-5)
+    assert "unseen pairs" in (run_dir / "table.md").read_text()

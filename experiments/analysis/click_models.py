@@ -166,7 +166,14 @@ def verdicts(summary: dict) -> list[tuple[str, str, str]]:
 
 def table(results: dict) -> str:
     """``table.md``: results only (wall times stay in ``timings.json``), so a resumed run writes the same bytes."""
-    source = results.get("log") or f"{results.get('dataset')} ({results.get('source')})"
+    if results.get("train_log"):
+        unseen = results["test"]
+        source = (f"{results['train_log']} (training) and the {unseen['sessions']:,} sessions of {results['test_log']} "
+                  f"whose query it holds ({unseen['sessions_of_unseen_queries']:,} others dropped; "
+                  f"{unseen['unseen_pairs']:,} unseen pairs at {unseen['positions_of_unseen_pairs']:,} positions, "
+                  f"rule {unseen['unseen_rule']!r})")
+    else:
+        source = results.get("log") or f"{results.get('dataset')} ({results.get('source')})"
     lines = [f"Click models on {source}: {results['num_seeds']} seeds, {results['train_sessions']:,} training and "
              f"{results['test_sessions']:,} test sessions per log, {results['num_positions']} positions. Mean ± 95% CI "
              "over seeds. LL: PyClick's per-session mean conditional log-likelihood (higher is better); perplexity: "

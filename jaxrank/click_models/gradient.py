@@ -86,12 +86,45 @@ class GradientFit(NamedTuple):
     objective: Callable[..., Array]
 
 
+class AdamState(NamedTuple):
+    mu: Any  # first moments, shaped like the parameters
+    nu: Any  # second moments
+    decay1: Array  # [] b1^t after t steps
+    decay2: Array  # [] b2^t
+
+
+def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> optax.GradientTransformation:
+    """Adam's direction (Kingma & Ba, 2015, Algorithm 1), ``optax.scale_by_adam`` with its defaults,
+    except that the bias corrections ``1 - b^t`` come from running products ``b^t`` (exact
+    multiplications) rather than ``b ** count``: XLA computes a power of a traced count with a
+    vectorised approximation whose last bits depend on the shapes around it, which would make lanes
+    differ across device counts (``jaxrank.lanes``)."""
+
+    def init(params):
+        zeros = jax.tree.map(jnp.zeros_like, params)
+        one = jnp.ones((), jax.tree.leaves(params)[0].dtype)
+        return AdamState(zeros, zeros, one, one)
+
+    def update(grads, state, params=None):
+        del params
+        mu = jax.tree.map(lambda m, g: b1 * m + (1.0 - b1) * g, state.mu, grads)
+        nu = jax.tree.map(lambda v, g: b2 * v + (1.0 - b2) * g * g, state.nu, grads)
+        decay1, decay2 = state.decay1 * b1, state.decay2 * b2
+        # m̂ / (√v̂ + ε) = c · m / (√v + ε √(1 - b2^t)) with c = √(1 - b2^t) / (1 - b1^t), optax's ε placement.
+        root = jnp.sqrt(1.0 - decay2)
+        correction = root / (1.0 - decay1)
+        updates = jax.tree.map(lambda m, v: correction * (m / (jnp.sqrt(v) + eps * root)), mu, nu)
+        return updates, AdamState(mu, nu, decay1, decay2)
+
+    return optax.GradientTransformation(init, update)
+
+
 def _direction(optimizer: str, weight_decay) -> optax.GradientTransformation:
     """The update direction before the learning rate (its state does not depend on ``weight_decay``)."""
     if optimizer == "adam":
-        return optax.scale_by_adam()
+        return scale_by_adam()
     if optimizer == "adamw":
-        return optax.chain(optax.scale_by_adam(), optax.add_decayed_weights(weight_decay))
+        return optax.chain(scale_by_adam(), optax.add_decayed_weights(weight_decay))
     return optax.identity()
 
 

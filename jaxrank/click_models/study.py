@@ -217,3 +217,29 @@ def evaluate_lanes(model: ClickModel, params, logs: SessionLog, pairs: Optional[
         return out
 
     return jax.vmap(one)(params, logs)
+
+
+UNSEEN_RULES = ("prior", "global")
+
+
+def fill_unseen_pairs(model: ClickModel, params, num_known: int, rule: str):
+    """``params`` (leading axis ``[N]``, pair tables of ``P >= num_known``) with the pairs at or above
+    ``num_known`` (those the training log never showed) set by ``rule``:
+
+    * ``"prior"``: left as fitted. No session touches them, so EM leaves them at ``a / b`` of its
+      pseudo-counts, PyClick's 0.5 with ``(1, 2)`` (its ``Param`` default), and a gradient fit at its
+      starting probability;
+    * ``"global"``: each pair table's mean probability over the known pairs (per lane).
+    """
+    check_choice("rule", rule, UNSEEN_RULES)
+    if rule == "prior":
+        return params
+    fields = param_lib.pair_fields(model)
+
+    def fill(table):
+        table = np.array(table, copy=True)
+        mean = 1.0 / (1.0 + np.exp(-np.asarray(table[:, :num_known], np.float64))).mean(axis=1)
+        table[:, num_known:] = (np.log(mean) - np.log1p(-mean)).astype(table.dtype)[:, None]
+        return table
+
+    return params._replace(**{f: fill(getattr(params, f)) for f in fields})

@@ -238,7 +238,7 @@ def fill_unseen_pairs(model: ClickModel, params, num_known: int, rule: str):
 
     def fill(table):
         table = np.array(table, copy=True)
-        mean = 1.0 / (1.0 + np.exp(-np.asarray(table[:, :num_known], np.float64))).mean(axis=1)
+        mean = (1.0 / (1.0 + np.exp(-np.asarray(table[:, :num_known], np.float64)))).mean(axis=1)
         table[:, num_known:] = (np.log(mean) - np.log1p(-mean)).astype(table.dtype)[:, None]
         return table
 

@@ -107,6 +107,11 @@ def test_init_and_step_keep_the_contract_and_give_fit_em():
     want = fit_em(log, model, num_iterations=3)
     for x, y in zip(jax.tree.leaves(state.params), jax.tree.leaves(want)):
         np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+    start = model.init(jax.random.key(0), 8, K)
+    looped, infos = click_models.run_em(model, start, log, 3)  # the loop fit_em and the lanes run
+    np.testing.assert_array_equal(np.asarray(infos.iteration), [1, 2, 3])
+    np.testing.assert_allclose(np.asarray(infos.log_likelihood), want_lls, rtol=1e-5)
+    np.testing.assert_array_equal(np.asarray(looped.params.attraction), np.asarray(want.attraction))
     # A weaker prior is a leaf value, not a new program: the fit moves and the trace is reused.
     weak = model.init(jax.random.key(0), 8, K, prior_a=0.5, prior_b=1.0)
     moved, _ = step(weak, log)

@@ -141,8 +141,8 @@ def test_cascade_examination_is_the_product_of_not_stopping_above():
     model = make_cascade_model([0.2, 0.8], [0.5, 1.0])
     grades = np.asarray([[1, 0, 1], [0, 1, 0], [1, 1, 0]])
     mask = np.asarray([[True, True, True], [True, True, False], [False, False, False]])
-    np.testing.assert_allclose(cascade_examination(model, grades, mask[:2]), [1.0, 0.55, 0.18], rtol=1e-6)
+    np.testing.assert_allclose(cascade_examination(model, grades[:2], mask[:2]), [1.0, 0.55, 0.18], rtol=1e-6)
     got = cascade_examination(model, grades, mask)
     np.testing.assert_allclose(got, [1.0, 0.55, 0.18], rtol=1e-6)
-    with pytest.raises(ValueError, match=r"grades must lie in \[0, 2\); got \[0, 2\]"):
+    with pytest.raises(ValueError, match=r"grades must lie in \[0, 2\) on the shown ranks; got \[0, 2\]"):
         cascade_examination(model, grades + np.asarray([[0, 0, 1], [0, 0, 0], [0, 0, 0]]), mask)

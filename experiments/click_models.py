@@ -36,10 +36,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from experiments.analysis import click_models as analysis
-from experiments.common import letor_datasets
+from experiments.common import budget, letor_datasets
 from experiments.common.registry import checkpoint_dir, register
 from jaxrank import data, lanes
 from jaxrank.click_models import CLICK_MODELS, generate_sessions, metrics, probabilities, study
+from jaxrank.click_models import em as em_lib
+from jaxrank.click_models.examination import cascade_examination
 from jaxrank.clicks import CASCADE_GRADES, cascade_model, make_position_based_model
 from jaxrank.data.sessions import take_sessions
 from jaxrank.metrics import ndcg
@@ -56,6 +58,9 @@ LOG_SIMULATOR = "log"  # the row name of a real log's results
 class Config:
     dataset: str = "auto"  # LETOR folder (MQ2008), an SVMlight file/folder (MSLR-WEB_Fold1_subset), synthetic, auto
     log: str = ""  # a Yandex WSCD-format click log (a path): fitted instead of simulated logs
+    train_log: str = ""  # PyClick's protocol: fit every session of this click log (any read_click_log format)
+    test_log: str = ""  # ... and score the sessions of this one whose query the training log holds
+    unseen: str = "prior"  # test pairs the training log never showed: "prior" (PyClick's 0.5) or "global"
     simulators: tuple[str, ...] = SIMULATORS
     models: tuple[str, ...] = MODELS
     estimators: tuple[str, ...] = ("em",)  # add "gradient" for Adam fits of the same models
@@ -83,19 +88,102 @@ def _check(config: Config) -> None:
             check_choice(field, value, choices)
         if len(set(values)) != len(values):
             raise ValueError(f"{field}={','.join(values)} names an entry twice.")
-    check_int("num_sessions", config.num_sessions, minimum=0 if config.log else 2)
+    if bool(config.train_log) != bool(config.test_log):
+        raise ValueError(f"train_log={config.train_log!r} and test_log={config.test_log!r}: give both or neither.")
+    if config.train_log and config.log:
+        raise ValueError("log= (random splits of one log) and train_log=/test_log= (two logs) exclude each other.")
+    check_choice("unseen", config.unseen, study.UNSEEN_RULES)
+    check_int("num_sessions", config.num_sessions, minimum=0 if config.log or config.train_log else 2)
     check_int("num_seeds", config.num_seeds, minimum=1)
     check_int("num_positions", config.num_positions, minimum=1)
     check_int("num_iterations", config.num_iterations, minimum=1)
     check_int("num_epochs", config.num_epochs, minimum=1)
     check_int("batch_size", config.batch_size, minimum=1)
     check_number("test_fraction", config.test_fraction, low=0.0, high=1.0, fix="a share of the sessions held out")
-    check_number("learning_rate", config.learning_rate, low=0.0)
+    budget.check_learning_rate("learning_rate", config.learning_rate)
     check_number("temperature", config.temperature, low=0.0, low_inclusive=True)
     check_number("ranker_noise", config.ranker_noise, low=0.0, low_inclusive=True)
     check_number("pbm_eta", config.pbm_eta, low=0.0, low_inclusive=True)
     if len(config.pbm_attraction) != 2 or not 0.0 <= config.pbm_attraction[0] <= config.pbm_attraction[1] <= 1.0:
         raise ValueError(f"pbm_attraction must be two probabilities eps- <= eps+; got {config.pbm_attraction}.")
+
+
+# Bytes a run holds per session of one lane: the train and test logs (pair, doc i32; clicks, mask bool;
+# query i32), once on the host and once on the device.
+_LOG_BYTES_PER_POSITION, _LOG_BYTES_PER_SESSION, _LOG_COPIES = 10, 4, 2
+_ESTEP_FLOATS = 40  # f32 [chunk, K] temporaries of one E-step chunk (DBN's, the largest; benchmarks/click_models.py)
+_RATE = 2e6  # session-iterations/s: EM on 2 CPU cores (DBN 3.6e6, CCM about 1e6; benchmarks/click_models.py)
+_YANDEX_BYTES_PER_SESSION = 40  # the shortest WSCD query line: a real log holds at most file bytes / 40 sessions
+
+
+def _num_lanes(config: Config) -> int:
+    return config.num_seeds * (1 if config.log or config.train_log else len(config.simulators))
+
+
+def _num_sessions(config: Config) -> int:
+    if config.train_log:
+        paths = [Path(p).expanduser() for p in (config.train_log, config.test_log)]
+        return sum(p.stat().st_size // _YANDEX_BYTES_PER_SESSION for p in paths if p.is_file())
+    if config.log and not config.num_sessions:
+        path = Path(config.log).expanduser()
+        return path.stat().st_size // _YANDEX_BYTES_PER_SESSION if path.is_file() else 0
+    return config.num_sessions
+
+
+def memory(config: Config) -> dict:
+    """``{what: bytes}`` of the arrays a run holds at once (every lane of one model's fit)."""
+    lanes_, sessions, k = _num_lanes(config), _num_sessions(config), config.num_positions
+    chunk = min(sessions, em_lib.DEFAULT_CHUNK_SIZE)
+    out = {"session logs": float(lanes_) * sessions * (_LOG_BYTES_PER_POSITION * k + _LOG_BYTES_PER_SESSION)
+           * _LOG_COPIES,
+           "E-step scratch": float(lanes_) * chunk * k * 4 * _ESTEP_FLOATS}
+    if "ubm" in config.models:  # UBM's [K, K] examination: params and two statistics per lane
+        out["UBM tables"] = float(lanes_) * k * k * 4 * 3
+    out["step table"] = 4.0 * max(config.num_iterations, config.num_epochs)  # the lanes' chunks, i32 per step
+    return out
+
+
+_SIZES = ("num_sessions", "num_seeds", "num_positions", "num_iterations", "num_epochs")
+
+
+def _blamed(config: Config, fields) -> str:
+    """The field of ``fields`` set furthest above its default (the first when none is)."""
+    defaults = Config()
+    ratio = lambda f: getattr(config, f) / max(getattr(defaults, f), 1)  # noqa: E731
+    return max(fields, key=ratio) if max(map(ratio, fields)) > 1 else fields[0]
+
+
+def check_budget(config: Config, available=None) -> float:
+    """Refuses a config whose integers overflow int32 or whose arrays do not fit in memory, with one
+    line naming the value and the largest that fits; prints and returns the time estimate (s)."""
+    for name in ("num_iterations", "num_epochs"):
+        budget.check_int32(name, getattr(config, name))
+    available = budget.available_bytes() if available is None else available
+    need = memory(config)
+    if sum(need.values()) > available:
+        blamed = _blamed(config, _SIZES)
+        low, high = 0, getattr(config, blamed)
+        while low < high:  # the largest value of `blamed` whose arrays fit
+            mid = (low + high + 1) // 2
+            fits = sum(memory(dataclasses.replace(config, **{blamed: mid})).values()) <= available
+            low, high = (mid, high) if fits else (low, mid - 1)
+        parts = ", ".join(f"{k} {budget.format_bytes(v)}" for k, v in sorted(need.items(), key=lambda kv: -kv[1]))
+        budget.check_count(blamed, getattr(config, blamed), largest=low,
+                           why=f"the run would hold {budget.format_bytes(sum(need.values()))} ({parts}) but "
+                               f"{budget.format_bytes(available)} is available")
+    sessions = _num_sessions(config)
+    if _blamed(config, ("num_sessions", "num_positions")) == "num_positions":
+        budget.check_int32("num_positions", config.num_positions, factor=max(sessions, 1),
+                           what="sessions x positions")
+    else:
+        budget.check_int32("num_sessions", sessions, factor=config.num_positions, what="sessions x positions")
+    budget.check_int32("num_seeds", config.num_seeds, factor=_num_lanes(config) // config.num_seeds,
+                       what="lanes (simulators x seeds)")
+    train = sessions * (1.0 - config.test_fraction)
+    steps = sum(config.num_iterations if e == "em" else config.num_epochs for e in config.estimators)
+    work = _num_lanes(config) * len(config.models) * steps * train
+    return budget.announce("click_models", work=work, rate=_RATE, unit="session-iterations",
+                           note=f"{_num_lanes(config)} lanes x {len(config.models)} models")
 
 
 def load_queries(config: Config):
@@ -144,12 +232,18 @@ def simulate(config: Config, queries, name: str, seed: int, grades: int):
     return split(config, jax.tree.map(np.asarray, log))
 
 
+def num_train(config: Config, num_sessions: int) -> int:
+    """Training sessions of a log of ``num_sessions``: the first ``1 - test_fraction``."""
+    train = int(round(num_sessions * (1.0 - config.test_fraction)))
+    if not 0 < train < num_sessions:
+        raise ValueError(f"num_sessions={num_sessions} with test_fraction={config.test_fraction} leaves "
+                         f"{train} training sessions; both parts need at least one.")
+    return train
+
+
 def split(config: Config, log):
-    num_train = int(round(log.pair.shape[0] * (1.0 - config.test_fraction)))
-    if not 0 < num_train < log.pair.shape[0]:
-        raise ValueError(f"num_sessions={log.pair.shape[0]} with test_fraction={config.test_fraction} leaves "
-                         f"{num_train} training sessions; both parts need at least one.")
-    return take_sessions(log, slice(0, num_train)), take_sessions(log, slice(num_train, None))
+    num_train_ = num_train(config, log.pair.shape[0])
+    return take_sessions(log, slice(0, num_train_)), take_sessions(log, slice(num_train_, None))
 
 
 def true_examination(config: Config, name: str, grades: int, labels, log) -> np.ndarray:
@@ -157,27 +251,21 @@ def true_examination(config: Config, name: str, grades: int, labels, log) -> np.
     k = config.num_positions
     if name == "pbm":
         return (1.0 / np.arange(1, k + 1)) ** config.pbm_eta
-    model = cascade_model(name, grades)
     grade = np.clip(np.round(labels[np.asarray(log.query)[:, None], np.asarray(log.doc)]), 0, grades - 1).astype(int)
-    stop = np.asarray(model.click_prob, np.float64)[grade] * np.asarray(model.stop_prob, np.float64)[grade]
-    go_on = np.where(np.asarray(log.mask), 1.0 - stop, 1.0)
-    exam = np.concatenate([np.ones((go_on.shape[0], 1)), np.cumprod(go_on, axis=1)[:, :-1]], axis=1)
-    shown = np.asarray(log.mask)
-    return np.where(shown.sum(0) > 0, (exam * shown).sum(0) / np.maximum(shown.sum(0), 1), np.nan)
+    return cascade_examination(cascade_model(name, grades), grade, log.mask)
 
 
-def _evaluate(model, params, test, train_query, pairs, labels, mask, num_queries):
-    """One lane's metrics (jit + vmap over lanes)."""
-    perplexity = metrics.perplexity(model, params, test)
-    conditional = metrics.conditional_perplexity(model, params, test)
-    out = {"log_likelihood": metrics.log_likelihood(model, params, test),
-           "perplexity": perplexity.overall, "perplexity_per_rank": perplexity.per_rank,
-           "conditional_perplexity": conditional.overall, "conditional_perplexity_per_rank": conditional.per_rank}
-    if labels is not None:
-        seen = jnp.zeros(num_queries, bool).at[train_query].set(True) & (jnp.max(labels, axis=1) > 0)
-        per_query = ndcg(model.relevance(params, pairs), labels, where=mask, topn=10, reduce_fn=None)
-        out["ndcg@10"] = jnp.sum(jnp.where(seen, per_query, 0.0)) / jnp.maximum(jnp.sum(seen), 1)
-    return out
+def _relevance_ndcg(relevance, labels, mask, train_query, num_queries) -> np.ndarray:
+    """``[N]`` NDCG@10 of each lane's fitted relevance ``[N, Q, L]`` over the queries its training
+    sessions show that have a relevant document."""
+    lanes_ = relevance.shape[0]
+    seen = np.zeros((lanes_, num_queries), bool)
+    seen[np.arange(lanes_)[:, None], np.asarray(train_query)] = True
+    seen &= np.asarray(labels).max(1) > 0
+    shape = np.shape(relevance)
+    per_query = np.asarray(ndcg(jnp.asarray(relevance), jnp.broadcast_to(labels, shape),
+                                where=jnp.broadcast_to(mask, shape), topn=10, reduce_fn=None))
+    return np.where(seen, per_query, 0.0).sum(1) / np.maximum(seen.sum(1), 1)
 
 
 def _ndcg_of(scores, labels, mask, train_query, num_queries):
@@ -212,19 +300,55 @@ def _real_log(config: Config):
     return path, log
 
 
+def _train_test_logs(config: Config):
+    """PyClick's protocol: ``(train, test, summary)``, every session of ``train_log`` (its first
+    ``num_sessions`` if set) and the sessions of ``test_log`` whose query the training log holds, read
+    into the training log's ids (``jaxrank.data.read_click_log``); pairs the training log never
+    showed get ids from ``info.known_pairs`` on and are counted."""
+    paths = [Path(p).expanduser() for p in (config.train_log, config.test_log)]
+    for name, path in zip(("train_log", "test_log"), paths):
+        if not path.is_file():
+            raise FileNotFoundError(f"{name}={path}: no such file (a click log).")
+    train, vocab, _ = data.read_click_log(paths[0], num_positions=config.num_positions,
+                                          max_sessions=config.num_sessions or None)
+    test, vocab, info = data.read_click_log(paths[1], vocabulary=vocab, num_positions=config.num_positions)
+    kept = np.flatnonzero(np.asarray(test.query) < info.known_queries)
+    if kept.size == 0:
+        raise ValueError(f"test_log={paths[1]}: none of its {info.num_sessions:,} sessions has a query of "
+                         f"train_log={paths[0]}.")
+    test = take_sessions(test, kept)
+    unseen = np.asarray(test.mask) & (np.asarray(test.pair) >= info.known_pairs)
+    sizes = dict(num_pairs=np.asarray(vocab.num_pairs, np.int32), num_queries=np.asarray(vocab.num_queries, np.int32))
+    summary = {"train_log": str(paths[0]), "test_log": str(paths[1]), "num_sessions": int(train.pair.shape[0]),
+               "num_queries": info.known_queries, "num_pairs": info.known_pairs,
+               "test": {"sessions": int(kept.size), "sessions_of_unseen_queries": info.sessions_new_query,
+                        "unseen_pairs": int(np.unique(np.asarray(test.pair)[unseen]).size),
+                        "positions_of_unseen_pairs": int(unseen.sum()), "unseen_rule": config.unseen}}
+    print(f"[click_models] train {paths[0]}: {summary['num_sessions']:,} sessions; test {paths[1]}: "
+          f"{kept.size:,} sessions kept, {info.sessions_new_query:,} of unseen queries dropped, "
+          f"{summary['test']['unseen_pairs']:,} unseen pairs ({config.unseen} rule)", flush=True)
+    return train._replace(**sizes), test._replace(**sizes), summary
+
+
 @register("click_models", Config, report=analysis.report)
 def run(config: Config, run_dir) -> dict:
     """Every model x estimator fitted to every (simulator, seed) log; test metrics with 95% CIs over seeds."""
     _check(config)
-    real = bool(config.log)
-    if real:
+    check_budget(config)
+    real = bool(config.log) or bool(config.train_log)
+    known_pairs = None
+    if config.train_log:
+        one_train, one_test, dataset = _train_test_logs(config)
+        rows, queries, grades, labels = [LOG_SIMULATOR], None, None, None
+        known_pairs = dataset["num_pairs"]
+        stack = lambda log: jax.tree.map(lambda x: np.stack([x] * config.num_seeds), log)  # noqa: E731
+        train, test = stack(one_train), stack(one_test)
+    elif real:
         path, whole = _real_log(config)
         rows, queries, grades, labels = [LOG_SIMULATOR], None, None, None
-        splits = []
-        for s in range(config.num_seeds):
-            order = np.asarray(jax.random.permutation(jax.random.fold_in(jax.random.key(config.seed), s),
-                                                      whole.pair.shape[0]))
-            splits.append(split(config, take_sessions(whole, order)))
+        split_keys = jax.vmap(lambda s: jax.random.fold_in(jax.random.key(config.seed), s))(
+            jnp.arange(config.num_seeds))
+        train, test = study.shuffled_splits(split_keys, whole, num_train(config, whole.pair.shape[0]))
         dataset = {"log": str(path), "num_sessions": int(whole.pair.shape[0]), "num_queries": int(whole.num_queries),
                    "num_pairs": int(whole.num_pairs)}
     else:
@@ -238,19 +362,19 @@ def run(config: Config, run_dir) -> dict:
         dataset = {"dataset": name, "source": source, "num_queries": int(queries.labels.shape[0]),
                    "list_size": int(queries.labels.shape[1]), "num_grades": grades,
                    "num_pairs": int(splits[0][0].num_pairs)}
-    num_pairs = int(splits[0][0].num_pairs)
-    train = jax.tree.map(lambda *x: np.stack(x), *[t for t, _ in splits])
-    test = jax.tree.map(lambda *x: np.stack(x), *[t for _, t in splits])
-    num_lanes = len(splits)
+    if not real:
+        train = jax.tree.map(lambda *x: np.stack(x), *[t for t, _ in splits])
+        test = jax.tree.map(lambda *x: np.stack(x), *[t for _, t in splits])
+    num_pairs = int(train.num_pairs[0])
+    num_lanes = train.pair.shape[0]
     keys = jax.vmap(lambda i: jax.random.fold_in(jax.random.key(config.seed + 1), i))(jnp.arange(num_lanes))
     if not real:
         pairs = jnp.arange(num_pairs, dtype=jnp.int32).reshape(queries.labels.shape)
-        eval_data = (pairs, queries.labels, queries.mask)
         production = np.asarray([_ndcg_of(production_scores(config, queries, s), queries.labels, queries.mask,
                                           splits[i * config.num_seeds + s][0].query, labels.shape[0])
                                  for i in range(len(rows)) for s in range(config.num_seeds)])
     else:
-        eval_data = (None, None, None)
+        pairs = None
     table, per_rank, arrays, timings, fitted_bias = {r: {} for r in rows}, {r: {} for r in rows}, {}, {}, {}
     wall = time.perf_counter()
     for model_name in config.models:
@@ -266,10 +390,16 @@ def run(config: Config, run_dir) -> dict:
             params = study.fit_lanes(estimator, model, keys, logs=train, hparams=hparams, num_steps=steps,
                                      steps_per_chunk=_chunk(steps), num_pairs=num_pairs, checkpoint=saved, **options)
             fit_s = time.perf_counter() - start
-            num_queries = 0 if labels is None else len(labels)
-            evaluate = jax.jit(jax.vmap(lambda p, t, q, pr, lb, mk: _evaluate(model, p, t, q, pr, lb, mk, num_queries),
-                                        in_axes=(0, 0, 0, None, None, None)))
-            out = jax.tree.map(np.asarray, evaluate(params, test, train.query, *eval_data))
+            if known_pairs is not None:
+                params = study.fill_unseen_pairs(model, params, known_pairs, config.unseen)
+            out = jax.tree.map(np.asarray, study.evaluate_lanes(model, params, test, pairs))
+            if not real:
+                out["ndcg@10"] = _relevance_ndcg(out.pop("relevance"), labels, queries.mask, train.query, len(labels))
+            if estimator == "gradient" and not np.all(np.isfinite(out["log_likelihood"])):
+                for broken in Path(saved.folder).glob(f"{saved.name}-*.npz"):
+                    broken.unlink()  # resuming it would repeat the failure
+                budget.check_finite_result("learning_rate", config.learning_rate,
+                                           f"the test log-likelihood of {label}", out["log_likelihood"])
             timings[label] = {"fit_s": round(fit_s, 2), "lanes": num_lanes,
                               "train_sessions_per_lane": int(train.pair.shape[1])}
             for key, values in out.items():
@@ -308,5 +438,7 @@ def run(config: Config, run_dir) -> dict:
 
 
 def _chunk(steps: int) -> int:
-    """Steps per chunk (a checkpoint after each): about ten chunks, dividing ``steps``."""
-    return max(d for d in range(1, steps + 1) if steps % d == 0 and d <= max(steps // 10, 1))
+    """Steps per chunk (a checkpoint after each): the largest divisor of ``steps`` at most ``steps / 10``."""
+    limit = max(steps // 10, 1)
+    divisors = {d for i in range(1, int(steps ** 0.5) + 1) if steps % i == 0 for d in (i, steps // i)}
+    return max(d for d in divisors if d <= limit)

@@ -60,7 +60,7 @@ def _to_reference(name, probs) -> dict:
 
 def _random_probs(name, seed, num_pairs=NUM_PAIRS, num_positions=K):
     model = CLICK_MODELS.build(name)
-    shapes = model.init(num_pairs, num_positions)
+    shapes = model.init_params(num_pairs, num_positions)
     rng = np.random.default_rng(seed)
     return jax.tree.map(lambda x: jnp.asarray(rng.uniform(0.1, 0.9, x.shape), jnp.float32), shapes)
 
@@ -82,7 +82,42 @@ def test_registry_holds_the_ten_models():
     for name in NAMES:
         model = CLICK_MODELS.build(name)
         assert model.name == name and model.fitting == ("em" if name in EM_MODELS else "counting")
-        assert CLICK_MODELS.hparams(name) == {} and CLICK_MODELS.options(name) == {}
+        # PyClick's EM conventions (Param: numerator 1, denominator 2; ParamEM.PROB_MIN = 1e-6; start 0.5).
+        assert CLICK_MODELS.hparams(name) == {"init": 0.5, "prior_a": 1.0, "prior_b": 2.0, "cap": 1.0 - 1e-6}
+        assert CLICK_MODELS.options(name) == {"chunk_size": 16384}
+        assert CLICK_MODELS.build(name, chunk_size=32).chunk_size == 32
+
+
+def test_init_and_step_keep_the_contract_and_give_fit_em():
+    """``init(key, P, K, **hparams)`` stores the hyperparameters as leaves; ``step`` returns
+    ``(state, EMInfo)``; steps from the defaults give ``fit_em``'s params, and the info's
+    log-likelihood is that of a NumPy sum over sessions of the params before each step."""
+    log, _ = _em_log()
+    model = CLICK_MODELS.build("dbn")
+    state = model.init(jax.random.key(0), 8, K, **CLICK_MODELS.hparams("dbn"))
+    assert state.prior_a.dtype == jnp.float32 and float(state.prior_b) == 2.0 and int(state.iteration) == 0
+    step = jax.jit(model.step)
+    want_lls = []
+    for _ in range(3):
+        want_lls.append(np.sum(np.asarray(model.conditional_log_probs(state.params, log), np.float64)))
+        state, info = step(state, log)
+    assert type(info).__name__ == "EMInfo" and int(info.iteration) == 3
+    np.testing.assert_allclose(float(info.log_likelihood), want_lls[-1], rtol=1e-5)
+    assert want_lls[0] < want_lls[1] < want_lls[2]  # EM climbs the likelihood
+    want = fit_em(log, model, num_iterations=3)
+    for x, y in zip(jax.tree.leaves(state.params), jax.tree.leaves(want)):
+        np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
+    start = model.init(jax.random.key(0), 8, K)
+    looped, infos = click_models.run_em(model, start, log, 3)  # the loop fit_em and the lanes run
+    np.testing.assert_array_equal(np.asarray(infos.iteration), [1, 2, 3])
+    np.testing.assert_allclose(np.asarray(infos.log_likelihood), want_lls, rtol=1e-5)
+    np.testing.assert_array_equal(np.asarray(looped.params.attraction), np.asarray(want.attraction))
+    # A weaker prior is a leaf value, not a new program: the fit moves and the trace is reused.
+    weak = model.init(jax.random.key(0), 8, K, prior_a=0.5, prior_b=1.0)
+    moved, _ = step(weak, log)
+    assert step._cache_size() == 1
+    assert not np.array_equal(np.asarray(moved.params.attraction), np.asarray(
+        fit_em(log, model, num_iterations=1).attraction))
 
 
 def test_log1mexp_is_stable():

@@ -63,7 +63,7 @@ def test_generate_refuses_pair_tables_smaller_than_the_queries():
     model = CLICK_MODELS.build("dbn")
     queries = QueryBatch(jnp.zeros((2, 4, 1)), jnp.zeros((2, 4)), jnp.ones((2, 4), bool), np.arange(2))
     with pytest.raises(ValueError, match=r"params.attraction has 6 pairs but the queries hold Q·L = 8"):
-        generate_sessions(jax.random.key(0), queries, 5, model, params=model.init(6, 4))
+        generate_sessions(jax.random.key(0), queries, 5, model, params=model.init_params(6, 4))
 
 
 def test_an_empty_session_line_names_file_and_line(tmp_path):

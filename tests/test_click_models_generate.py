@@ -67,7 +67,7 @@ def test_position_based_sessions_with_a_fixed_ranking():
 
 def test_fitted_model_sessions_and_key_per_session():
     model = CLICK_MODELS.build("dbn")
-    params = from_probabilities(jax.tree.map(lambda x: jnp.full(x.shape, 0.6, jnp.float32), model.init(Q * L, K)))
+    params = from_probabilities(jax.tree.map(lambda x: jnp.full(x.shape, 0.6, jnp.float32), model.init_params(Q * L, K)))
     key = jax.random.key(2)
     log = generate_sessions(key, _queries(), 25, model, params=params, temperature=1.0, num_positions=K)
     head = generate_sessions(key, _queries(), 10, model, params=params, temperature=1.0, num_positions=K)
@@ -105,7 +105,7 @@ def test_generate_rejects_bad_arguments():
 def test_metrics_equal_pyclick_formulas(name):
     model = CLICK_MODELS.build(name)
     rng = np.random.default_rng(5)
-    shapes = model.init(6, 3)
+    shapes = model.init_params(6, 3)
     probs = jax.tree.map(lambda x: jnp.asarray(rng.uniform(0.1, 0.9, x.shape), jnp.float32), shapes)
     rows = []
     for _ in range(40):
@@ -129,3 +129,20 @@ def test_metrics_equal_pyclick_formulas(name):
         got = jax.jit(fn, static_argnums=0)(model, params, log)
         assert float(got.overall) == pytest.approx(overall, rel=1e-5)
         np.testing.assert_allclose(got.per_rank, per_rank, rtol=1e-5)
+
+
+def test_cascade_examination_is_the_product_of_not_stopping_above():
+    """Hand-computed: click (0.2, 0.8), stop after a click (0.5, 1.0) per grade 0, 1; a grade-1 document
+    stops 0.8 of users, a grade-0 one 0.1. Sessions [1, 0, 1] and [0, 1, -]: P(E) = (1, 0.2, 0.18) and
+    (1, 0.9, -), averaged over the sessions showing each rank."""
+    from jaxrank.click_models.examination import cascade_examination
+    from jaxrank.clicks import make_cascade_model
+
+    model = make_cascade_model([0.2, 0.8], [0.5, 1.0])
+    grades = np.asarray([[1, 0, 1], [0, 1, 0], [1, 1, 0]])
+    mask = np.asarray([[True, True, True], [True, True, False], [False, False, False]])
+    np.testing.assert_allclose(cascade_examination(model, grades[:2], mask[:2]), [1.0, 0.55, 0.18], rtol=1e-6)
+    got = cascade_examination(model, grades, mask)
+    np.testing.assert_allclose(got, [1.0, 0.55, 0.18], rtol=1e-6)
+    with pytest.raises(ValueError, match=r"grades must lie in \[0, 2\) on the shown ranks; got \[0, 2\]"):
+        cascade_examination(model, grades + np.asarray([[0, 0, 1], [0, 0, 0], [0, 0, 0]]), mask)

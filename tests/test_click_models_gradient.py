@@ -53,7 +53,7 @@ def test_gradient_reaches_the_em_optimum(name):
                             schedule="cosine")
         assert jax.tree.leaves(grad)[0].dtype == jnp.float64
         em_value, grad_value = _per_session(model, em, log), _per_session(model, grad, log)
-    start = _per_session(model, model.init(NUM_QUERIES * NUM_DOCS, K), log)
+    start = _per_session(model, model.init_params(NUM_QUERIES * NUM_DOCS, K), log)
     assert grad_value - start > 0.05  # far from the start: the comparison is not vacuous
     assert abs(grad_value - em_value) < 1e-4, (name, em_value, grad_value)
 
@@ -68,7 +68,7 @@ def test_the_closed_form_likelihood_has_the_value_and_gradient_of_the_summed_con
     assert 0 < int(jnp.sum(log.clicks[:, -1])) and int(jnp.sum(~log.clicks.any(-1))) > 5
     rng = np.random.default_rng(4)
     with jax.enable_x64(True):
-        params = jax.tree.map(lambda x: jnp.asarray(rng.normal(size=x.shape)), model.init(NUM_QUERIES * NUM_DOCS, K))
+        params = jax.tree.map(lambda x: jnp.asarray(rng.normal(size=x.shape)), model.init_params(NUM_QUERIES * NUM_DOCS, K))
         closed_fn = lambda p: click_models.session_log_likelihood(model, p, log)  # noqa: E731
         summed_fn = lambda p: jnp.sum(model.conditional_log_probs(p, log), -1)  # noqa: E731
         np.testing.assert_allclose(jax.jit(closed_fn)(params), jax.jit(summed_fn)(params), rtol=1e-12, atol=1e-12)
@@ -161,7 +161,7 @@ def test_minibatches_vmap_and_full_batch():
                 np.testing.assert_allclose(a, b[i, j], rtol=1e-5, atol=1e-6)
     values = [[_per_session(model, jax.tree.map(lambda x: x[i, j], grid), log) for j in range(2)] for i in range(2)]
     assert values[0][0] != values[1][0]  # another key, another order of the minibatches
-    start = _per_session(model, model.init(NUM_QUERIES * NUM_DOCS, K), log)
+    start = _per_session(model, model.init_params(NUM_QUERIES * NUM_DOCS, K), log)
     assert min(min(v) for v in values) > start
 
 

@@ -93,3 +93,21 @@ def test_bad_arguments_are_named(kwargs, match):
     args = {**dict(estimator="em", model=model, keys=jax.random.split(jax.random.key(0), 1), log=log), **kwargs}
     with pytest.raises(ValueError, match=match):
         study.fit_lanes(args.pop("estimator"), args.pop("model"), args.pop("keys"), **args)
+
+
+def test_unseen_pairs_keep_the_prior_or_take_the_mean_of_the_known_ones():
+    """Two lanes of PBM tables over 4 pairs, 2 known: "prior" changes nothing; "global" gives pairs 2, 3
+    the mean probability of pairs 0, 1 of their lane (0.2 and 0.6 -> 0.4; 0.5 and 0.9 -> 0.7), and
+    leaves the rank table alone."""
+    model = CLICK_MODELS.build("pbm")
+    logit = lambda p: np.log(p) - np.log1p(-np.asarray(p))  # noqa: E731
+    params = model.init_params(4, 3)._replace(
+        attraction=logit(np.asarray([[0.2, 0.6, 0.5, 0.5], [0.5, 0.9, 0.5, 0.5]], np.float32)),
+        examination=logit(np.asarray([[0.9, 0.5, 0.3]] * 2, np.float32)))
+    assert study.fill_unseen_pairs(model, params, 2, "prior") is params
+    filled = study.fill_unseen_pairs(model, params, 2, "global")
+    np.testing.assert_allclose(1 / (1 + np.exp(-filled.attraction)), [[0.2, 0.6, 0.4, 0.4], [0.5, 0.9, 0.7, 0.7]],
+                               rtol=1e-6)
+    np.testing.assert_array_equal(filled.examination, params.examination)
+    with pytest.raises(ValueError, match="rule must be one of 'prior', 'global'; got 'rank'"):
+        study.fill_unseen_pairs(model, params, 2, "rank")

@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 import jaxrank
-from jaxrank import bandits, learners, oltr
+from jaxrank import bandits, click_models, learners, oltr
 from jaxrank.clicks import cascade_model
 from jaxrank.counterfactual import COUNTERFACTUAL_LEARNERS
 from jaxrank.counterfactual.learners import ClickLog
@@ -149,10 +149,46 @@ def _counterfactual_lane(algo, key, hparams, problem):
 
 
 CF_STEPS = 4
+class ClickLogProblem(NamedTuple):
+    query: jax.Array  # [S] the query of each session
+    pair: jax.Array  # [S, K] pairs shown
+    mask: jax.Array  # [S, K] a prefix of each row
+    num_pairs: int
+
+
+def _click_model_problem():
+    """16 sessions of 2 queries with 3 documents each, lists of 2 or 3 in a seeded random order."""
+    rng = np.random.default_rng(0)
+    query = rng.integers(0, 2, size=16)
+    pair = np.stack([q * 3 + rng.permutation(3) for q in query]).astype(np.int32)
+    mask = np.ones((16, 3), bool)
+    mask[::4, 2] = False
+    return ClickLogProblem(jnp.asarray(query, jnp.int32), jnp.asarray(np.where(mask, pair, 0)), jnp.asarray(mask), 6)
+
+
+def _click_model_lane(algo, key, hparams, problem):
+    """Clicks drawn from ``key`` by the model itself (probabilities spread over (0.27, 0.73)), then
+    the EM fit of those sessions: init, ``NUM_STEPS`` steps, the fitted relevance of every pair."""
+    from jaxrank.data.sessions import SessionLog
+
+    num_positions = problem.pair.shape[1]
+    start = algo.init_params(problem.num_pairs, num_positions)
+    truth = jax.tree.map(lambda x: x + jnp.linspace(-1.0, 1.0, x.size).reshape(x.shape), start)
+    keys = jax.random.split(key, problem.pair.shape[0])
+    clicks = jax.vmap(algo.sample, in_axes=(0, None, 0, 0))(keys, truth, problem.pair, problem.mask)
+    log = SessionLog(problem.query, problem.pair, problem.pair, clicks, problem.mask,
+                     jnp.asarray(problem.num_pairs, jnp.int32), jnp.asarray(2, jnp.int32))
+    state0 = algo.init(key, problem.num_pairs, num_positions, **hparams)
+    state1, _ = algo.step(state0, log)
+    state, infos = jax.lax.scan(lambda s, _: algo.step(s, log), state0, None, length=NUM_STEPS)
+    return state0, state1, (infos, algo.relevance(state.params, jnp.arange(problem.num_pairs)))
+
+
 FAMILIES = {f.name: f for f in (
     Family("bandit", bandits.ALGORITHMS, _bandit_problem, _bandit_lane),
     Family("learner", learners.LEARNERS, _learner_problem, _learner_lane),
     Family("ranker", oltr.RANKERS, _ranker_problem, _ranker_lane),
+    Family("click model", click_models.CLICK_MODELS, _click_model_problem, _click_model_lane),
     Family("counterfactual", COUNTERFACTUAL_LEARNERS, _learner_problem, _counterfactual_lane),
 )}
 CASES = [(family, name) for family, f in FAMILIES.items() for name in f.registry]

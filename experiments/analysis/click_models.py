@@ -164,9 +164,16 @@ def verdicts(summary: dict) -> list[tuple[str, str, str]]:
     return out
 
 
-def table(results: dict, timings: dict = None) -> str:
-    fits = (timings or {}).get("fits", {})
-    source = results.get("log") or f"{results.get('dataset')} ({results.get('source')})"
+def table(results: dict) -> str:
+    """``table.md``: results only (wall times stay in ``timings.json``), so a resumed run writes the same bytes."""
+    if results.get("train_log"):
+        unseen = results["test"]
+        source = (f"{results['train_log']} (training) and the {unseen['sessions']:,} sessions of {results['test_log']} "
+                  f"whose query it holds ({unseen['sessions_of_unseen_queries']:,} others dropped; "
+                  f"{unseen['unseen_pairs']:,} unseen pairs at {unseen['positions_of_unseen_pairs']:,} positions, "
+                  f"rule {unseen['unseen_rule']!r})")
+    else:
+        source = results.get("log") or f"{results.get('dataset')} ({results.get('source')})"
     lines = [f"Click models on {source}: {results['num_seeds']} seeds, {results['train_sessions']:,} training and "
              f"{results['test_sessions']:,} test sessions per log, {results['num_positions']} positions. Mean ± 95% CI "
              "over seeds. LL: PyClick's per-session mean conditional log-likelihood (higher is better); perplexity: "
@@ -174,12 +181,10 @@ def table(results: dict, timings: dict = None) -> str:
     for sim in results["simulators"]:
         production = results.get("production_ndcg@10", {}).get(sim)
         lines += [f"### {sim}" + (f" (production ranker NDCG@10 {_fmt(production)})" if production else ""), "",
-                  "| model | test LL | perplexity | cond. perplexity | NDCG@10 | fit s |", "|---|---|---|---|---|---|"]
+                  "| model | test LL | perplexity | cond. perplexity | NDCG@10 |", "|---|---|---|---|---|"]
         for label, entry in results["table"][sim].items():
-            fit = fits.get(label, {}).get("fit_s")
             lines.append(f"| {label} | {_fmt(entry['log_likelihood'])} | {_fmt(entry['perplexity'])} | "
-                         f"{_fmt(entry['conditional_perplexity'])} | {_fmt(entry.get('ndcg@10'))} | "
-                         f"{'' if fit is None else f'{fit:.1f}'} |")
+                         f"{_fmt(entry['conditional_perplexity'])} | {_fmt(entry.get('ndcg@10'))} |")
         bias = results.get("position_bias", {}).get(sim)
         if bias:
             curves = {k: v for k, v in bias.items() if not k.endswith("max error")}
@@ -196,9 +201,7 @@ def table(results: dict, timings: dict = None) -> str:
 
 def report(run_dir) -> None:
     run_dir = Path(run_dir)
-    timings_path = run_dir / "timings.json"
-    timings = json.loads(timings_path.read_text()) if timings_path.is_file() else {}
-    results = tabulate(run_dir, lambda r: table(r, timings))
+    results = tabulate(run_dir, table)
     sims = results["simulators"]
     fig_axes = figure_grid(len(sims))
     if fig_axes is None:

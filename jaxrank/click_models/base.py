@@ -31,13 +31,18 @@ from jaxrank.types import Array
 
 PROB_CAP = 1.0 - 1e-6  # PyClick's ParamEM: probabilities are capped at 1 - PROB_MIN
 PRIOR = (1.0, 2.0)  # PyClick's Param: numerator 1, denominator 2 before any session (a start of 0.5)
+DEFAULT_CHUNK_SIZE = 16384  # sessions per E-step chunk: bounded scratch memory (jaxrank.click_models.em)
+# Every model's HPARAMS (PyClick's EMInference conventions): the starting probability, the M-step's
+# pseudo-counts (a, b) and the cap of every probability, f32 leaves of the fit's state.
+EM_HPARAMS = {"init": 0.5, "prior_a": PRIOR[0], "prior_b": PRIOR[1], "cap": PROB_CAP}
+EM_OPTIONS = {"chunk_size": DEFAULT_CHUNK_SIZE}
 _LOG2 = math.log(2.0)
 
 
 class ClickModel(NamedTuple):
     """A click model fitted to session logs, built by its module's ``make()`` (``CLICK_MODELS``).
 
-    * ``init(num_pairs, num_positions, *, prob=0.5, dtype=f32) -> params``: every probability ``prob``;
+    * ``init_params(num_pairs, num_positions, *, prob=0.5, dtype=f32) -> params``: every probability ``prob``;
     * ``conditional_log_probs(params, log) -> [S, K]``: ``log P(C_r = c_r | C_<r = c_<r)`` of the
       observed clicks (0 on padding);
     * ``click_log_probs(params, log) -> [S, K]``: unconditional ``log P(C_r = 1)`` (−inf on padding);
@@ -54,11 +59,18 @@ class ClickModel(NamedTuple):
       which ``fit_em`` then counts once; ``statistics`` is the rest, and the E-step is their sum;
     * ``session_log_probs``: ``None``, or ``session_log_probs(params, log) -> [S]``: ``log P(C)`` of each
       session in a closed form cheaper than summing ``conditional_log_probs`` over positions (the
-      same value: the chain rule); ``session_log_likelihood`` picks whichever the model has.
+      same value: the chain rule); ``session_log_likelihood`` picks whichever the model has;
+    * ``chunk_size``: sessions per E-step chunk of its EM fit (the ``OPTIONS`` of every model; ``None``:
+      every session at once; see ``jaxrank.click_models.em``).
+
+    Its fit keeps the contract of every family (``jaxrank.registry``): ``init(key, num_pairs,
+    num_positions, **HPARAMS) -> EMState`` (the hyperparameters as f32 leaves, so a grid of priors is
+    lanes of one program) and ``step(state, log) -> (EMState, EMInfo)``, one EM iteration
+    (``jaxrank.click_models.em``).
     """
 
     name: str
-    init: Callable[..., Any]
+    init_params: Callable[..., Any]
     conditional_log_probs: Callable[..., Array]
     click_log_probs: Callable[..., Array]
     click_probs: Callable[..., Array]
@@ -68,6 +80,19 @@ class ClickModel(NamedTuple):
     fitting: str
     counts: Optional[Callable[..., "Statistics"]] = None
     session_log_probs: Optional[Callable[..., Array]] = None
+    chunk_size: Optional[int] = None
+
+    def init(self, key, num_pairs: int, num_positions: int, **hparams):
+        """The EM state of a fit from every probability at ``init`` (``jaxrank.click_models.em.init``)."""
+        from jaxrank.click_models import em
+
+        return em.init(self, key, num_pairs, num_positions, **hparams)
+
+    def step(self, state, log):
+        """One EM iteration: ``(state, EMInfo)`` (``jaxrank.click_models.em.em_step``)."""
+        from jaxrank.click_models import em
+
+        return em.em_step(self, state, log)
 
 
 def session_log_likelihood(model: ClickModel, params, log) -> Array:

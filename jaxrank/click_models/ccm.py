@@ -24,13 +24,13 @@ import jax
 import jax.numpy as jnp
 
 from jaxrank.click_models import chain
-from jaxrank.click_models.base import (ClickModel, Statistics, check_sizes, filled, gather_rows, log_probs, pair_sum,
-                                       shown_log_probs, total)
+from jaxrank.click_models.base import (DEFAULT_CHUNK_SIZE, EM_HPARAMS, EM_OPTIONS, ClickModel, Statistics, check_sizes,
+                                       filled, gather_rows, log_probs, pair_sum, shown_log_probs, total)
 from jaxrank.data.sessions import SessionLog
 from jaxrank.types import Array, PRNGKey
 
-HPARAMS = {}
-OPTIONS = {}
+HPARAMS = dict(EM_HPARAMS)  # PyClick's: start 0.5, pseudo-counts (1, 2), cap 1 - 10⁻⁶
+OPTIONS = dict(EM_OPTIONS)
 FITTING = "em"
 
 
@@ -109,6 +109,6 @@ def statistics(params: CCMParams, log: SessionLog) -> Statistics:
                   total(unsatisfied, has_next), total(satisfied, has_next)))
 
 
-def make() -> ClickModel:
+def make(chunk_size=DEFAULT_CHUNK_SIZE) -> ClickModel:
     return ClickModel("ccm", init, conditional_log_probs, click_log_probs, click_probs, relevance, sample, statistics,
-                      FITTING, counts)
+                      FITTING, counts, chunk_size=chunk_size)

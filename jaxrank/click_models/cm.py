@@ -22,13 +22,13 @@ import jax
 import jax.numpy as jnp
 
 from jaxrank.click_models import chain
-from jaxrank.click_models.base import (ClickModel, Statistics, check_sizes, clicks_before, filled, log_probs, observed,
-                                       pair_sum, shown_log_probs)
+from jaxrank.click_models.base import (DEFAULT_CHUNK_SIZE, EM_HPARAMS, EM_OPTIONS, ClickModel, Statistics, check_sizes,
+                                       clicks_before, filled, log_probs, observed, pair_sum, shown_log_probs)
 from jaxrank.data.sessions import SessionLog
 from jaxrank.types import Array, PRNGKey
 
-HPARAMS = {}
-OPTIONS = {}
+HPARAMS = dict(EM_HPARAMS)  # PyClick's: start 0.5, pseudo-counts (1, 2), cap 1 - 10⁻⁶
+OPTIONS = dict(EM_OPTIONS)
 FITTING = "counting"
 MIN_PROB = 1e-6  # the floor of P(C_r = 1 | a click above), PyClick's CM.PROB_MIN
 
@@ -77,6 +77,6 @@ def statistics(params: CMParams, log: SessionLog) -> Statistics:
                       CMParams(pair_sum(jnp.ones(log.mask.shape, dtype), log.pair, examined, size)))
 
 
-def make() -> ClickModel:
+def make(chunk_size=DEFAULT_CHUNK_SIZE) -> ClickModel:
     return ClickModel("cm", init, conditional_log_probs, click_log_probs, click_probs, relevance, sample, statistics,
-                      FITTING)
+                      FITTING, chunk_size=chunk_size)

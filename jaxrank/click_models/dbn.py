@@ -29,13 +29,13 @@ import jax
 import jax.numpy as jnp
 
 from jaxrank.click_models import chain
-from jaxrank.click_models.base import (ClickModel, Statistics, check_sizes, filled, gather_rows, log_probs, pair_sum,
-                                       shown_log_probs, spread, total)
+from jaxrank.click_models.base import (DEFAULT_CHUNK_SIZE, EM_HPARAMS, EM_OPTIONS, ClickModel, Statistics, check_sizes,
+                                       filled, gather_rows, log_probs, pair_sum, shown_log_probs, spread, total)
 from jaxrank.data.sessions import SessionLog
 from jaxrank.types import Array, PRNGKey
 
-HPARAMS = {}
-OPTIONS = {}
+HPARAMS = dict(EM_HPARAMS)  # PyClick's: start 0.5, pseudo-counts (1, 2), cap 1 - 10⁻⁶
+OPTIONS = dict(EM_OPTIONS)
 FITTING = "em"
 
 
@@ -148,6 +148,6 @@ def statistics(params: DBNParams, log: SessionLog) -> Statistics:
         DBNParams(jnp.zeros_like(both[:size]), jnp.zeros_like(both[:size]), total(post.skip + unsatisfied, has_next)))
 
 
-def make() -> ClickModel:
+def make(chunk_size=DEFAULT_CHUNK_SIZE) -> ClickModel:
     return ClickModel("dbn", init, conditional_log_probs, click_log_probs, click_probs, relevance, sample, statistics,
-                      FITTING, counts, session_log_probs)
+                      FITTING, counts, session_log_probs, chunk_size=chunk_size)

@@ -18,13 +18,13 @@ import jax
 import jax.numpy as jnp
 
 from jaxrank.click_models import chain
-from jaxrank.click_models.base import (ClickModel, Statistics, check_sizes, filled, last_click, log_probs, pair_sum,
-                                       rank_sum, rank_table, shown_log_probs)
+from jaxrank.click_models.base import (DEFAULT_CHUNK_SIZE, EM_HPARAMS, EM_OPTIONS, ClickModel, Statistics, check_sizes,
+                                       filled, last_click, log_probs, pair_sum, rank_sum, rank_table, shown_log_probs)
 from jaxrank.data.sessions import SessionLog
 from jaxrank.types import Array, PRNGKey
 
-HPARAMS = {}
-OPTIONS = {}
+HPARAMS = dict(EM_HPARAMS)  # PyClick's: start 0.5, pseudo-counts (1, 2), cap 1 - 10⁻⁶
+OPTIONS = dict(EM_OPTIONS)
 FITTING = "counting"
 
 
@@ -78,6 +78,6 @@ def statistics(params: DCMParams, log: SessionLog) -> Statistics:
         DCMParams(pair_sum(ones, log.pair, examined, num_pairs), rank_sum(ones, clicked, num_positions)))
 
 
-def make() -> ClickModel:
+def make(chunk_size=DEFAULT_CHUNK_SIZE) -> ClickModel:
     return ClickModel("dcm", init, conditional_log_probs, click_log_probs, click_probs, relevance, sample, statistics,
-                      FITTING)
+                      FITTING, chunk_size=chunk_size)

@@ -27,15 +27,34 @@ chunks keep the error of such counts near ``10⁻⁴`` relative, float64 (``jax.
 """
 
 import functools
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 
-from jaxrank.click_models.base import PRIOR, PROB_CAP, ClickModel, check_fit_log, maximize
+from jaxrank.click_models.base import (DEFAULT_CHUNK_SIZE, EM_HPARAMS, ClickModel, check_fit_log, maximize,
+                                       session_log_likelihood)
 from jaxrank.data.sessions import SessionLog
+from jaxrank.types import Array, PRNGKey
 from jaxrank.utils.checks import check_int
 
-DEFAULT_CHUNK_SIZE = 16384  # sessions per E-step chunk: bounded scratch memory (see the module docstring)
+__all__ = ["DEFAULT_CHUNK_SIZE", "EMInfo", "EMState", "counts", "em_step", "expected_statistics", "fit_em", "init",
+           "run_em"]
+
+
+class EMState(NamedTuple):
+    """A fit's state: the params and the M-step's hyperparameters as leaves (``vmap`` over them)."""
+
+    params: Any  # the model's params NamedTuple (logits)
+    prior_a: Array  # [] pseudo-numerator of every parameter (PyClick's 1)
+    prior_b: Array  # [] pseudo-denominator (PyClick's 2)
+    cap: Array  # [] upper bound of every probability (PyClick's 1 - 10⁻⁶)
+    iteration: Array  # [] i32 EM iterations done
+
+
+class EMInfo(NamedTuple):
+    log_likelihood: Array  # [] Σ_s log P(C_s) under the params this iteration's E-step used
+    iteration: Array  # [] i32 EM iterations done after this one
 
 
 def chunked_statistics(statistics, params, log: SessionLog, chunk_size: int):
@@ -82,26 +101,53 @@ def expected_statistics(model: ClickModel, params, log: SessionLog, *, chunk_siz
     return stats if fixed is None else jax.tree.map(jnp.add, fixed, stats)
 
 
-def em_step(model: ClickModel, params, log: SessionLog, *, prior=PRIOR, cap=PROB_CAP, chunk_size=None, fixed=None):
-    """One EM iteration (``expected_statistics``, then the M-step): the next ``params``."""
-    stats = expected_statistics(model, params, log, chunk_size=chunk_size, fixed=fixed)
-    return maximize(stats, params, prior=prior, cap=cap)
+def init(model: ClickModel, key: PRNGKey, num_pairs: int, num_positions: int, *, init=EM_HPARAMS["init"],
+         prior_a=EM_HPARAMS["prior_a"], prior_b=EM_HPARAMS["prior_b"], cap=EM_HPARAMS["cap"],
+         dtype=jnp.float32) -> EMState:
+    """An ``EMState`` with every probability at ``init``; the hyperparameters (``EM_HPARAMS``, PyClick's
+    defaults) become ``dtype`` leaves. EM is deterministic: ``key`` is taken for the family contract
+    (``jaxrank.registry``) and not used."""
+    del key
+    as_leaf = lambda x: jnp.asarray(x, dtype)  # noqa: E731
+    return EMState(model.init_params(num_pairs, num_positions, prob=as_leaf(init), dtype=dtype), as_leaf(prior_a),
+                   as_leaf(prior_b), as_leaf(cap), jnp.zeros((), jnp.int32))
 
 
-@functools.partial(jax.jit, static_argnames=("model", "num_iterations", "num_pairs", "dtype", "chunk_size"))
-def _fit(log, init, cap, prior, *, model, num_iterations, num_pairs, dtype, chunk_size):
-    params = model.init(num_pairs, log.pair.shape[-1], prob=init, dtype=dtype)
-    fixed = counts(model, params, log, chunk_size=chunk_size)
-
-    def iteration(params, _):
-        return em_step(model, params, log, prior=prior, cap=cap, chunk_size=chunk_size, fixed=fixed), None
-
-    params, _ = jax.lax.scan(iteration, params, None, length=num_iterations)
-    return params
+def _chunk(model: ClickModel, log: SessionLog):
+    """The E-step chunk of ``model`` for ``log``: ``None`` (all at once) when one chunk holds the log."""
+    size = model.chunk_size
+    return None if size is None or size >= log.pair.shape[-2] else size
 
 
-def fit_em(log: SessionLog, model: ClickModel, *, num_iterations: int = 50, init=0.5, cap=PROB_CAP, prior=PRIOR,
-           num_pairs=None, dtype=None, chunk_size=DEFAULT_CHUNK_SIZE):
+def em_step(model: ClickModel, state: EMState, log: SessionLog, *, fixed=None) -> tuple[EMState, EMInfo]:
+    """One EM iteration (``expected_statistics`` in ``model.chunk_size`` chunks, then the M-step):
+    ``(state, EMInfo)``; ``fixed``: the parameter-free ``counts``, when already summed."""
+    chunk_size = _chunk(model, log)
+    stats = expected_statistics(model, state.params, log, chunk_size=chunk_size, fixed=fixed)
+    log_lik = _summed(lambda p, lg: jnp.sum(session_log_likelihood(model, p, lg)), state.params, log, chunk_size)
+    params = maximize(stats, state.params, prior=(state.prior_a, state.prior_b), cap=state.cap)
+    iteration = state.iteration + 1
+    return state._replace(params=params, iteration=iteration), EMInfo(log_lik, iteration)
+
+
+def run_em(model: ClickModel, state: EMState, log: SessionLog, num_iterations: int) -> tuple[EMState, EMInfo]:
+    """``num_iterations`` EM iterations as one ``lax.scan``, the parameter-free counts summed once:
+    ``(state, EMInfo [num_iterations])``. The one EM loop of the package (``fit_em`` and the lanes of
+    ``jaxrank.click_models.study`` run it; a ``log`` of ``[P, K]`` cells is a log too). Unused infos
+    cost nothing under ``jit`` (the scan drops outputs nobody reads)."""
+    fixed = counts(model, state.params, log, chunk_size=_chunk(model, log))
+    return jax.lax.scan(lambda s, _: em_step(model, s, log, fixed=fixed), state, None, length=num_iterations)
+
+
+@functools.partial(jax.jit, static_argnames=("model", "num_iterations", "num_pairs", "dtype"))
+def _fit(log, hparams, *, model, num_iterations, num_pairs, dtype):
+    state = init(model, None, num_pairs, log.pair.shape[-1], **hparams, dtype=dtype)
+    return run_em(model, state, log, num_iterations)[0].params
+
+
+def fit_em(log: SessionLog, model: ClickModel, *, num_iterations: int = 50, init=EM_HPARAMS["init"],
+           cap=EM_HPARAMS["cap"], prior=(EM_HPARAMS["prior_a"], EM_HPARAMS["prior_b"]), num_pairs=None, dtype=None,
+           chunk_size=DEFAULT_CHUNK_SIZE):
     """Fits ``model`` to ``log``: ``num_iterations`` EM iterations from every probability at ``init``.
 
     Args:
@@ -134,12 +180,10 @@ def fit_em(log: SessionLog, model: ClickModel, *, num_iterations: int = 50, init
     check_fit_log(log, num_pairs)
     if chunk_size is not None:
         check_int("chunk_size", chunk_size, minimum=1)
-        if chunk_size >= log.pair.shape[-2]:
-            chunk_size = None  # one chunk: no inner scan
     dtype = jnp.dtype(jax.dtypes.canonicalize_dtype(jnp.float64) if dtype is None else dtype)
     if model.fitting == "counting":
         num_iterations = 1
-    init, cap = jnp.asarray(init, dtype), jnp.asarray(cap, dtype)
-    prior = tuple(jnp.asarray(p, dtype) for p in prior)
-    return _fit(log, init, cap, prior, model=model, num_iterations=num_iterations, num_pairs=num_pairs, dtype=dtype,
-                chunk_size=chunk_size)
+    hparams = {"init": init, "prior_a": prior[0], "prior_b": prior[1], "cap": cap}
+    hparams = {k: jnp.asarray(v, dtype) for k, v in hparams.items()}
+    return _fit(log, hparams, model=model._replace(chunk_size=chunk_size), num_iterations=num_iterations,
+                num_pairs=num_pairs, dtype=dtype)

@@ -11,13 +11,13 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxrank.click_models.base import (ClickModel, Statistics, check_sizes, filled, log_probs, observed,
-                                       shown_log_probs, spread, total)
+from jaxrank.click_models.base import (DEFAULT_CHUNK_SIZE, EM_HPARAMS, EM_OPTIONS, ClickModel, Statistics, check_sizes,
+                                       filled, log_probs, observed, shown_log_probs, spread, total)
 from jaxrank.data.sessions import SessionLog
 from jaxrank.types import Array, PRNGKey
 
-HPARAMS = {}
-OPTIONS = {}
+HPARAMS = dict(EM_HPARAMS)  # PyClick's: start 0.5, pseudo-counts (1, 2), cap 1 - 10⁻⁶
+OPTIONS = dict(EM_OPTIONS)
 FITTING = "counting"
 
 
@@ -55,6 +55,6 @@ def statistics(params: GCTRParams, log: SessionLog) -> Statistics:
                       GCTRParams(total(jnp.ones(log.mask.shape, params.ctr.dtype), log.mask)))
 
 
-def make() -> ClickModel:
+def make(chunk_size=DEFAULT_CHUNK_SIZE) -> ClickModel:
     return ClickModel("gctr", init, conditional_log_probs, click_log_probs, click_probs, relevance, sample, statistics,
-                      FITTING)
+                      FITTING, chunk_size=chunk_size)

@@ -51,6 +51,9 @@ DEFAULT_LEARNING_RATE = 0.01  # CLAX's Yandex runs (adamw)
 DEFAULT_EPOCHS = 50  # CLAX's Trainer
 DEFAULT_BATCH_SIZE = 4096  # CLAX's Yandex runs
 DEFAULT_WEIGHT_DECAY = 1e-4  # optax.adamw's default (CLAX uses it); only "adamw" reads it
+# The f32 leaves of a GradientState that init sets (a grid of them is lanes of one program): CLAX's
+# learning rate and weight decay, and PyClick's starting probability 0.5.
+HPARAMS = {"learning_rate": DEFAULT_LEARNING_RATE, "weight_decay": DEFAULT_WEIGHT_DECAY, "init": 0.5}
 
 
 class GradientState(NamedTuple):
@@ -63,11 +66,16 @@ class GradientState(NamedTuple):
     weight_decay: Array  # [] float ("adamw" only)
 
 
+class GradientInfo(NamedTuple):
+    objective: Array  # [] the epoch's estimate of L / N (plus the log prior): its minibatches' values summed
+    epoch: Array  # [] i32 epochs done after this one
+
+
 class GradientFit(NamedTuple):
     """The pieces of a gradient fit of one model (``gradient_fitter``).
 
     * ``init(key, log, features=None, *, learning_rate, weight_decay, prob) -> GradientState``;
-    * ``epoch(state, log, features=None) -> GradientState``: one pass over the sessions;
+    * ``epoch(state, log, features=None) -> (GradientState, GradientInfo)``: one pass over the sessions;
     * ``params(state, features=None) -> params``: the model's logit NamedTuple;
     * ``objective(trainable, log, features=None) -> []``: ``L`` (plus the log prior), the value climbed.
     """
@@ -183,7 +191,7 @@ def gradient_fitter(model: ClickModel, *, num_pairs: int, parametrization: Optio
         return GradientState(trainable, direction(weight_decay).init(trainable), key_order, jnp.zeros((), jnp.int32),
                              jnp.zeros((), jnp.int32), jnp.asarray(learning_rate, dtype), weight_decay)
 
-    def epoch(state: GradientState, log: SessionLog, features=None) -> GradientState:
+    def epoch(state: GradientState, log: SessionLog, features=None) -> tuple[GradientState, GradientInfo]:
         count, size = num_batches(log)
         dtype = state.learning_rate.dtype
         # Each batch's loss estimates -objective / N, so a step's size does not depend on the batch count.
@@ -193,22 +201,23 @@ def gradient_fitter(model: ClickModel, *, num_pairs: int, parametrization: Optio
 
         def step(state, batch):
             loss_fn = lambda t: -objective(t, batch, features, 1.0 / count) * scale  # noqa: E731
-            grads = jax.grad(loss_fn)(state.trainable)
+            loss, grads = jax.value_and_grad(loss_fn)(state.trainable)
             updates, opt_state = tx.update(grads, state.opt_state, state.trainable)
             rate = state.learning_rate
             if schedule == "cosine":
                 progress = jnp.minimum(state.step.astype(dtype) / total_steps, 1.0)
                 rate = rate * 0.5 * (1.0 + jnp.cos(jnp.pi * progress))
             trainable = jax.tree.map(lambda p, u: p - rate * u, state.trainable, updates)
-            return state._replace(trainable=trainable, opt_state=opt_state, step=state.step + 1)
+            return state._replace(trainable=trainable, opt_state=opt_state, step=state.step + 1), loss
 
         if count == 1:
-            state = step(state, log)
+            state, losses = step(state, log)
         else:
             word = jax.random.bits(jax.random.fold_in(state.key, state.epoch), (), jnp.uint32)
             rows = lambda j: batch_rows(word, j, size, log.pair.shape[0])  # noqa: E731
-            state = jax.lax.scan(lambda s, j: (step(s, _batch(log, rows(j))), None), state, jnp.arange(count))[0]
-        return state._replace(epoch=state.epoch + 1)
+            state, losses = jax.lax.scan(lambda s, j: step(s, _batch(log, rows(j))), state, jnp.arange(count))
+        epoch = state.epoch + 1
+        return state._replace(epoch=epoch), GradientInfo(-jnp.sum(losses) / count, epoch)
 
     def params(state: GradientState, features=None):
         return param_lib.apply(parametrization, model, state.trainable, features)
@@ -224,7 +233,7 @@ def _fit(key, log, features, learning_rate, weight_decay, prob, *, model, num_pa
                              optimizer=optimizer, schedule=schedule, num_epochs=num_epochs, prior=prior)
     state = fitter.init(key, log, features, learning_rate=learning_rate, weight_decay=weight_decay, prob=prob,
                         dtype=dtype)
-    state = jax.lax.scan(lambda s, _: (fitter.epoch(s, log, features), None), state, None, length=num_epochs)[0]
+    state = jax.lax.scan(lambda s, _: fitter.epoch(s, log, features), state, None, length=num_epochs)[0]
     return fitter.params(state, features)
 
 

@@ -101,8 +101,8 @@ def check_parametrization(parametrization: Optional[Parametrization], model, fea
 
 def pair_fields(model) -> tuple[str, ...]:
     """The fields of ``model``'s params whose size is the number of pairs (those ``features`` can compute)."""
-    small = jax.eval_shape(lambda: model.init(2, 1))
-    large = jax.eval_shape(lambda: model.init(3, 1))
+    small = jax.eval_shape(lambda: model.init_params(2, 1))
+    large = jax.eval_shape(lambda: model.init_params(3, 1))
     return tuple(f for f, a, b in zip(small._fields, small, large) if a.shape != b.shape)
 
 
@@ -117,7 +117,7 @@ def _mlp(layers, x: Array) -> Array:
 def init(parametrization: Parametrization, key, model, num_pairs: int, num_positions: int, *, prob=0.5,
          dtype=jnp.float32, features=None):
     """The trainable values: the model's logits at ``prob``, or ``FeatureParams`` (networks at logit 0)."""
-    template = model.init(num_pairs, num_positions, prob=prob, dtype=dtype)
+    template = model.init_params(num_pairs, num_positions, prob=prob, dtype=dtype)
     if not parametrization.fields:
         return template
     widths = (jnp.shape(features)[1], *parametrization.hidden, 1)
@@ -140,7 +140,7 @@ def apply(parametrization: Parametrization, model, trainable, features=None):
     """The model's logit NamedTuple from the trainable values (``features [P, D]`` for a features kind)."""
     if not parametrization.fields:
         return trainable
-    cls = type(jax.eval_shape(lambda: model.init(1, 1)))
+    cls = type(jax.eval_shape(lambda: model.init_params(1, 1)))
     dtype = jax.tree.leaves(trainable.nets)[0].dtype
     x = jnp.asarray(features, dtype)
     computed = {f: _mlp(layers, x) for f, layers in trainable.nets.items()}

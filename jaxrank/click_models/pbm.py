@@ -17,13 +17,14 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxrank.click_models.base import (ClickModel, Statistics, check_sizes, filled, log1mexp, log_probs, observed,
-                                       pair_sum, rank_sum, rank_table, shown_log_probs, spread)
+from jaxrank.click_models.base import (DEFAULT_CHUNK_SIZE, EM_HPARAMS, EM_OPTIONS, ClickModel, Statistics, check_sizes,
+                                       filled, log1mexp, log_probs, observed, pair_sum, rank_sum, rank_table,
+                                       shown_log_probs, spread)
 from jaxrank.data.sessions import SessionLog
 from jaxrank.types import Array, PRNGKey
 
-HPARAMS = {}
-OPTIONS = {}
+HPARAMS = dict(EM_HPARAMS)  # PyClick's: start 0.5, pseudo-counts (1, 2), cap 1 - 10⁻⁶
+OPTIONS = dict(EM_OPTIONS)
 FITTING = "em"
 
 
@@ -88,6 +89,6 @@ def statistics(params: PBMParams, log: SessionLog) -> Statistics:
         PBMParams(pair_sum(ones, log.pair, log.mask, num_pairs), rank_sum(ones, log.mask, num_positions)))
 
 
-def make() -> ClickModel:
+def make(chunk_size=DEFAULT_CHUNK_SIZE) -> ClickModel:
     return ClickModel("pbm", init, conditional_log_probs, click_log_probs, click_probs, relevance, sample, statistics,
-                      FITTING)
+                      FITTING, chunk_size=chunk_size)

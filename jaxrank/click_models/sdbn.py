@@ -17,13 +17,13 @@ import jax
 import jax.numpy as jnp
 
 from jaxrank.click_models import chain
-from jaxrank.click_models.base import (ClickModel, Statistics, check_sizes, filled, last_click, log_probs, pair_sum,
-                                       shown_log_probs)
+from jaxrank.click_models.base import (DEFAULT_CHUNK_SIZE, EM_HPARAMS, EM_OPTIONS, ClickModel, Statistics, check_sizes,
+                                       filled, last_click, log_probs, pair_sum, shown_log_probs)
 from jaxrank.data.sessions import SessionLog
 from jaxrank.types import Array, PRNGKey
 
-HPARAMS = {}
-OPTIONS = {}
+HPARAMS = dict(EM_HPARAMS)  # PyClick's: start 0.5, pseudo-counts (1, 2), cap 1 - 10⁻⁶
+OPTIONS = dict(EM_OPTIONS)
 FITTING = "counting"
 
 
@@ -78,6 +78,6 @@ def statistics(params: SDBNParams, log: SessionLog) -> Statistics:
         SDBNParams(pair_sum(ones, log.pair, examined, size), pair_sum(ones, log.pair, clicked, size)))
 
 
-def make() -> ClickModel:
+def make(chunk_size=DEFAULT_CHUNK_SIZE) -> ClickModel:
     return ClickModel("sdbn", init, conditional_log_probs, click_log_probs, click_probs, relevance, sample, statistics,
-                      FITTING)
+                      FITTING, chunk_size=chunk_size)

@@ -21,6 +21,8 @@ devices.
 
 from typing import NamedTuple, Optional
 
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -28,29 +30,20 @@ import numpy as np
 from jaxrank import lanes
 from jaxrank.click_models import gradient as gradient_lib
 from jaxrank.click_models import parametrization as param_lib
-from jaxrank.click_models.base import PRIOR, PROB_CAP, ClickModel, check_fit_log
-from jaxrank.click_models.em import DEFAULT_CHUNK_SIZE, counts, em_step
+from jaxrank.click_models import em as em_lib
+from jaxrank.click_models import metrics
+from jaxrank.click_models.base import DEFAULT_CHUNK_SIZE, EM_HPARAMS, ClickModel, check_fit_log
 from jaxrank.data.sessions import SessionLog
 from jaxrank.types import Array
 from jaxrank.utils.checks import check_choice, check_int
 
 ESTIMATORS = ("em", "gradient")
-EM_HPARAMS = {"init": 0.5, "prior_a": PRIOR[0], "prior_b": PRIOR[1], "cap": PROB_CAP}
-GRADIENT_HPARAMS = {"learning_rate": gradient_lib.DEFAULT_LEARNING_RATE,
-                    "weight_decay": gradient_lib.DEFAULT_WEIGHT_DECAY, "init": 0.5}
+GRADIENT_HPARAMS = gradient_lib.HPARAMS
 
 
 class FitInputs(NamedTuple):
     log: SessionLog  # the sessions ([S, K], or [N, S, K] as per-lane data)
     features: Optional[Array] = None  # [P, D] pair features (features parametrizations only)
-
-
-class EMCarry(NamedTuple):
-    """An EM lane's carry: the params and its M-step settings."""
-
-    params: object  # the model's params (logits)
-    prior: tuple  # ([], []) pseudo-counts (a, b)
-    cap: Array  # [] upper bound of every probability
 
 
 def _inputs(data: "FitInputs", lane_data: Optional["FitInputs"]) -> "FitInputs":
@@ -62,30 +55,21 @@ def _hparam(hparams: dict, name: str, defaults: dict, dtype):
     return jnp.asarray(hparams.get(name, defaults[name]), dtype)
 
 
-def em_study(model: ClickModel, *, num_pairs: int, chunk_size: Optional[int] = None,
-             dtype=jnp.float32) -> lanes.Study:
-    """EM of ``model`` as a lane: carry and result are the params (``chunk_size``: sessions per E-step
-    chunk, at most the lane's sessions; ``None``: all at once)."""
+def em_study(model: ClickModel, *, num_pairs: int, dtype=jnp.float32) -> lanes.Study:
+    """EM of ``model`` (``model.chunk_size``: sessions per E-step chunk) as a lane: the carry is an
+    ``EMState`` (``jaxrank.click_models.em``), a chunk is a row of iterations (``run_em``), the result
+    the params."""
 
     def init(key, hparams, data, lane_data):
-        del key
         k = _inputs(data, lane_data).log.pair.shape[-1]
-        params = model.init(num_pairs, k, prob=_hparam(hparams, "init", EM_HPARAMS, dtype), dtype=dtype)
-        prior = (_hparam(hparams, "prior_a", EM_HPARAMS, dtype), _hparam(hparams, "prior_b", EM_HPARAMS, dtype))
-        return EMCarry(params, prior, _hparam(hparams, "cap", EM_HPARAMS, dtype))
+        return em_lib.init(model, key, num_pairs, k, **{name: _hparam(hparams, name, EM_HPARAMS, dtype)
+                                                         for name in EM_HPARAMS}, dtype=dtype)
 
-    def advance(carry, chunk, data, lane_data):
-        log = _inputs(data, lane_data).log
-        fixed = counts(model, carry.params, log, chunk_size=chunk_size)  # once for the chunk's iterations
+    def advance(state, chunk, data, lane_data):
+        return em_lib.run_em(model, state, _inputs(data, lane_data).log, chunk.shape[0])[0]
 
-        def iteration(params, _):
-            return em_step(model, params, log, prior=carry.prior, cap=carry.cap, chunk_size=chunk_size,
-                           fixed=fixed), None
-
-        return carry._replace(params=jax.lax.scan(iteration, carry.params, chunk)[0])
-
-    def result(carry, data, lane_data):
-        return carry.params
+    def result(state, data, lane_data):
+        return state.params
 
     return lanes.Study(init, advance, result)
 
@@ -109,7 +93,7 @@ def gradient_study(model: ClickModel, *, num_pairs: int, parametrization=None,
 
     def advance(state, chunk, data, lane_data):
         inputs = _inputs(data, lane_data)
-        return jax.lax.scan(lambda s, _: (fitter.epoch(s, inputs.log, inputs.features), None), state, chunk)[0]
+        return jax.lax.scan(lambda s, _: fitter.epoch(s, inputs.log, inputs.features), state, chunk)[0]
 
     def result(state, data, lane_data):
         return fitter.params(state, _inputs(data, lane_data).features)
@@ -180,9 +164,7 @@ def fit_lanes(estimator: str, model: ClickModel, keys, *, log: Optional[SessionL
     if estimator == "em":
         if chunk_size is not None:
             check_int("chunk_size", chunk_size, minimum=1)
-        if chunk_size is not None and chunk_size >= source.pair.shape[-2]:
-            chunk_size = None  # one chunk
-        study = em_study(model, num_pairs=num_pairs, chunk_size=chunk_size, dtype=dtype)
+        study = em_study(model._replace(chunk_size=chunk_size), num_pairs=num_pairs, dtype=dtype)
     else:
         prior = gradient_lib.check_options(num_epochs=num_steps, batch_size=batch_size, optimizer=optimizer,
                                            schedule=schedule, prior=prior)
@@ -198,3 +180,66 @@ def fit_lanes(estimator: str, model: ClickModel, keys, *, log: Optional[SessionL
     lane_data = None if shared else FitInputs(source, None)
     return lanes.run_lanes(study, keys, hparams, data=data, lane_data=lane_data, chunks=chunks,
                            chunks_per_call=chunks_per_call, mesh=mesh, checkpoint=checkpoint, label=label)
+
+
+def shuffled_splits(keys, log: SessionLog, num_train: int) -> tuple[SessionLog, SessionLog]:
+    """``(train, test)`` logs of ``N`` lanes, numpy ``[N, S', K]``: lane ``i`` orders ``log``'s ``S``
+    sessions by ``jax.random.permutation(keys[i], S)`` and trains on the first ``num_train``."""
+    num = log.pair.shape[0]
+    check_int("num_train", num_train, minimum=1)
+    if num_train >= num:
+        raise ValueError(f"num_train={num_train} leaves no test session of the log's {num}.")
+    orders = np.asarray(jax.jit(jax.vmap(lambda k: jax.random.permutation(k, num)))(keys))
+    lanes_ = orders.shape[0]
+
+    def take(rows):
+        per_session = {f: np.asarray(getattr(log, f))[rows] for f in ("query", "pair", "doc", "clicks", "mask")}
+        sizes = {f: np.broadcast_to(np.asarray(getattr(log, f)), (lanes_,)).copy() for f in ("num_pairs",
+                                                                                             "num_queries")}
+        return log._replace(**per_session, **sizes)
+
+    return take(orders[:, :num_train]), take(orders[:, num_train:])
+
+
+@functools.partial(jax.jit, static_argnames=("model",))
+def evaluate_lanes(model: ClickModel, params, logs: SessionLog, pairs: Optional[Array] = None) -> dict:
+    """Test metrics of ``N`` fits on their own logs (``params`` and ``logs`` with leading axis ``[N]``):
+    ``log_likelihood`` (PyClick's per-session mean), ``perplexity`` and ``conditional_perplexity`` with
+    their ``*_per_rank`` values, ``[N]`` / ``[N, K]``; with ``pairs [...]``, also ``relevance [N, ...]``."""
+
+    def one(p, log):
+        unconditional, conditional = metrics.perplexity(model, p, log), metrics.conditional_perplexity(model, p, log)
+        out = {"log_likelihood": metrics.log_likelihood(model, p, log), "perplexity": unconditional.overall,
+               "perplexity_per_rank": unconditional.per_rank, "conditional_perplexity": conditional.overall,
+               "conditional_perplexity_per_rank": conditional.per_rank}
+        if pairs is not None:
+            out["relevance"] = model.relevance(p, pairs)
+        return out
+
+    return jax.vmap(one)(params, logs)
+
+
+UNSEEN_RULES = ("prior", "global")
+
+
+def fill_unseen_pairs(model: ClickModel, params, num_known: int, rule: str):
+    """``params`` (leading axis ``[N]``, pair tables of ``P >= num_known``) with the pairs at or above
+    ``num_known`` (those the training log never showed) set by ``rule``:
+
+    * ``"prior"``: left as fitted. No session touches them, so EM leaves them at ``a / b`` of its
+      pseudo-counts, PyClick's 0.5 with ``(1, 2)`` (its ``Param`` default), and a gradient fit at its
+      starting probability;
+    * ``"global"``: each pair table's mean probability over the known pairs (per lane).
+    """
+    check_choice("rule", rule, UNSEEN_RULES)
+    if rule == "prior":
+        return params
+    fields = param_lib.pair_fields(model)
+
+    def fill(table):
+        table = np.array(table, copy=True)
+        mean = (1.0 / (1.0 + np.exp(-np.asarray(table[:, :num_known], np.float64)))).mean(axis=1)
+        table[:, num_known:] = (np.log(mean) - np.log1p(-mean)).astype(table.dtype)[:, None]
+        return table
+
+    return params._replace(**{f: fill(getattr(params, f)) for f in fields})

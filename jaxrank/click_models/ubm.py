@@ -23,13 +23,13 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxrank.click_models.base import (ClickModel, Statistics, check_sizes, filled, log1mexp, log_probs, observed,
-                                       pair_sum, previous_click, shown_log_probs)
+from jaxrank.click_models.base import (DEFAULT_CHUNK_SIZE, EM_HPARAMS, EM_OPTIONS, ClickModel, Statistics, check_sizes,
+                                       filled, log1mexp, log_probs, observed, pair_sum, previous_click, shown_log_probs)
 from jaxrank.data.sessions import SessionLog
 from jaxrank.types import Array, PRNGKey
 
-HPARAMS = {}
-OPTIONS = {}
+HPARAMS = dict(EM_HPARAMS)  # PyClick's: start 0.5, pseudo-counts (1, 2), cap 1 - 10⁻⁶
+OPTIONS = dict(EM_OPTIONS)
 FITTING = "em"
 
 
@@ -135,6 +135,6 @@ def statistics(params: UBMParams, log: SessionLog) -> Statistics:
                       UBMParams(pair_sum(ones, log.pair, log.mask, num_pairs), per_cell(ones)))
 
 
-def make() -> ClickModel:
+def make(chunk_size=DEFAULT_CHUNK_SIZE) -> ClickModel:
     return ClickModel("ubm", init, conditional_log_probs, click_log_probs, click_probs, relevance, sample, statistics,
-                      FITTING)
+                      FITTING, chunk_size=chunk_size)

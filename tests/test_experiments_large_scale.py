@@ -185,8 +185,9 @@ def test_late_early_by_hand():
     # Checkpoints 1, 50, 100: early = R(50) / 50, late = (R(100) - R(50)) / 50 per run.
     stats = large_scale.late_early(np.array([1, 50, 100]), np.array([[0.0, 10, 11], [0.0, 10, 12]]))
     assert stats["early"] == pytest.approx(0.2) and stats["late"] == pytest.approx(0.03)
-    # late - early / 2 = -0.08 and -0.06: mean -0.07, 1.96 * 0.01414 / sqrt(2) = 0.0196.
-    assert stats["excess"] == pytest.approx(-0.07) and stats["excess_ci95"] == pytest.approx(0.0196)
+    # late - early / 2 = -0.08 and -0.06: mean -0.07, Student t: t(0.975; 1 df) * 0.01414 / sqrt(2)
+    # = 12.7062 * 0.01 (t from tables).
+    assert stats["excess"] == pytest.approx(-0.07) and stats["excess_ci95"] == pytest.approx(0.127062, rel=1e-5)
     linear = large_scale.late_early(np.array([1, 50, 100]), np.array([[0.0, 5, 10], [0.0, 6, 12]]))
     assert linear["excess"] == pytest.approx(0.055)  # a linear curve keeps its rate: late = early
 

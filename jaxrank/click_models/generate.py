@@ -5,9 +5,9 @@ whatever the number of sessions; all sessions are drawn at once under ``vmap``. 
 
 1. draws its query uniformly from the real queries;
 2. shows the first ``K`` documents of a ranking: a fixed ``ranking [Q, R]`` of document indices, or
-   the documents sorted by ``scores [Q, L]`` (stored order when none) plus ``temperature`` times
-   Gumbel noise, i.e. a Plackett–Luce draw from ``softmax(scores / temperature)`` (Gumbel-max trick;
-   ``temperature = 0`` is the deterministic ranking, ties broken by index);
+   the top ``K`` of a Plackett–Luce draw from ``softmax(scores [Q, L] / temperature)`` (stored order
+   when no scores), the project's one sampler ``jaxrank.clicks.plackett_luce.plackett_luce_top_k``
+   (``temperature = 0``: the deterministic ranking, ties broken by index);
 3. clicks with either a simulator of ``jaxrank.clicks`` on the shown documents' graded labels
    (``CascadeModel``, ``PositionBasedModel``) or a fitted model's ``sample`` (a ``ClickModel`` of
    ``jaxrank.click_models`` with its ``params``).
@@ -26,6 +26,7 @@ import numpy as np
 from jaxrank.click_models.base import ClickModel
 from jaxrank.click_models.parametrization import pair_fields
 from jaxrank.clicks.models import CascadeModel, PositionBasedModel, cascade_clicks, position_based_clicks
+from jaxrank.clicks.plackett_luce import plackett_luce_top_k
 from jaxrank.data.sessions import DEFAULT_POSITIONS, SessionLog, check_session_log
 from jaxrank.types import Array, PRNGKey
 from jaxrank.utils.checks import check_int, check_number
@@ -40,11 +41,7 @@ def _shown(key_rank, q, labels_mask, scores, ranking, temperature, num_positions
         docs = jnp.pad(docs, (0, max(num_positions - docs.shape[0], 0)), constant_values=-1)[:num_positions]
         shown = (docs >= 0) & mask[jnp.clip(docs, 0, num_docs - 1)]
     else:
-        noisy = scores[q] + temperature * jax.random.gumbel(key_rank, (num_docs,), scores.dtype)
-        order = jnp.argsort(-jnp.where(mask, noisy, -jnp.inf), stable=True)
-        order = jnp.pad(order, (0, max(num_positions - num_docs, 0)), constant_values=-1)[:num_positions]
-        docs = order
-        shown = (order >= 0) & (jnp.arange(num_positions) < jnp.sum(mask))
+        docs, shown = plackett_luce_top_k(key_rank, scores[q], mask, num_positions, temperature=temperature)
     return jnp.where(shown, docs, 0), shown
 
 

@@ -25,6 +25,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxrank.clicks.plackett_luce import plackett_luce_top_k, top_k_list
 from jaxrank.data.ragged import as_ragged, take_queries
 from jaxrank.solvers.pairwise import make_pairs
 from jaxrank.solvers.ranksvm import RankSVMInfo, ranksvm
@@ -59,36 +60,21 @@ def train_logging_ranker(key: PRNGKey, queries, *, fraction=0.01, lam=1e-3) -> t
     return w, info, chosen
 
 
-def _noisy_scores(key, scores, mask, temperature):
-    noise = temperature * jax.random.gumbel(key, scores.shape, scores.dtype)
-    return jnp.where(mask, scores + noise, -jnp.inf)
-
-
-def _top(noisy, mask, num_positions):
-    """``(docs [K] i32, shown [K] bool)``: the first ``K`` of ``noisy [L]`` in descending order (masked ones at
-    -inf, ties by the lower index: ``lax.top_k`` keeps it first)."""
-    num_docs = noisy.shape[-1]
-    if num_positions < num_docs:
-        order = jax.lax.top_k(noisy, num_positions)[1]
-    else:
-        order = jnp.pad(jnp.argsort(-noisy, stable=True), (0, num_positions - num_docs))
-    shown = jnp.arange(num_positions) < jnp.sum(mask)
-    return jnp.where(shown, order, 0).astype(jnp.int32), shown
-
-
 def shown_documents(key: PRNGKey, scores: Array, mask: Array, temperature, num_positions: int) -> tuple[Array, Array]:
     """One displayed top-``K`` list of one query: ``(docs [K] i32, shown [K] bool)``.
 
     Documents sorted by ``scores [L] + temperature · Gumbel`` (masked ones last, ties by index:
     ``lax.top_k`` keeps the lower index first); ``docs`` is 0 where nothing is shown (lists shorter than ``K``).
     """
-    return _top(_noisy_scores(key, scores, mask, temperature), mask, num_positions)
+    docs, shown = plackett_luce_top_k(key, scores, mask, num_positions, temperature=temperature)
+    return jnp.maximum(docs, 0), shown
 
 
 def deterministic_lists(scores: Array, mask: Array, num_positions: int) -> tuple[Array, Array]:
     """``(docs [Q, K] i32, shown [Q, K] bool)``: every query's ``shown_documents`` at temperature 0
     (descending ``scores [Q, L]``, ties by the lower index), drawing nothing."""
-    return jax.vmap(lambda s, m: _top(jnp.where(m, s, -jnp.inf), m, num_positions))(scores, mask)
+    docs, shown = top_k_list(scores, mask, num_positions)
+    return jnp.maximum(docs, 0), shown
 
 
 @functools.partial(jax.jit, static_argnames=("num_positions",))

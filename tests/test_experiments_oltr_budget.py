@@ -18,10 +18,11 @@ def _launch(tmp_path, *items):
 
 
 @pytest.mark.parametrize("item, match", [
-    ("num_runs=1000000000", r"^`num_runs=1000000000`: the run would allocate [\d.]+ [GTP]iB \(.*\) but .* is available; "
-                            r"the largest that fits is \d+\.$"),
+    ("num_runs=1000000000", r"^`num_runs=1000000000`: the run would allocate [\d.]+ [GTP]iB \(.*\) "
+                            r"but .* is available; the largest that fits is \d+\.$"),
     ("num_impressions=1000000000000", r"^`num_impressions=1000000000000`: the impression counter = "
-                                      r"1,000,000,000,000 overflows the int32 .*the largest that fits is 2147483647\.$"),
+                                      r"1,000,000,000,000 overflows the int32 .*"
+                                      r"the largest that fits is 2147483647\.$"),
     ("list_size=1000000", r"^`list_size=1000000`: one run per lane would allocate .* but .* is available; "
                           r"the largest that fits is \d+\.$"),
 ])

@@ -23,8 +23,8 @@ one user may not replace another's ``hashes.json``, each other user keeps ``hash
 
 The cache never breaks a load: a folder that cannot be written (read-only, a cache image) means
 parsing without caching, with one warning naming the folder; a damaged ``hashes.json`` or entry
-(wrong types, a folder where a file belongs or the reverse, truncated arrays, an older format) is
-rebuilt with a warning.
+(wrong types, a folder where a file belongs or the reverse, truncated arrays, a header claiming more
+than its file holds, caught before allocating, an older format) is rebuilt with a warning.
 """
 
 import hashlib

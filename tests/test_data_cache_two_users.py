@@ -61,17 +61,19 @@ def _as_second_user(*sources, umask=0o002):
 def shared(monkeypatch):
     """A world-readable base (pytest's own tmp is private to root) with two LETOR files."""
     base = Path(tempfile.mkdtemp(prefix="jaxrank-shared-cache-"))
-    os.chmod(base, 0o755)
-    lines = (SAMPLE / "vali.txt").read_text().splitlines(keepends=True)
-    (base / "vali.txt").write_text("".join(lines))
-    (base / "other.txt").write_text("".join(lines[: len(lines) // 2]))
-    for name in ("vali.txt", "other.txt"):
-        os.chmod(base / name, 0o644)
-    cache_module._unwritable_warned.clear()
     old = os.umask(0o002)
-    yield base
-    os.umask(old)
-    shutil.rmtree(base, ignore_errors=True)
+    try:
+        os.chmod(base, 0o755)
+        lines = (SAMPLE / "vali.txt").read_text().splitlines(keepends=True)
+        (base / "vali.txt").write_text("".join(lines))
+        (base / "other.txt").write_text("".join(lines[: len(lines) // 2]))
+        for name in ("vali.txt", "other.txt"):
+            os.chmod(base / name, 0o644)
+        cache_module._unwritable_warned.clear()
+        yield base
+    finally:
+        os.umask(old)
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def _cache_folder(base: Path, monkeypatch, mode: int) -> Path:

@@ -41,7 +41,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from experiments.common import letor_datasets
+from experiments.common import budget, letor_datasets
 from experiments.analysis import oltr as analysis
 from experiments.common.params import parse
 from experiments.common.registry import checkpoint_dir, register
@@ -154,7 +154,56 @@ def _check(config: Config) -> dict[str, tuple[dict, dict]]:
                              "others exactly (name each once).")
     for name in config.click_models:
         cascade_model(name, config.num_grades or 3)
-    return ranker_settings(config)
+    settings = ranker_settings(config)
+    _check_budget(config, settings)
+    return settings
+
+
+# Impressions per second of each row on a 2-core CPU (MQ2008, 375 lanes; BENCHMARKS.md, "oltr"), for
+# the estimate announced before a run; rows not measured there get the slowest measured rate (MGD's).
+_IMPRESSIONS_PER_S = {"dbgd": 54_215, "mgd": 5_349, "pdgd": 69_222}
+
+
+def _check_budget(config: Config, settings: dict) -> None:
+    """Refuses sizes that overflow the int32 counters or cannot fit in memory, before loading data.
+
+    A lane (fold x click model x run) of one row holds its key, its offline/online curves and
+    displayed-list record over the checkpoints, and per impression the displayed list (``k`` i32
+    documents, ``k`` f32 clicks); a PDGD row also its ``[k, k]`` swap ratios (three f32 matrices
+    per lane) and the static triple index ``i < r <= j`` (~k^3/6, three i32), built once per row.
+    Rows run one after another, so one row's arrays count. ``list_size`` is checked with one run per
+    lane (the largest that fits then), ``num_runs`` with the list size given.
+    """
+    budget.check_int32("num_impressions", config.num_impressions, what="the impression counter")
+    pdgd = any(name == "pdgd" for name, _, _ in settings.values())
+    lanes_per_run = len(config.folds) * len(config.click_models)
+    curve_points = min(config.num_checkpoints, config.num_impressions) + 1
+
+    def arrays(num_runs: int, k: int) -> dict:
+        lanes_per_row = lanes_per_run * num_runs
+        return {"keys": lanes_per_row * 8, "curves": lanes_per_row * 3 * 4 * curve_points,
+                "displayed lists": lanes_per_row * 8 * k,
+                "PDGD swap ratios": lanes_per_row * 3 * 4 * k * k if pdgd else 0,
+                "PDGD triple index": 3 * 4 * k * (k - 1) * (k + 1) // 6 if pdgd else 0}
+
+    available = budget.available_bytes()
+    need_one_run = sum(arrays(1, config.list_size).values())
+    if need_one_run > available:  # cubic in k: the largest list size that fits one run, by bisection
+        low, high = 0, config.list_size
+        while low < high:
+            mid = (low + high + 1) // 2
+            low, high = (mid, high) if sum(arrays(1, mid).values()) <= available else (low, mid - 1)
+        budget.check_count("list_size", config.list_size, largest=low,
+                           why=f"one run per lane would allocate {budget.format_bytes(need_one_run)} but "
+                               f"{budget.format_bytes(available)} is available")
+    fixed = arrays(0, config.list_size)["PDGD triple index"]
+    budget.check_memory(arrays(config.num_runs, config.list_size), name="num_runs", value=config.num_runs,
+                        per_unit=(need_one_run - fixed), available=available)
+    per_row = lanes_per_run * config.num_runs * config.num_impressions
+    seconds = sum(per_row / _IMPRESSIONS_PER_S.get(row, min(_IMPRESSIONS_PER_S.values())) for row in settings)
+    budget.announce("oltr", work=per_row * len(settings), rate=per_row * len(settings) / seconds,
+                    unit="impressions", note=f"{len(settings)} rows x {lanes_per_run * config.num_runs:,} lanes x "
+                                             f"{config.num_impressions:,} impressions, each row at its measured rate")
 
 
 def load_folds(config: Config):

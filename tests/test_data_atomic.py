@@ -2,11 +2,12 @@
 
 import json
 import os
+import stat
 
 import numpy as np
 import pytest
 
-from jaxrank.data import write_atomic, write_json, write_npz, write_text
+from jaxrank.data import atomic, write_atomic, write_json, write_npz, write_text
 
 
 class Boom(Exception):
@@ -119,3 +120,21 @@ class _Unsavable:
 
     def __array__(self, dtype=None, copy=None):
         raise Boom("cannot convert")
+
+
+@pytest.mark.parametrize("umask", [0o002, 0o022, 0o077])
+def test_files_and_folders_get_the_umask_permissions(tmp_path, umask):
+    """Not ``tempfile``'s private 0600/0700: a group-shared folder stays readable by the group; a
+    setgid folder's bit is kept on the folders made in it."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o2777)
+    old = os.umask(umask)
+    try:
+        atomic.write_text(shared / "index.json", "{}")
+        folder = atomic.make_shared_temporary_folder(shared, "entry")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((shared / "index.json").stat().st_mode) == 0o666 & ~umask
+    assert stat.S_IMODE(folder.stat().st_mode) == (0o777 & ~umask) | stat.S_ISGID
+    assert atomic.current_umask() == old

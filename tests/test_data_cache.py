@@ -1,10 +1,13 @@
 """Tests for ``jaxrank.data.cache`` (``load_svmlight``): hits, keys, atomic entries, no entry on failure."""
 
 import gzip
+import io
 import os
+import re
 import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -306,3 +309,33 @@ def test_cached_arrays_are_aligned_and_writable(cache_dir):
     for name in ("features", "labels", "qids"):
         array = getattr(again, name)
         assert array.ctypes.data % 64 == 0 and array.flags.writeable and array.flags.c_contiguous, name
+
+
+def test_entry_header_claiming_a_huge_shape_is_repaired_before_allocating(cache_dir, parse_calls, monkeypatch):
+    """A corrupted ``.npy`` header claiming 10^15 rows is caught from the file size, before any
+    buffer is allocated: one warning line naming the entry, the file parsed again, the entry rewritten."""
+    path = SAMPLE / "vali.txt"
+    first = load_svmlight(path)
+    (name,) = _entries(cache_dir)
+    features = cache_dir / name / "features.npy"
+    with open(features, "rb") as f:
+        np.lib.format.read_magic(f)
+        np.lib.format.read_array_header_1_0(f)
+        data = f.read()
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": "<f4", "fortran_order": False,
+                                                  "shape": (10 ** 15, first.features.shape[1])})
+    features.write_bytes(header.getvalue() + data)
+    real_empty = np.empty
+    monkeypatch.setattr(np, "empty", lambda n, *a, **k: real_empty(n, *a, **k) if np.prod(n) < 1 << 40
+                        else pytest.fail(f"allocated {n} bytes for a corrupted header"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        again = load_svmlight(path)
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 1 and "\n" not in messages[0], messages
+    assert re.search(rf"features\.npy .*header claims shape \({10 ** 15}, .*parsing the file again", messages[0])
+    _assert_same(again, first)
+    assert len(parse_calls) == 2
+    _assert_same(load_svmlight(path), first)  # repaired: a hit now
+    assert len(parse_calls) == 2

@@ -54,7 +54,7 @@ def test_oltr_synthetic_matches_the_library_simulation_of_each_lane(tmp_path, no
 def test_a_killed_run_resumes_with_identical_results(tmp_path, no_data, monkeypatch):
     """Killed after the fifth checkpoint (inside PDGD, the second learner), ``resume`` finishes the
     run from its checkpoints: DBGD's finished grid is read back, PDGD continues where it stopped,
-    and every array equals an uninterrupted run's."""
+    and every array, ``results.json`` and ``table.md`` equal an uninterrupted run's."""
     overrides = ["folds=1", "num_runs=2", "num_impressions=40", "num_checkpoints=3", "click_models=perfect",
                  "learners=dbgd,pdgd"]
     full_dir = registry.launch("oltr", tmp_path / "full", overrides)
@@ -68,7 +68,8 @@ def test_a_killed_run_resumes_with_identical_results(tmp_path, no_data, monkeypa
         assert full.files == resumed.files
         for name in full.files:
             np.testing.assert_array_equal(resumed[name], full[name], err_msg=name, strict=True)
-    assert (run_dir / "results.json").read_bytes() == (full_dir / "results.json").read_bytes()
+    for name in ("results.json", "table.md"):
+        assert (run_dir / name).read_bytes() == (full_dir / name).read_bytes(), name
 
 
 @pytest.mark.parametrize("overrides, match", [

@@ -32,6 +32,7 @@ from typing import Any, Callable, Optional
 import jax
 import numpy as np
 
+from experiments.common.budget import NonFiniteError
 from jaxrank.data import remove_stale_temporaries, write_json
 
 CHECKPOINTS = "checkpoints"  # subfolder of a run directory holding resumable simulation state
@@ -154,9 +155,15 @@ def _shared_run_dir(workdir, name: str) -> Path:
 def _execute(experiment: Experiment, config, run_dir: Path, *, fresh: bool) -> Path:
     """Runs the experiment in ``run_dir``. A bad value (``ValueError``) or missing input
     (``FileNotFoundError``) becomes a one-line ``ExperimentError``; a fresh run that fails before
-    writing anything resumable leaves no run directory behind (``--resume=latest`` would pick it)."""
+    writing anything resumable leaves no run directory behind (``--resume=latest`` would pick it).
+    A ``NonFiniteError`` (a hyperparameter made the numbers non-finite) deletes the run's checkpoints,
+    which hold the broken state, and a fresh run's directory: a resume cannot repeat the failure."""
     try:
         summary = experiment.run(config, run_dir)
+    except NonFiniteError as e:
+        if jax.process_index() == 0:
+            shutil.rmtree(run_dir if fresh else checkpoint_dir(run_dir), ignore_errors=True)
+        raise ExperimentError(str(e).splitlines()[0] if str(e) else type(e).__name__) from e
     except (ValueError, FileNotFoundError) as e:
         if fresh and jax.process_index() == 0 and not _has_checkpoint(run_dir):
             shutil.rmtree(run_dir, ignore_errors=True)

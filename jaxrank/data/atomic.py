@@ -5,6 +5,11 @@ temporary is named ``.<target>.pid<PID>@<HOST>.<random>.tmp``, so a cleaner can 
 writer's file (possibly another process's, on a shared cache) from a dead one's:
 ``remove_dead_temporaries`` deletes only temporaries whose writer no longer runs on this host, or
 that nobody has touched for ``STALE_SECONDS`` (writers on other hosts, untagged leftovers).
+
+Files and folders are created with the permissions any new file of this process would get
+(``0o666`` / ``0o777`` less the umask), not ``tempfile``'s private ``0o600`` / ``0o700``, so a
+folder shared by a group (mode ``2775``) stays readable and replaceable by the group; a setgid
+folder's bit is kept on the folders made in it, so their files keep the folder's group.
 """
 
 import json
@@ -12,6 +17,7 @@ import os
 import re
 import shutil
 import socket
+import stat
 import tempfile
 import time
 from pathlib import Path
@@ -20,6 +26,34 @@ from typing import Callable
 STALE_SECONDS = 6 * 3600  # a temporary untouched this long is dead whoever wrote it (other hosts)
 HOST = re.sub(r"[^A-Za-z0-9_-]", "_", socket.gethostname()) or "host"
 _TAGGED = re.compile(r"\.pid(\d+)@([A-Za-z0-9_-]+)\.[^.]*\.tmp$")
+
+
+def current_umask() -> int:
+    """This process's umask (read from ``/proc`` where it can be, without changing it)."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def share_file(fd_or_path) -> None:
+    """Gives a file made by ``tempfile.mkstemp`` the mode ``0o666 & ~umask``."""
+    os.chmod(fd_or_path, 0o666 & ~current_umask())
+
+
+def make_shared_temporary_folder(parent, target_name: str) -> Path:
+    """A new temporary folder in ``parent`` for ``target_name``, mode ``0o777 & ~umask``, keeping
+    the setgid bit a setgid ``parent`` gave it (so files made in it keep the parent's group)."""
+    folder = Path(tempfile.mkdtemp(dir=parent, prefix=temporary_prefix(target_name), suffix=".tmp"))
+    inherited = os.stat(folder).st_mode & stat.S_ISGID
+    os.chmod(folder, (0o777 & ~current_umask()) | inherited)
+    return folder
 
 
 def temporary_prefix(target_name: str) -> str:
@@ -90,6 +124,7 @@ def write_atomic(path, write_fn: Callable, *, mode: str = "wb") -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=temporary_prefix(path.name), suffix=".tmp")
     try:
+        share_file(fd)
         with os.fdopen(fd, mode) as f:
             write_fn(f)
             f.flush()

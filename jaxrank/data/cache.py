@@ -16,19 +16,22 @@ a user, so an edited file is never served from an older entry.
 Many processes may share the folder (a sweep's jobs, a cluster file system). An entry is written
 to a private temporary folder and renamed into place after a successful parse; when two processes
 write the same entry, the first rename wins and the other keeps its own arrays. Temporaries are
-removed only when their writer is dead (``atomic.remove_dead_temporaries``).
+removed only when their writer is dead (``atomic.remove_dead_temporaries``). Entries and the index
+are created with the umask's permissions and a setgid folder's group (``atomic``), so the users of a
+group-shared folder (mode ``2775``) hit each other's entries; in a sticky folder (``1777``), where
+one user may not replace another's ``hashes.json``, each other user keeps ``hashes.<uid>.json``.
 
 The cache never breaks a load: a folder that cannot be written (read-only, a cache image) means
 parsing without caching, with one warning naming the folder; a damaged ``hashes.json`` or entry
-(wrong types, a folder where a file belongs or the reverse, truncated arrays, an older format) is
-rebuilt with a warning.
+(wrong types, a folder where a file belongs or the reverse, truncated arrays, a header claiming more
+than its file holds, caught before allocating, an older format) is rebuilt with a warning.
 """
 
 import hashlib
 import json
 import os
 import shutil
-import tempfile
+import stat
 import time
 import uuid
 import warnings
@@ -62,10 +65,25 @@ def _valid_record(record) -> bool:
             and isinstance(record.get("sha256"), str) and len(record["sha256"]) == 64)
 
 
+def _index_path(folder: Path) -> Path:
+    """``hashes.json``; in a sticky folder (mode ``1777``) where another user owns it, so that this
+    user may not replace it, this user's own ``hashes.<uid>.json``."""
+    shared = folder / _HASHES
+    uid = os.geteuid()
+    try:
+        folder_stat, index_stat = folder.stat(), shared.lstat()
+    except OSError:
+        return shared
+    if uid != 0 and folder_stat.st_mode & stat.S_ISVTX and uid not in (folder_stat.st_uid, index_stat.st_uid):
+        return folder / f"hashes.{uid}.json"
+    return shared
+
+
 def _read_hashes(folder: Path) -> tuple[dict, Optional[str]]:
-    """``(index, problem)``: the valid records of ``hashes.json`` and why the file is damaged (None
-    when it is absent or sound). Records of the wrong shape are dropped (hashed again)."""
-    path = folder / _HASHES
+    """``(index, problem)``: the valid records of this user's index (``_index_path``) and why the
+    file is damaged (None when it is absent or sound). Records of the wrong shape are dropped (hashed
+    again)."""
+    path = _index_path(folder)
     if not path.exists() and not path.is_symlink():
         return {}, None
     try:
@@ -79,8 +97,8 @@ def _read_hashes(folder: Path) -> tuple[dict, Optional[str]]:
 
 
 def _stamp(path: Path) -> dict:
-    stat = path.stat()
-    return {"size": stat.st_size, "mtime_ns": stat.st_mtime_ns, "ctime_ns": stat.st_ctime_ns, "inode": stat.st_ino}
+    info = path.stat()
+    return {"size": info.st_size, "mtime_ns": info.st_mtime_ns, "ctime_ns": info.st_ctime_ns, "inode": info.st_ino}
 
 
 def _source_digest(path: Path, index: dict) -> str:
@@ -113,11 +131,19 @@ def _load_aligned(path: Path) -> np.ndarray:
         if dtype.hasobject or fortran_order:
             raise ValueError(f"{path} holds {'objects' if dtype.hasobject else 'a Fortran-ordered array'}; "
                              "the cache writes plain C-ordered arrays")
-        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        if any(not isinstance(n, int) or n < 0 for n in shape):
+            raise ValueError(f"{path} has a malformed header shape {shape}")
+        nbytes = dtype.itemsize
+        for n in shape:
+            nbytes *= n  # Python ints: a corrupted shape cannot overflow into a small size
+        held = os.fstat(f.fileno()).st_size - f.tell()
+        if nbytes > held:  # checked before allocating: a corrupted header must not claim memory
+            raise ValueError(f"{path} is truncated or its header corrupted: the header claims shape {shape} "
+                             f"({nbytes} bytes), the file holds {held} bytes of data")
         raw = np.empty(nbytes + ALIGNMENT, np.uint8)
         start = (-raw.ctypes.data) % ALIGNMENT
         buffer = raw[start:start + nbytes]
-        if f.readinto(memoryview(buffer)) != nbytes:
+        if f.readinto(memoryview(buffer)) != nbytes:  # the file shrank while being read
             raise ValueError(f"{path} is truncated")
     return buffer.view(dtype).reshape(shape)
 
@@ -151,7 +177,7 @@ def _write_entry(entry: Path, data: SVMLightData, *, damaged: bool) -> None:
     """Places ``data`` at ``entry`` through a private temporary folder and one rename. ``damaged``:
     the entry present was unreadable and is replaced; otherwise an entry that appeared meanwhile
     (another process's write of the same arrays) is kept and ours dropped."""
-    tmp = Path(tempfile.mkdtemp(dir=entry.parent, prefix=atomic.temporary_prefix(entry.name), suffix=".tmp"))
+    tmp = atomic.make_shared_temporary_folder(entry.parent, entry.name)
     try:
         for name in _FIELDS + (("docids",) if data.docids is not None else ()):
             with open(tmp / f"{name}.npy", "wb") as f:
@@ -183,7 +209,7 @@ def _warn_unwritable(folder: Path, path: Path, error: OSError) -> None:
 
 
 def _write_hashes(folder: Path, hashes: dict, problem: Optional[str]) -> None:
-    target = folder / _HASHES
+    target = _index_path(folder)
     if problem is not None:
         warnings.warn(f"cache index {target} is damaged ({problem}); rebuilding it.", stacklevel=3)
         if target.is_dir() and not target.is_symlink():

@@ -30,7 +30,7 @@ def _toy_run(config: ToyConfig, run_dir):
         folder.mkdir(parents=True, exist_ok=True)
         np.savez(folder / f"w-{stretch}.npz", w=w)
         if _INTERRUPT["after_first"]:
-            raise KeyboardInterrupt
+            raise KeyboardInterrupt("killed after the first checkpoint")
     return {"w": w.tolist()}
 
 
@@ -43,7 +43,7 @@ def toy():
 
 def test_resumed_run_that_turns_non_finite_keeps_no_checkpoint(tmp_path, toy, monkeypatch):
     monkeypatch.setitem(_INTERRUPT, "after_first", True)
-    with np.errstate(over="ignore"), pytest.raises(KeyboardInterrupt):
+    with np.errstate(over="ignore"), pytest.raises(KeyboardInterrupt, match="killed after the first checkpoint"):
         registry.launch(toy, tmp_path, ["learning_rate=10"])
     monkeypatch.setitem(_INTERRUPT, "after_first", False)
     run_dir = registry.latest_run_dir(tmp_path, toy)  # resumable: it holds the first stretch's checkpoint

@@ -16,7 +16,6 @@ the regularised incomplete beta ``I`` by its continued fraction (Abramowitz & St
 evaluated by the modified Lentz method), and quantiles by bisection to full float64 precision.
 """
 
-import functools
 import math
 from typing import NamedTuple, Union
 
@@ -73,7 +72,6 @@ def t_cdf(t: float, df: float) -> float:
     return 1.0 - tail if t > 0 else tail
 
 
-@functools.lru_cache(maxsize=1024)
 def t_quantile(prob: float, df: float) -> float:
     """The ``prob`` quantile of Student's t with ``df`` degrees of freedom (``df = inf``: the normal)."""
     prob, df = float(prob), float(df)

@@ -106,12 +106,12 @@ def test_make_cascade_model_rejects_bad_probabilities(click_prob, stop_prob, mat
 
 def test_check_click_model_and_position_based_validation():
     with pytest.raises(ValueError, match=r"stop_prob\[0\] = 2 is not a probability"):
-        clicks.check_click_model(clicks.CascadeModel(jnp.array([0.5]), jnp.array([2.0])))
+        clicks.check_click_simulator(clicks.CascadeModel(jnp.array([0.5]), jnp.array([2.0])))
     with pytest.raises(ValueError, match=r"examination\[2\] = 1.5"):
         clicks.make_position_based_model([1.0, 0.5, 1.5], [0.1, 0.9])
     with pytest.raises(ValueError, match=r"click_prob\[0\] = -1 is not"):
         clicks.make_position_based_model([1.0], [-1.0, 0.9])
-    clicks.check_click_model(clicks.make_position_based_model([1.0, 0.5], [0.0, 1.0]))  # valid: no error
+    clicks.check_click_simulator(clicks.make_position_based_model([1.0, 0.5], [0.0, 1.0]))  # valid: no error
 
 
 def test_make_cascade_model_inside_jit_skips_checks_on_tracers():

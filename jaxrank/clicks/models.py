@@ -1,4 +1,4 @@
-"""Click models: the cascade model of online LTR evaluation and the position-based model.
+"""Click simulators: the cascade user of online LTR evaluation and the position-based user.
 
 Cascade model (Craswell et al., WSDM 2008, with the click/stop parametrisation of Hofmann,
 Whiteson, de Rijke, CIKM 2011 / Hofmann et al. 2013 and Schuth et al.): the user scans
@@ -35,7 +35,8 @@ class PositionBasedModel(NamedTuple):
     click_prob: Array  # [G] f32, P(click | examined, grade) (attractiveness)
 
 
-ClickModel = Union[CascadeModel, PositionBasedModel]
+# A simulated user (distinct from the fitted click models of ``jaxrank.click_models``).
+ClickSimulator = Union[CascadeModel, PositionBasedModel]
 
 # Lerot's parameters (config-sigir2014-PI.yml, lerot-3 meta.yml):
 # name -> num_grades -> (P(click | g), P(stop | g)).
@@ -60,7 +61,7 @@ CASCADE_MODELS = tuple(_CASCADE_TABLE) + ("random",)
 CASCADE_GRADES = (2, 3, 5)
 
 
-def check_click_model(model: ClickModel) -> None:
+def check_click_simulator(model: ClickSimulator) -> None:
     """Raises ``ValueError`` unless every probability of ``model`` is a number in [0, 1].
 
     Checks each field (``click_prob``, ``stop_prob``, ``examination``) that is a concrete array;
@@ -91,7 +92,7 @@ def check_click_model(model: ClickModel) -> None:
 def make_cascade_model(click_prob, stop_prob) -> CascadeModel:
     """A validated cascade model from ``[G]`` click and stop probabilities (grade ``g`` at index ``g``)."""
     model = CascadeModel(jnp.asarray(click_prob, jnp.float32), jnp.asarray(stop_prob, jnp.float32))
-    check_click_model(model)
+    check_click_simulator(model)
     return model
 
 
@@ -123,7 +124,7 @@ def cascade_model(name: str, num_grades: int) -> CascadeModel:
 def make_position_based_model(examination, click_prob) -> PositionBasedModel:
     """A validated position-based model from ``[L]`` examination and ``[G]`` attraction probabilities."""
     model = PositionBasedModel(jnp.asarray(examination, jnp.float32), jnp.asarray(click_prob, jnp.float32))
-    check_click_model(model)
+    check_click_simulator(model)
     return model
 
 

@@ -36,7 +36,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxrank.clicks.models import CascadeModel, cascade_clicks, check_click_model
+from jaxrank.clicks.models import CascadeModel, cascade_clicks, check_click_simulator
 from jaxrank.counterfactual.logging_policy import deterministic_lists, shown_documents
 from jaxrank.counterfactual.user_models import AffineClickModel, affine_clicks, check_affine_model
 from jaxrank.data.sessions import DEFAULT_POSITIONS, SessionLog, check_session_log
@@ -116,7 +116,7 @@ def _check(queries, user, scores, temperature, num_positions):
             raise ValueError(f"the user model covers {user.num_positions} ranks but num_positions={num_positions}; "
                              f"build it for at least {num_positions}.")
     elif isinstance(user, CascadeModel):
-        check_click_model(user)
+        check_click_simulator(user)
     else:
         raise ValueError(f"user must be an AffineClickModel or a jaxrank.clicks CascadeModel; got "
                          f"{type(user).__name__}.")

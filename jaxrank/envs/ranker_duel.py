@@ -21,7 +21,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxrank.clicks import CascadeModel, cascade_clicks, check_click_model, probabilistic_outcome, team_draft_outcome
+from jaxrank.clicks import CascadeModel, cascade_clicks, check_click_simulator, probabilistic_outcome, team_draft_outcome
 from jaxrank.clicks.interleave import probabilistic_interleave_rankings, team_draft_interleave_rankings
 from jaxrank.clicks.lists import DocumentRankings, QueryRankings, check_tau_range, score_ranks, softmax_weights
 from jaxrank.data.ragged import pad_queries
@@ -195,7 +195,7 @@ def check_duel_inputs(queries: Union[RaggedQueries, QueryBatch], rankers, click_
     if not np.all(np.isfinite(weights)):
         k = int(np.argwhere(~np.isfinite(weights))[0, 0])
         raise ValueError(f"ranker {k} has a non-finite weight.")
-    check_click_model(click_model)
+    check_click_simulator(click_model)
     num_grades = np.shape(click_model.click_prob)[-1]
     labels = np.asarray(queries.labels)
     if isinstance(queries, QueryBatch):

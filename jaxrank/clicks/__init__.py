@@ -1,6 +1,16 @@
-"""Click simulation (cascade, position-based), interleaved comparisons of two rankers and multileaved
+"""Click simulation (cascade, position-based, a fitted DBN-family click model), interleaved comparisons of two rankers and multileaved
 comparisons of many, and the displayed top ``k`` by score or Plackett–Luce sampling."""
 
+from jaxrank.clicks.fitted import (
+    FittedUser,
+    SimulatedUser,
+    check_user,
+    fitted_click_probs,
+    fitted_clicks,
+    fitted_user,
+    make_fitted_user,
+    user_clicks,
+)
 from jaxrank.clicks.interleave import (
     balanced_interleave,
     balanced_outcome,
@@ -42,12 +52,19 @@ __all__ = [
     "STOP_RULES",
     "CASCADE_MODELS",
     "CascadeModel",
+    "FittedUser",
     "PositionBasedModel",
+    "SimulatedUser",
     "balanced_interleave",
     "balanced_outcome",
     "cascade_clicks",
     "cascade_model",
     "check_click_simulator",
+    "check_user",
+    "fitted_click_probs",
+    "fitted_clicks",
+    "fitted_user",
+    "make_fitted_user",
     "ClickSimulator",
     "make_cascade_model",
     "make_position_based_model",
@@ -68,4 +85,5 @@ __all__ = [
     "team_draft_multileave_from_ranks",
     "team_draft_outcome",
     "top_k_list",
+    "user_clicks",
 ]

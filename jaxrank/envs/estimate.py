@@ -35,9 +35,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxrank import lanes
-from jaxrank.clicks import CascadeModel
+from jaxrank.clicks import SimulatedUser
 from jaxrank.data.ragged import as_ragged
-from jaxrank.envs.ranker_duel import check_duel_inputs, interleaved_duel
+from jaxrank.envs.ranker_duel import check_duel_inputs, device_user, interleaved_duel
 from jaxrank.types import Array, QueryBatch, RaggedQueries
 
 Queries = Union[RaggedQueries, QueryBatch]
@@ -302,7 +302,7 @@ class TableRankings(NamedTuple):
         return shown_ranks.at[:, count].set(self.rank_of(doc)), count + 1
 
 
-def compare(key, i, j, tables: Rankings, click_model: CascadeModel, weights: RankWeights, *, method: str,
+def compare(key, i, j, tables: Rankings, click_model: SimulatedUser, weights: RankWeights, *, method: str,
             list_size: int):
     """One interleaved comparison of rankers ``i`` and ``j``: ``(first_won, tie)`` bools.
 
@@ -366,7 +366,7 @@ def _check_count(name: str, value) -> int:
     return int(value)
 
 
-def estimate_wins(key, queries: Queries, rankers, click_model: CascadeModel, method: str, num_comparisons: int, *,
+def estimate_wins(key, queries: Queries, rankers, click_model: SimulatedUser, method: str, num_comparisons: int, *,
                   list_size: int = 10, tau: float = 3.0, chunk_size: int = 1 << 16,
                   comparisons_per_call: int = 1 << 22, mesh=None, checkpoint: Optional[lanes.Checkpoint] = None,
                   verbose: bool = True) -> Estimate:
@@ -378,8 +378,8 @@ def estimate_wins(key, queries: Queries, rankers, click_model: CascadeModel, met
     checkpoints come between calls). With ``checkpoint`` (``lanes.Checkpoint``) a killed run
     resumes from its last call. None of these settings changes the counts.
     """
+    queries = as_ragged(queries)  # a FittedUser numbers these flat rows (offsets[q] + d)
     weights = check_duel_inputs(queries, rankers, click_model, method=method, list_size=list_size, tau=tau)
-    queries = as_ragged(queries)
     if queries.num_queries == 0:
         raise ValueError("the collection has no query with a document: nothing to compare on.")
     num_arms = weights.shape[0]
@@ -404,9 +404,7 @@ def estimate_wins(key, queries: Queries, rankers, click_model: CascadeModel, met
         print(f"[estimate] rankings of {num_arms} rankers x {queries.num_documents:,} documents "
               f"({queries.num_queries:,} queries, longest {queries.list_size}) in {time.perf_counter() - start:.1f} s",
               flush=True)
-    data = (tables, CascadeModel(jnp.asarray(click_model.click_prob, jnp.float32),
-                                 jnp.asarray(click_model.stop_prob, jnp.float32)),
-            rank_weights_table(queries.list_size, tau), jnp.asarray(num_comparisons, jnp.int32))
+    data = (tables, device_user(click_model), rank_weights_table(queries.list_size, tau), jnp.asarray(num_comparisons, jnp.int32))
     lane_keys = jax.vmap(lambda ij: jax.random.fold_in(jax.random.fold_in(key, ij[0]), ij[1]))(jnp.asarray(pairs))
     if checkpoint is not None:
         checkpoint = checkpoint._replace(inputs={**checkpoint.inputs, "study": "estimate_wins", "method": method,
@@ -431,7 +429,7 @@ def estimate_wins(key, queries: Queries, rankers, click_model: CascadeModel, met
     return Estimate(pref, counts, w, t, seconds)
 
 
-def estimate_preference_matrix(key, queries: Queries, rankers, click_model: CascadeModel, method: str,
+def estimate_preference_matrix(key, queries: Queries, rankers, click_model: SimulatedUser, method: str,
                                num_comparisons: int, **options) -> tuple[np.ndarray, np.ndarray]:
     """Estimates ``P`` for the rankers by ``num_comparisons`` interleaved comparisons per pair.
 
@@ -441,7 +439,8 @@ def estimate_preference_matrix(key, queries: Queries, rankers, click_model: Casc
       queries: ``RaggedQueries`` (or a ``QueryBatch``, converted with ``as_ragged``: its empty
         queries are dropped); each comparison samples one of the ``Q`` queries uniformly.
       rankers: ``[K, D]`` linear rankers (e.g. ``single_feature_rankers``).
-      click_model: ``CascadeModel`` (``cascade_model("perfect", 5)`` for MSLR, as the paper).
+      click_model: ``CascadeModel`` (``cascade_model("perfect", 5)`` for MSLR, as the paper), or a
+        ``FittedUser`` over the ragged queries' ``N`` rows (``jaxrank.clicks.fitted``).
       method: ``"probabilistic"`` or ``"team_draft"``.
       num_comparisons: ``n`` per pair (80,000 in the paper).
       **options: ``estimate_wins``' keyword arguments: ``list_size`` (10), ``tau`` (3), and how it

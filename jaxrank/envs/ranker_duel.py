@@ -4,7 +4,8 @@ Zoghi, Whiteson, de Rijke, Munos (WSDM 2014, §5): the arms are linear rankers (
 single features, documents sorted by decreasing feature value). One duel samples a query
 uniformly from a ``QueryBatch``, interleaves the two rankers' lists (probabilistic interleave,
 Hofmann et al. CIKM 2011, or team-draft, Radlinski et al. CIKM 2008), simulates cascade clicks on
-the shown list (``jaxrank.clicks.models``) and credits the clicks; a tie (outcome 0, e.g. no
+the shown list (``jaxrank.clicks.models``, or a fitted click model: ``jaxrank.clicks.fitted``) and
+credits the clicks; a tie (outcome 0, e.g. no
 clicks) is a fair coin, as in Lerot's ``SamplerSystem.update_solution``. Because queries are
 i.i.d. and ties are coin flips, each duel is a Bernoulli(p_ij) draw for a fixed ``P``, which
 ``jaxrank.envs.estimate.estimate_preference_matrix`` estimates once.
@@ -21,7 +22,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxrank.clicks import CascadeModel, cascade_clicks, check_click_simulator, probabilistic_outcome, team_draft_outcome
+from jaxrank.clicks import (CascadeModel, FittedUser, SimulatedUser, check_user, probabilistic_outcome,
+                            team_draft_outcome, user_clicks)
 from jaxrank.clicks.interleave import probabilistic_interleave_rankings, team_draft_interleave_rankings
 from jaxrank.clicks.lists import DocumentRankings, QueryRankings, check_tau_range, score_ranks, softmax_weights
 from jaxrank.data.ragged import pad_queries
@@ -72,7 +74,7 @@ def first_wins(outcome: Array, u_tie: Array) -> Array:
     return jnp.where(outcome < -TIE_TOLERANCE, True, jnp.where(outcome > TIE_TOLERANCE, False, u_tie < 0.5))
 
 
-def interleaved_duel(key: PRNGKey, num_queries, query: Callable, click_model: CascadeModel, *, method: str,
+def interleaved_duel(key: PRNGKey, num_queries, query: Callable, click_model: SimulatedUser, *, method: str,
                      list_size: int) -> tuple[Array, Array]:
     """One interleaved comparison of two rankers: ``(first_won [] bool, outcome [] f32)``.
 
@@ -83,8 +85,9 @@ def interleaved_duel(key: PRNGKey, num_queries, query: Callable, click_model: Ca
       key: PRNG key, split into ``(query, list, clicks, tie)``.
       num_queries: ``Q``, the queries to sample from.
       query: ``query(q) -> (rankings, labels, offset)``: the two rankers' ``QueryRankings`` of
-        query ``q`` and the grades of its documents, document ``d`` at ``labels[offset + d]``.
-      click_model: ``CascadeModel``.
+        query ``q`` and the grades of its documents, document ``d`` at ``labels[offset + d]``
+        (``offset + d`` is also its id for a ``FittedUser``).
+      click_model: ``CascadeModel`` or another ``jaxrank.clicks.SimulatedUser``.
       method: ``"probabilistic"`` or ``"team_draft"`` (static).
       list_size: ``L`` (static).
     """
@@ -94,8 +97,9 @@ def interleaved_duel(key: PRNGKey, num_queries, query: Callable, click_model: Ca
         docs, shown, prob_second = probabilistic_interleave_rankings(key_list, rankings, list_size=list_size)
     else:
         docs, shown, team = team_draft_interleave_rankings(key_list, rankings, list_size=list_size)
-    shown_labels = jnp.where(shown, labels[offset + jnp.maximum(docs, 0)], 0.0)  # docs = -1 is never read
-    clicks = cascade_clicks(key_clicks, shown_labels, shown, click_model)
+    ids = offset + jnp.maximum(docs, 0)  # docs = -1 is never read
+    shown_labels = jnp.where(shown, labels[ids], 0.0)
+    clicks = user_clicks(key_clicks, click_model, shown_labels, ids, shown)
     if method == "probabilistic":
         outcome = probabilistic_outcome(prob_second, clicks, shown)
     else:
@@ -108,7 +112,7 @@ class InterleavedDuelEnv(NamedTuple):
 
     queries: QueryBatch  # features [Q, N, D] f32, labels [Q, N] f32, mask [Q, N] bool, qid [Q] i32
     rankers: Array  # [K, D] f32 linear rankers, score = features @ rankers[k]
-    click_model: CascadeModel  # click_prob [G] f32, stop_prob [G] f32
+    click_model: SimulatedUser  # click_prob [G] f32, stop_prob [G] f32; a FittedUser's tables are [Q·N]
     list_positions: Array  # [L] i32 = 0..L-1; its length is the (static) result-list size
     tau: Array  # [] f32 softmax exponent of probabilistic interleave (unused by team-draft)
 
@@ -135,7 +139,8 @@ class InterleavedDuelEnv(NamedTuple):
             features, where = self.queries.features[q], self.queries.mask[q]  # [N, D], [N]
             ranks = jnp.stack([score_ranks(features @ self.rankers[i], where),
                                score_ranks(features @ self.rankers[j], where)])
-            return self.rankings(ranks, where), self.queries.labels[q], 0
+            num_docs = self.queries.labels.shape[-1]  # flat: document d of query q is q·N + d
+            return self.rankings(ranks, where), self.queries.labels.reshape(-1), q * num_docs
 
         return interleaved_duel(key, self.queries.features.shape[-3], query, self.click_model, method=self.method,
                                 list_size=self.list_size)[0]
@@ -170,7 +175,7 @@ def check_method(method: str) -> None:
         raise ValueError(f"unknown interleaving method {method!r}; known: {', '.join(METHODS)}.")
 
 
-def check_duel_inputs(queries: Union[RaggedQueries, QueryBatch], rankers, click_model: CascadeModel, *,
+def check_duel_inputs(queries: Union[RaggedQueries, QueryBatch], rankers, click_model: SimulatedUser, *,
                       method: str, list_size: int, tau) -> np.ndarray:
     """Python-level validation shared by the env and the estimator; returns ``rankers`` as ``[K, D]`` f32.
 
@@ -195,7 +200,10 @@ def check_duel_inputs(queries: Union[RaggedQueries, QueryBatch], rankers, click_
     if not np.all(np.isfinite(weights)):
         k = int(np.argwhere(~np.isfinite(weights))[0, 0])
         raise ValueError(f"ranker {k} has a non-finite weight.")
-    check_click_simulator(click_model)
+    if isinstance(click_model, FittedUser):  # ids: flat rows of RaggedQueries, q·N + d of a QueryBatch
+        check_user(click_model, int(np.prod(np.shape(queries.labels))))
+        return weights
+    check_user(click_model)
     num_grades = np.shape(click_model.click_prob)[-1]
     labels = np.asarray(queries.labels)
     if isinstance(queries, QueryBatch):
@@ -206,7 +214,15 @@ def check_duel_inputs(queries: Union[RaggedQueries, QueryBatch], rankers, click_
     return weights
 
 
-def ranker_duel_env(queries: Union[RaggedQueries, QueryBatch], rankers, click_model: CascadeModel, *,
+def device_user(click_model: SimulatedUser) -> SimulatedUser:
+    """``click_model`` with f32 device leaves (a ``CascadeModel`` is rebuilt from its two vectors)."""
+    if isinstance(click_model, CascadeModel):
+        return CascadeModel(jnp.asarray(click_model.click_prob, jnp.float32),
+                            jnp.asarray(click_model.stop_prob, jnp.float32))
+    return jax.tree.map(lambda x: jnp.asarray(x, jnp.float32), click_model)
+
+
+def ranker_duel_env(queries: Union[RaggedQueries, QueryBatch], rankers, click_model: SimulatedUser, *,
                     method: str = "probabilistic", list_size: int = 10, tau: float = 3.0) -> InterleavedDuelEnv:
     """A validated interleaving duel env over ``queries``.
 
@@ -215,7 +231,8 @@ def ranker_duel_env(queries: Union[RaggedQueries, QueryBatch], rankers, click_mo
         ``jaxrank.data.pad_queries`` (small data: the env keeps every query on the device; for a
         large collection estimate ``P`` with ``jaxrank.envs.estimate`` and duel on the matrix).
       rankers: ``[K, D]`` linear rankers, e.g. ``single_feature_rankers(ids, D)``.
-      click_model: ``CascadeModel`` with at least as many grades as the labels need.
+      click_model: ``CascadeModel`` with at least as many grades as the labels need, or a
+        ``FittedUser`` over the padded queries' ``Q·N`` documents (``q·N + d``).
       method: ``"probabilistic"`` (the RCS paper's oracle) or ``"team_draft"``.
       list_size: ``L``, the result-list length (10 in the paper); ``min(L, #docs)`` are shown.
       tau: probabilistic interleave's softmax exponent (3 in the paper).
@@ -223,14 +240,13 @@ def ranker_duel_env(queries: Union[RaggedQueries, QueryBatch], rankers, click_mo
     Returns:
       ``ProbabilisticDuelEnv`` or ``TeamDraftDuelEnv``.
     """
-    weights = check_duel_inputs(queries, rankers, click_model, method=method, list_size=list_size, tau=tau)
     if isinstance(queries, RaggedQueries):
         queries = pad_queries(queries)
+    weights = check_duel_inputs(queries, rankers, click_model, method=method, list_size=list_size, tau=tau)
     return _ENV_TYPES[method](
         queries=queries,
         rankers=jnp.asarray(weights),
-        click_model=CascadeModel(jnp.asarray(click_model.click_prob, jnp.float32),
-                                 jnp.asarray(click_model.stop_prob, jnp.float32)),
+        click_model=device_user(click_model),
         list_positions=jnp.arange(list_size, dtype=jnp.int32),
         tau=jnp.asarray(tau, jnp.float32),
     )

@@ -2,7 +2,8 @@
 
 One impression: draw a training query uniformly at random, let the ranker show ``k = 10``
 documents, simulate cascade clicks on them (``jaxrank.clicks.cascade_clicks`` with the perfect /
-navigational / informational models), and let the ranker learn from the clicks. Two measures:
+navigational / informational models, or any user of ``jaxrank.clicks.user_clicks``, e.g. a click model
+fitted to a log: ``jaxrank.clicks.fitted``), and let the ranker learn from the clicks. Two measures:
 
 * offline: NDCG@10 of the current ranker on the held-out test queries, at a few checkpoints;
 * online: NDCG@10 of each displayed list, accumulated as ``Σ_t γ^{t-1} NDCG_t`` with ``γ = 0.9995``
@@ -28,7 +29,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxrank import lanes
-from jaxrank.clicks.models import STOP_RULES, CascadeModel, cascade_clicks
+from jaxrank.clicks.fitted import SimulatedUser, user_clicks
+from jaxrank.clicks.models import STOP_RULES
 from jaxrank.data.ragged import bucket_size, pad_queries
 from jaxrank.metrics.ranking import dcg, ndcg, ranked_dcg
 from jaxrank.types import Array, PRNGKey, QueryBatch, Ranker
@@ -118,19 +120,22 @@ def displayed_ndcg(ranked_labels: Array, shown: Array, ideal_dcg: Array) -> Arra
     return jnp.where(ideal_dcg > 0, value / jnp.where(ideal_dcg > 0, ideal_dcg, 1.0), 0.0)
 
 
-def impression(key: PRNGKey, ranker: Ranker, state, train: ClickQueries, click_model: CascadeModel, fold=0, *,
+def impression(key: PRNGKey, ranker: Ranker, state, train: ClickQueries, click_model: SimulatedUser, fold=0, *,
                stop_rule: str = "after_click"):
     """One simulated impression: ``(state, NDCG of the displayed list)``.
 
     ``train`` is ``ClickQueries`` stacked over folds (``stack_queries``); the query comes from ``fold``;
-    ``stop_rule`` is ``jaxrank.clicks.cascade_clicks``'s.
+    ``stop_rule`` is ``jaxrank.clicks.cascade_clicks``'s. A ``FittedUser`` numbers document ``d`` of
+    query ``q`` of fold ``f`` as ``(f·Q + q)·L + d`` (``jaxrank.clicks.fitted``).
     """
     key_query, key_rank, key_click = jax.random.split(key, 3)
     q = jax.random.randint(key_query, (), 0, train.num_queries[fold])
     features, labels, where = train.features[fold, q], train.labels[fold, q], train.mask[fold, q]
     docs, shown, aux = ranker.rank(key_rank, state, features, where)
     ranked_labels = jnp.where(shown, labels[jnp.maximum(docs, 0)], 0.0)
-    clicks = cascade_clicks(key_click, ranked_labels, shown, click_model, stop_rule=stop_rule)
+    num_queries, num_docs = train.labels.shape[-2:]
+    ranked_ids = (fold * num_queries + q) * num_docs + jnp.maximum(docs, 0)
+    clicks = user_clicks(key_click, click_model, ranked_labels, ranked_ids, shown, stop_rule=stop_rule)
     state, _ = ranker.update(state, features, where, docs, shown, clicks, aux)
     return state, displayed_ndcg(ranked_labels, shown, train.ideal_dcg[fold, q])
 
@@ -161,7 +166,7 @@ class Lane(NamedTuple):
     """What differs between the lanes of a grid, besides the key and hyperparameters."""
 
     fold: Array  # [] i32, index into the stacked folds of the study's data
-    click_model: CascadeModel  # [G] leaves
+    click_model: SimulatedUser  # [G] leaves of a cascade user, [N] of a FittedUser
 
 
 class Carry(NamedTuple):
@@ -264,7 +269,7 @@ def _study_result(config: StudyConfig, carry: Carry, data, lane: Lane) -> Simula
     return SimulationResult(carry.offline, carry.online, carry.display, config.ranker.params(carry.state))
 
 
-def simulate(key: PRNGKey, ranker: Ranker, train: ClickQueries, test: ClickQueries, click_model: CascadeModel, *,
+def simulate(key: PRNGKey, ranker: Ranker, train: ClickQueries, test: ClickQueries, click_model: SimulatedUser, *,
              checkpoints: Sequence[int], hparams: Optional[Mapping[str, Any]] = None, discount=ONLINE_DISCOUNT,
              topn: int = 10, stop_rule: str = "after_click") -> SimulationResult:
     """One run of the paper's protocol, ``checkpoints[-1]`` impressions from ``train``; pure (jit, vmap).
@@ -274,7 +279,8 @@ def simulate(key: PRNGKey, ranker: Ranker, train: ClickQueries, test: ClickQueri
       ranker: a ``jaxrank.types.Ranker`` (``jaxrank.oltr.RANKERS.build(name)``).
       train: ``ClickQueries`` the impressions draw from.
       test: ``ClickQueries`` of the offline evaluation.
-      click_model: ``CascadeModel`` of the simulated users.
+      click_model: ``CascadeModel`` of the simulated users, or any ``jaxrank.clicks.SimulatedUser`` (a
+        ``FittedUser`` numbers ``train``'s documents ``q·L + d``).
       checkpoints: static increasing impression counts starting at 0 (``log_checkpoints``).
       hparams: ``ranker.init``'s hyperparameters (default the module's ``HPARAMS``).
       discount: ``γ`` of the online measure.
@@ -302,7 +308,7 @@ def lane_keys(seed: int, fold_ids: Sequence[int], num_models: int, num_runs: int
         jnp.asarray(fold_ids))
 
 
-def grid_lanes(keys, click_models: CascadeModel) -> tuple[Array, Lane]:
+def grid_lanes(keys, click_models: SimulatedUser) -> tuple[Array, Lane]:
     """The lanes of a grid in (fold, click model, run) order: ``(keys [N], Lane [N])`` from
     ``keys [F, M, R]`` and ``click_models`` with ``[M, G]`` leaves, ``N = F·M·R``."""
     num_folds, num_models, num_runs = keys.shape
@@ -312,7 +318,7 @@ def grid_lanes(keys, click_models: CascadeModel) -> tuple[Array, Lane]:
     return keys.reshape(-1), lane
 
 
-def simulate_grid(keys, ranker: Ranker, train: ClickQueries, test: ClickQueries, click_models: CascadeModel, *,
+def simulate_grid(keys, ranker: Ranker, train: ClickQueries, test: ClickQueries, click_models: SimulatedUser, *,
                   checkpoints: Sequence[int], hparams: Optional[Mapping[str, Any]] = None, discount=ONLINE_DISCOUNT,
                   topn: int = 10, stop_rule: str = "after_click", checkpoint: Optional[lanes.Checkpoint] = None,
                   label: Optional[str] = None, mesh=None) -> SimulationResult:
@@ -324,7 +330,8 @@ def simulate_grid(keys, ranker: Ranker, train: ClickQueries, test: ClickQueries,
       ranker: a ``jaxrank.types.Ranker`` (``jaxrank.oltr.RANKERS.build(name)``).
       train: ``ClickQueries`` stacked over ``F`` folds (``stack_folds``).
       test: ``ClickQueries`` stacked over the same ``F`` folds.
-      click_models: ``CascadeModel`` with ``[M, G]`` leaves.
+      click_models: ``CascadeModel`` with ``[M, G]`` leaves, or ``M`` stacked users of one type (a
+        ``FittedUser``'s ``[M, N]`` tables are copied to each of its lanes).
       hparams: ``{name: value}``, each a number or an array that broadcasts to ``[F, M, R]``.
       checkpoint, label, mesh: as ``jaxrank.lanes.run_lanes``; each stretch between two
         ``checkpoints`` is one call, so a resumed run continues from the last checkpoint reached.

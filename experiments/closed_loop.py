@@ -8,10 +8,11 @@ published rule, no stop without a click, which is a DBN with ``γ = 1``):
    N(0, 1) per document, fixed per seed, top ``num_positions`` of a Plackett–Luce draw at
    ``temperature``; the logging of the ``click_models`` experiment), clicked by the true user
    (``jaxrank.click_models.generate_sessions``);
-2. a DBN fitted to it by gradient (``jaxrank.click_models.fit_gradient``) with attraction and
-   satisfaction functions of the query–document features (``parametrization.features``; linear by
-   default, CLAX's MLP with ``parametrization=mlp``, per-pair tables with ``tables``), so it predicts
-   the documents the log never showed, which the learner will show; ``γ`` a table;
+2. DBNs fitted to it by gradient (``jaxrank.click_models.fit_gradient``), one per entry of
+   ``parametrizations``: attraction and satisfaction linear functions of the query–document
+   features (``linear``: ``parametrization.features``, which predicts documents the log never showed,
+   as the learner will show them) or CLAX's MLP of them (``mlp``), or per-pair tables (``tables``:
+   unlogged pairs stay at the start, 0.5); ``γ`` a table;
 3. PDGD (Oosterhuis & de Rijke, CIKM 2018; ``jaxrank.oltr``) learning from (a) the true user and
    (b) the fitted user (``jaxrank.clicks.fitted_user``): the same run keys, so run ``r`` of both
    starts from the same key (paired); offline NDCG@10 on the fold's test queries at log-spaced
@@ -29,9 +30,10 @@ Every run of every user is a lane (``oltr.simulate_grid`` on ``jaxrank.lanes``):
 per kind of user, checkpointed after every stretch between two evaluations, so ``--resume`` continues
 a killed run with identical results (the logs and fits are recomputed from the seed, bit for bit).
 
-Default: fold 1, 2 users, 100,000 sessions per log, 16 paired runs of 10,000 impressions (a few
-minutes on 2 CPU cores). Larger: ``--set num_runs=125,num_sessions=1000000,parametrization=mlp``
-(or ``fold=2`` ... for the other folds, one fold a run).
+Default: fold 1, 2 users, 100,000 sessions per log, linear and table DBNs, 16 paired runs of
+10,000 impressions (a few minutes on 2 CPU cores). Larger: ``--set num_runs=125 --set
+num_sessions=1000000 --set parametrizations=linear,mlp,tables`` (or ``fold=2`` ... for the other
+folds, one fold a run).
 """
 
 import dataclasses
@@ -68,7 +70,8 @@ class Config:
     num_positions: int = 10  # shown per session
     temperature: float = 1.0  # Plackett-Luce temperature of the logged rankings
     ranker_noise: float = 1.0  # production ranker: label + ranker_noise * N(0, 1)
-    parametrization: str = "linear"  # DBN α, σ from features: "linear", "mlp" (CLAX's 16x16 ELU) or "tables"
+    # The fitted DBNs, each a user: α, σ linear in the features, CLAX's MLP ("mlp", 16x16 ELU), per-pair "tables"
+    parametrizations: tuple[str, ...] = ("linear", "tables")
     num_epochs: int = 20  # gradient fit (Adam)
     batch_size: int = 1024
     learning_rate: float = 0.05
@@ -93,7 +96,10 @@ def _check(config: Config) -> None:
     check_int("num_positions", config.num_positions, minimum=1)
     check_number("temperature", config.temperature, low=0.0, low_inclusive=True)
     check_number("ranker_noise", config.ranker_noise, low=0.0, low_inclusive=True)
-    check_choice("parametrization", config.parametrization, PARAMETRIZATIONS)
+    if not config.parametrizations or len(set(config.parametrizations)) != len(config.parametrizations):
+        raise ValueError(f"parametrizations must name each fit once; got {config.parametrizations}.")
+    for name in config.parametrizations:
+        check_choice("parametrizations", name, PARAMETRIZATIONS)
     check_int("num_epochs", config.num_epochs, minimum=1)
     check_int("batch_size", config.batch_size, minimum=1)
     check_number("learning_rate", config.learning_rate, low=0.0)
@@ -110,27 +116,31 @@ def _logit(p) -> np.ndarray:
     return np.log(p) - np.log1p(-p)
 
 
-def _fit_user(config: Config, key, queries, name: str) -> tuple:
-    """``(FittedUser, fit summary)`` of the true user ``name`` on the one-fold ``ClickQueries`` ``queries``."""
-    key_ranker, key_log, key_held, key_fit = jax.random.split(key, 4)
-    true = cascade_model(name, NUM_GRADES)
+def _logs(config: Config, key, queries, name: str) -> list:
+    """The fit's log and a held-out log of the true user ``name`` on the one-fold ``ClickQueries`` ``queries``."""
+    key_ranker, key_log, key_held = jax.random.split(key, 3)
     scores = queries.labels + config.ranker_noise * jax.random.normal(key_ranker, queries.labels.shape)
-    logs = [generate_sessions(k, queries, config.num_sessions, true, scores=scores, temperature=config.temperature,
-                              num_positions=config.num_positions) for k in (key_log, key_held)]
+    return [generate_sessions(k, queries, config.num_sessions, cascade_model(name, NUM_GRADES), scores=scores,
+                              temperature=config.temperature, num_positions=config.num_positions)
+            for k in (key_log, key_held)]
+
+
+def _fit_user(config: Config, key, queries, name: str, logs: list, kind_name: str) -> tuple:
+    """``(FittedUser, fit summary, seconds)``: a DBN (``kind_name`` parametrization) fitted to ``logs[0]``."""
     num_queries, num_docs, num_features = queries.features.shape
     features = queries.features.reshape(num_queries * num_docs, num_features)  # row q·L + d: the log's pair id
     model = CLICK_MODELS.build("dbn")
-    hidden = PARAMETRIZATIONS[config.parametrization]
+    hidden = PARAMETRIZATIONS[kind_name]
     kind = (parametrization.tables() if hidden is None else
             parametrization.features(("attraction", "satisfaction"), hidden=hidden))
     start = time.perf_counter()
-    params = fit_gradient(key_fit, logs[0], model, parametrization=kind,
+    params = fit_gradient(key, logs[0], model, parametrization=kind,
                           features=None if hidden is None else features, num_epochs=config.num_epochs,
                           batch_size=config.batch_size, learning_rate=config.learning_rate, dtype=jnp.float32)
     params = jax.block_until_ready(params)
     fit_s = time.perf_counter() - start
     grades = np.clip(np.round(np.asarray(queries.labels)), 0, NUM_GRADES - 1).astype(int).reshape(-1)
-    click, stop = (np.asarray(v, np.float64) for v in true)
+    click, stop = (np.asarray(v, np.float64) for v in cascade_model(name, NUM_GRADES))
     truth = DBNParams(jnp.asarray(_logit(click[grades]), jnp.float32), jnp.asarray(_logit(stop[grades]), jnp.float32),
                       jnp.asarray(_TRUE_GAMMA_LOGIT, jnp.float32))
     user = fitted_user(model, params)  # document q·L + d of fold 0: oltr's id (f·Q + q)·L + d
@@ -139,7 +149,7 @@ def _fit_user(config: Config, key, queries, name: str) -> tuple:
     shown[np.asarray(logs[0].pair)[np.asarray(logs[0].mask)]] = True
     alpha, sigma = np.asarray(user.attraction, np.float64), np.asarray(user.satisfaction, np.float64)
     per_grade = {str(g): {"documents": int(np.sum(real & (grades == g))),
-                          "true_attraction": float(click[g]), "true_satisfaction": float(stop[g]),
+                          "true_attraction": round(float(click[g]), 4), "true_satisfaction": round(float(stop[g]), 4),
                           "attraction": round(float(alpha[real & (grades == g)].mean()), 4),
                           "satisfaction": round(float(sigma[real & (grades == g)].mean()), 4)}
                  for g in range(NUM_GRADES) if np.any(real & (grades == g))}
@@ -194,45 +204,55 @@ def run(config: Config, run_dir) -> dict:
 
     users, fits, timing = [], {}, {}
     for m, name in enumerate(config.click_models):
-        user, fits[name], fit_s = _fit_user(config, jax.random.fold_in(jax.random.fold_in(root, 1), m), one_fold,
-                                            name)
-        users.append(user)
-        timing[f"fit_{name}_s"] = round(fit_s, 2)
-        f = fits[name]
-        print(f"[closed_loop] {name}: DBN ({config.parametrization}) held-out LL {f['held_out_log_likelihood']:.4f} "
-              f"(true user {f['true_log_likelihood']:.4f}), γ {f['continuation']:.3f}, fitted in {fit_s:.1f} s",
-              flush=True)
+        key_user = jax.random.fold_in(jax.random.fold_in(root, 1), m)
+        logs = _logs(config, key_user, one_fold, name)
+        fits[name] = {}
+        for kind in config.parametrizations:
+            user, fits[name][kind], fit_s = _fit_user(config, jax.random.fold_in(key_user, 1), one_fold, name, logs,
+                                                      kind)
+            users.append(user)
+            timing[f"fit_{name}_{kind}_s"] = round(fit_s, 2)
+            f = fits[name][kind]
+            print(f"[closed_loop] {name}: DBN ({kind}) held-out LL {f['held_out_log_likelihood']:.4f} (true user "
+                  f"{f['true_log_likelihood']:.4f}), γ {f['continuation']:.3f}, fitted in {fit_s:.1f} s", flush=True)
 
     stack = lambda items: jax.tree.map(lambda *x: jnp.stack(x), *items)  # noqa: E731
-    kinds = {"true": stack([cascade_model(n, NUM_GRADES) for n in config.click_models]), "fitted": stack(users)}
+    num_models, num_kinds = len(config.click_models), len(config.parametrizations)
     checkpoints = oltr.log_checkpoints(config.num_impressions, config.num_checkpoints)
-    keys = oltr.lane_keys(config.seed, [config.fold], len(config.click_models), config.num_runs)  # same for both
+    keys = oltr.lane_keys(config.seed, [config.fold], num_models, config.num_runs)  # [1, M, R]
+    # Fitted user (m, p) runs with the true user m's keys: run r of both is a pair.
+    groups = {"true": (stack([cascade_model(n, NUM_GRADES) for n in config.click_models]), keys),
+              "fitted": (stack(users), jnp.repeat(keys, num_kinds, axis=1))}
     ranker = oltr.RANKERS.build("pdgd", list_size=config.list_size)
     hparams = {"learning_rate": config.learning_rate_pdgd}
     offline, arrays = {}, {"checkpoints": np.asarray(checkpoints)}
-    for kind, click_models in kinds.items():
-        saved = lanes.Checkpoint(checkpoint_dir(run_dir), kind, {
-            "user": kind, "click_models": list(config.click_models), "checkpoints": list(checkpoints),
-            "parametrization": config.parametrization, "num_sessions": config.num_sessions})
+    for group, (click_models, group_keys) in groups.items():
+        saved = lanes.Checkpoint(checkpoint_dir(run_dir), group, {
+            "user": group, "click_models": list(config.click_models), "checkpoints": list(checkpoints),
+            "parametrizations": list(config.parametrizations), "num_sessions": config.num_sessions})
         start = time.perf_counter()
-        out = oltr.simulate_grid(keys, ranker, train, test, click_models, checkpoints=checkpoints, hparams=hparams,
-                                 stop_rule="after_click", checkpoint=saved, label=f"closed_loop {kind}")
-        timing[f"pdgd_{kind}_s"] = round(time.perf_counter() - start, 2)
-        offline[kind] = np.asarray(out.offline)[0]  # [M, R, C]
-        arrays[f"{kind}__offline"] = offline[kind]
-        arrays[f"{kind}__online"] = np.asarray(out.online)[0]
+        out = oltr.simulate_grid(group_keys, ranker, train, test, click_models, checkpoints=checkpoints,
+                                 hparams=hparams, stop_rule="after_click", checkpoint=saved,
+                                 label=f"closed_loop {group}")
+        timing[f"pdgd_{group}_s"] = round(time.perf_counter() - start, 2)
+        offline[group] = np.asarray(out.offline)[0]  # [M, R, C] true, [M·P, R, C] fitted
+        arrays[f"{group}__offline"] = offline[group]
+        arrays[f"{group}__online"] = np.asarray(out.online)[0]
     data.write_npz(Path(run_dir) / "arrays.npz", **arrays)
 
     results = {}
     for m, name in enumerate(config.click_models):
-        results[name] = {"true": _curve(offline["true"][m]), "fitted": _curve(offline["fitted"][m]),
-                         "paired": _paired(offline["fitted"][m], offline["true"][m]), "fit": fits[name]}
-        p = results[name]["paired"]
-        print(f"[closed_loop] {name}: final offline NDCG@10 true {results[name]['true']['final_offline']:.4f}, "
-              f"fitted {results[name]['fitted']['final_offline']:.4f}, paired diff {p['final_diff']:+.4f} ± "
-              f"{p['final_diff_ci95']:.4f}", flush=True)
+        true = offline["true"][m]
+        fitted = {kind: offline["fitted"][m * num_kinds + p] for p, kind in enumerate(config.parametrizations)}
+        results[name] = {"true": _curve(true), "fitted": {k: _curve(v) for k, v in fitted.items()},
+                         "paired": {k: _paired(v, true) for k, v in fitted.items()}, "fit": fits[name]}
+        for kind in config.parametrizations:
+            p = results[name]["paired"][kind]
+            print(f"[closed_loop] {name}: final offline NDCG@10 true {results[name]['true']['final_offline']:.4f}, "
+                  f"fitted ({kind}) {results[name]['fitted'][kind]['final_offline']:.4f}, paired diff "
+                  f"{p['final_diff']:+.4f} ± {p['final_diff_ci95']:.4f}", flush=True)
     return {"dataset": ds.name, "source": ds.source, "fold": config.fold, "click_models": list(config.click_models),
-            "parametrization": config.parametrization, "num_sessions": config.num_sessions,
-            "num_runs": config.num_runs, "num_impressions": config.num_impressions,
+            "parametrizations": list(config.parametrizations), "num_sessions": config.num_sessions,
+            "num_epochs": config.num_epochs, "num_runs": config.num_runs, "num_impressions": config.num_impressions,
             "checkpoints": list(checkpoints), "test_queries": config.test_queries, "users": results,
             "timings": timing}

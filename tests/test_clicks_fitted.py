@@ -3,9 +3,9 @@
 The DBN click probabilities are checked against a NumPy loop written from the chain of Chuklin, Markov,
 de Rijke (2015, ch. 3): ``P(E_0) = 1``, ``P(C_r) = P(E_r) α_r``, ``P(E_{r+1}) = P(E_r) γ (1 − α_r σ_r)``.
 A user built from a cascade user's own parameters (``α = P(click | g)``, ``σ = P(stop | g)``, ``γ = 1``)
-clicks exactly as ``cascade_clicks`` on the same keys, so OLTR runs, interleaved duels and the
-preference-matrix estimate come out the same with either; built through a DBN's logits it reproduces
-the cascade user's click rates within binomial intervals.
+clicks exactly as ``cascade_clicks`` on the same keys, so OLTR runs, interleaved duels, the
+preference-matrix estimate and counterfactual logs come out the same with either; built through a DBN's
+logits it reproduces the cascade user's click rates within binomial intervals.
 """
 
 import jax
@@ -18,6 +18,7 @@ from jaxrank.click_models import CLICK_MODELS
 from jaxrank.click_models.dbn import DBNParams
 from jaxrank.clicks import (FittedUser, cascade_clicks, cascade_model, check_user, fitted_click_probs, fitted_clicks,
                             fitted_user, make_fitted_user, user_clicks)
+from jaxrank.counterfactual.simulation import simulate_sessions
 from jaxrank.data import as_ragged, synthetic_queries
 from jaxrank.envs import estimate_preference_matrix, ranker_duel_env, single_feature_rankers
 
@@ -163,28 +164,48 @@ def test_oltr_runs_the_same_with_the_cascade_tables():
     train = _oltr_queries()
     ranker = oltr.RANKERS.build("pdgd")
     user = _cascade_tables("informational", np.asarray(train.labels).reshape(-1))  # document q·L + d
-    run = lambda u: oltr.simulate(jax.random.key(5), ranker, train, train, u, checkpoints=(0, 30, 120))  # noqa: E731
+    run = lambda u: oltr.simulate(jax.random.key(5), ranker, train, train, u, checkpoints=(0, 20, 80))  # noqa: E731
     want, got = run(cascade_model("informational", 3)), run(user)
     assert float(want.online[-1]) > 0
     for a, b in zip(jax.tree.leaves(want), jax.tree.leaves(got)):
         np.testing.assert_array_equal(a, b)
 
 
+def _duel_queries():
+    return synthetic_queries(jax.random.key(0), num_queries=8, list_size=8, num_features=5, num_grades=3)
+
+
 @pytest.mark.parametrize("method", ["probabilistic", "team_draft"])
-def test_duels_and_the_preference_estimate_are_the_same_with_the_cascade_tables(method):
-    queries = synthetic_queries(jax.random.key(0), num_queries=8, list_size=8, num_features=5, num_grades=3)
-    rankers = single_feature_rankers([1, 2, 3], 5)
+def test_duels_are_the_same_with_the_cascade_tables(method):
+    queries, rankers = _duel_queries(), single_feature_rankers([1, 2, 3], 5)
     padded = _cascade_tables("navigational", np.asarray(queries.labels).reshape(-1))  # q·N + d
     envs = [ranker_duel_env(queries, rankers, u, method=method) for u in (cascade_model("navigational", 3), padded)]
     keys = jax.random.split(jax.random.key(6), 300)
     wins = [jax.vmap(lambda k: env.duel(k, 0, 2))(keys) for env in envs]
+    assert 0 < int(np.sum(wins[0])) < 300
     np.testing.assert_array_equal(*wins)
-    ragged = as_ragged(queries)
+
+
+def test_the_preference_estimate_is_the_same_with_the_cascade_tables():
+    ragged = as_ragged(_duel_queries())
     flat = _cascade_tables("navigational", np.asarray(ragged.labels))  # offsets[q] + d
-    prefs = [estimate_preference_matrix(jax.random.key(7), ragged, rankers, u, method, 200, verbose=False)[0]
+    prefs = [estimate_preference_matrix(jax.random.key(7), ragged, single_feature_rankers([1, 2, 3], 5), u,
+                                        "team_draft", 200, verbose=False)[0]
              for u in (cascade_model("navigational", 3), flat)]
     assert not np.all(prefs[0] == 0.5)
     np.testing.assert_array_equal(*prefs)
+
+
+def test_counterfactual_logs_are_the_same_with_the_cascade_tables():
+    queries = synthetic_queries(jax.random.key(1), num_queries=6, list_size=12, num_features=5, num_grades=3)
+    user = _cascade_tables("informational", np.asarray(queries.labels).reshape(-1))  # q·L + d
+    logs = [simulate_sessions(jax.random.key(8), queries, 400, u, temperature=1.0, num_positions=K)
+            for u in (cascade_model("informational", 3), user)]
+    assert np.asarray(logs[0].clicks).sum() > 100
+    for a, b in zip(logs[0], logs[1]):
+        np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="has 40 documents but the simulator's queries number theirs 0..71"):
+        simulate_sessions(jax.random.key(8), queries, 10, _random_user(0), num_positions=K)
 
 
 def test_fitted_user_is_a_pytree_of_lanes():

@@ -13,7 +13,8 @@ CLAIM = ("PDGD learns the same offline NDCG@10 curve from a DBN fitted to a user
          "(paired fitted − true difference: 95% CI contains 0 at the last checkpoint and for the curve's mean)")
 
 
-LABELS = {"linear": "DBN, α σ linear in features", "mlp": "DBN, α σ MLP of features", "tables": "DBN, per-pair tables"}
+LABELS = {"linear": "DBN, α σ linear in features", "mlp": "DBN, α σ MLP of features",
+          "tables": "DBN, per-pair tables"}
 
 
 def verdicts(results: dict) -> list:
@@ -47,7 +48,8 @@ def table(results: dict) -> str:
     for name, r in results["users"].items():
         for kind, p in r["paired"].items():
             f, c = r["fit"][kind], r["fitted"][kind]
-            lines.append(f"| {name} | {kind} | {r['true']['final_offline']:.4f} ± {r['true']['final_offline_ci95']:.4f} "
+            truth = r["true"]
+            lines.append(f"| {name} | {kind} | {truth['final_offline']:.4f} ± {truth['final_offline_ci95']:.4f} "
                          f"| {c['final_offline']:.4f} ± {c['final_offline_ci95']:.4f} | "
                          f"{p['final_diff']:+.4f} ± {p['final_diff_ci95']:.4f} | {p['area_diff']:+.4f} ± "
                          f"{p['area_diff_ci95']:.4f} | {p['covers_zero']}/{len(checkpoints)} | "

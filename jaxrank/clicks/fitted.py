@@ -5,7 +5,8 @@ query–document pair, or functions of the pairs' features via ``jaxrank.click_m
 which also predicts pairs the log never showed), becomes a ``FittedUser``: the per-document
 probabilities of its chain. Every simulator that takes a ``jaxrank.clicks.ClickSimulator`` takes a
 ``FittedUser`` too, through one call, ``user_clicks``: online LTR (``jaxrank.oltr.simulate``),
-interleaved comparisons and the preference-matrix estimate (``jaxrank.envs``).
+interleaved comparisons and the preference-matrix estimate (``jaxrank.envs``), counterfactual click
+logs (``jaxrank.counterfactual.simulation``).
 
 The DBN (Chapelle & Zhang, WWW 2009; Chuklin, Markov, de Rijke, *Click Models for Web Search*, 2015,
 ch. 3, "Dynamic Bayesian network model"): the user examines position 0; an examined document ``d``
@@ -107,9 +108,10 @@ def fitted_user(model, params, *, pairs: Optional[Array] = None) -> FittedUser:
         raise ValueError(f"fitted_user takes a DBN-family click model ({', '.join(DBN_FAMILY)}); got {name!r} "
                          "(its clicks are not a DBN chain of per-document probabilities).")
     has_sat, has_cont = DBN_FAMILY[name]
-    attraction = jax.nn.sigmoid(jnp.asarray(params.attraction, jnp.float32))
-    satisfaction = jax.nn.sigmoid(jnp.asarray(params.satisfaction, jnp.float32)) if has_sat else jnp.ones_like(attraction)
-    continuation = jax.nn.sigmoid(jnp.asarray(params.continuation, jnp.float32)) if has_cont else jnp.ones((), jnp.float32)
+    prob = lambda x: jax.nn.sigmoid(jnp.asarray(x, jnp.float32))  # noqa: E731
+    attraction = prob(params.attraction)
+    satisfaction = prob(params.satisfaction) if has_sat else jnp.ones_like(attraction)
+    continuation = prob(params.continuation) if has_cont else jnp.ones((), jnp.float32)
     if pairs is not None:
         pairs = np.asarray(pairs).reshape(-1)
         size = attraction.shape[0]

@@ -36,14 +36,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxrank.clicks.models import CascadeModel, cascade_clicks, check_click_simulator
+from jaxrank.clicks.fitted import FittedUser, check_user, user_clicks
+from jaxrank.clicks.models import CascadeModel
 from jaxrank.counterfactual.logging_policy import deterministic_lists, shown_documents
 from jaxrank.counterfactual.user_models import AffineClickModel, affine_clicks, check_affine_model
 from jaxrank.data.sessions import DEFAULT_POSITIONS, SessionLog, check_session_log
 from jaxrank.types import Array, PRNGKey
 from jaxrank.utils.checks import check_choice, check_int, check_number
 
-User = Union[AffineClickModel, CascadeModel]
+User = Union[AffineClickModel, CascadeModel, FittedUser]  # a FittedUser numbers document d of query q as q·L + d
 DEFAULT_CHUNK = 1 << 14  # sessions per step of simulate_click_counts
 BUDGET_UNITS = ("clicks", "sessions")
 
@@ -80,10 +81,10 @@ def session_keys(key: PRNGKey, session) -> tuple[PRNGKey, PRNGKey, PRNGKey, PRNG
     return k[0], k[1], k[2], k[3]
 
 
-def _clicks(key, grades, shown, user):
-    if isinstance(user, CascadeModel):
-        return cascade_clicks(key, grades, shown, user)
-    return affine_clicks(key, grades, shown, user)
+def _clicks(key, grades, ids, shown, user):
+    if isinstance(user, AffineClickModel):
+        return affine_clicks(key, grades, shown, user)
+    return user_clicks(key, user, grades, ids, shown)
 
 
 def _fixed_lists(scores, mask, temperature, num_positions, stochastic):
@@ -100,7 +101,7 @@ def _session(key, s, labels, mask, num_queries, scores, temperature, user, num_p
         docs, shown = lists[0][q], lists[1][q]
     if intervention is not None:
         docs = intervention(key_intervene, docs, shown)
-    clicks = _clicks(key_click, labels[q, docs], shown, user) & shown
+    clicks = _clicks(key_click, labels[q, docs], q * labels.shape[1] + docs, shown, user) & shown
     return q, docs, shown, clicks
 
 
@@ -115,10 +116,10 @@ def _check(queries, user, scores, temperature, num_positions):
         if user.num_positions < num_positions:
             raise ValueError(f"the user model covers {user.num_positions} ranks but num_positions={num_positions}; "
                              f"build it for at least {num_positions}.")
-    elif isinstance(user, CascadeModel):
-        check_click_simulator(user)
+    elif isinstance(user, (CascadeModel, FittedUser)):
+        check_user(user, labels.size if isinstance(user, FittedUser) else None)
     else:
-        raise ValueError(f"user must be an AffineClickModel or a jaxrank.clicks CascadeModel; got "
+        raise ValueError(f"user must be an AffineClickModel, a jaxrank.clicks CascadeModel or FittedUser; got "
                          f"{type(user).__name__}.")
     scores = jnp.zeros(labels.shape, jnp.float32) if scores is None else jnp.asarray(scores, jnp.float32)
     if scores.shape != labels.shape:
@@ -148,7 +149,7 @@ def simulate_sessions(key: PRNGKey, queries, num_sessions: int, user: User, *, s
       key: PRNG key.
       queries: ``labels [Q, L]`` (true grades) and ``mask [Q, L]`` (a ``QueryBatch``).
       num_sessions: ``S``.
-      user: ``AffineClickModel`` or ``jaxrank.clicks.CascadeModel``.
+      user: ``AffineClickModel``, ``jaxrank.clicks.CascadeModel`` or ``FittedUser`` (ids ``q·L + d``).
       scores: ``[Q, L]`` logging scores (default all equal: the stored order).
       temperature: Plackett–Luce temperature of the logging policy (0: deterministic).
       num_positions: ``K`` shown.
@@ -242,7 +243,7 @@ def simulate_click_counts(key: PRNGKey, queries, user: User, click_budgets, *, s
     Args:
       key: PRNG key.
       queries: ``labels [Q, L]``, ``mask [Q, L]``.
-      user: ``AffineClickModel`` or ``CascadeModel``.
+      user: ``AffineClickModel``, ``CascadeModel`` or ``FittedUser`` (ids ``q·L + d``).
       click_budgets: ``C`` increasing click counts (e.g. ``(10**2, 10**3, ..., 10**7)``).
       scores, temperature, num_positions: the logging policy (``simulate_sessions``).
       chunk_size: sessions per ``while_loop`` step (memory ``chunk_size · L``).

@@ -404,7 +404,8 @@ def estimate_wins(key, queries: Queries, rankers, click_model: SimulatedUser, me
         print(f"[estimate] rankings of {num_arms} rankers x {queries.num_documents:,} documents "
               f"({queries.num_queries:,} queries, longest {queries.list_size}) in {time.perf_counter() - start:.1f} s",
               flush=True)
-    data = (tables, device_user(click_model), rank_weights_table(queries.list_size, tau), jnp.asarray(num_comparisons, jnp.int32))
+    data = (tables, device_user(click_model), rank_weights_table(queries.list_size, tau),
+            jnp.asarray(num_comparisons, jnp.int32))
     lane_keys = jax.vmap(lambda ij: jax.random.fold_in(jax.random.fold_in(key, ij[0]), ij[1]))(jnp.asarray(pairs))
     if checkpoint is not None:
         checkpoint = checkpoint._replace(inputs={**checkpoint.inputs, "study": "estimate_wins", "method": method,

@@ -11,7 +11,7 @@ from experiments.common import letor_datasets, registry
 from jaxrank import oltr
 from jaxrank.clicks import cascade_model
 from jaxrank.metrics import statistics
-from tests.conftest import launch_experiment as _launch
+from tests.conftest import killed_after_checkpoints, launch_experiment as _launch
 
 TINY = ("num_sessions=500", "num_epochs=2", "num_runs=2", "num_impressions=60", "num_checkpoints=3",
         "click_models=navigational,informational", "parametrizations=linear,tables")
@@ -52,6 +52,27 @@ def test_closed_loop_runs_paired_lanes_of_the_library_simulation(tmp_path, no_da
     table = (run_dir / "table.md").read_text()
     assert table.count("| PDGD learns the same offline NDCG@10 curve") == 4
     assert (run_dir / "closed_loop.png").is_file()
+
+
+@pytest.mark.slow
+def test_a_killed_run_resumes_with_identical_results(tmp_path, no_data, monkeypatch):
+    """Killed inside the fitted users' grid (the logs and fits are recomputed from the seed), ``resume``
+    finishes from the checkpoints with the arrays, ``results.json`` and ``table.md`` of an uninterrupted run."""
+    overrides = ["num_sessions=300", "num_epochs=1", "num_runs=2", "num_impressions=30", "num_checkpoints=3",
+                 "click_models=informational", "parametrizations=tables"]
+    full_dir = registry.launch("closed_loop", tmp_path / "full", overrides)
+    with killed_after_checkpoints(monkeypatch, 5) as written:
+        registry.launch("closed_loop", tmp_path / "killed", overrides)
+    (run_dir,) = (tmp_path / "killed" / "closed_loop").iterdir()
+    assert not (run_dir / "results.json").exists()
+    assert sorted({name.split("-")[0] for name, _ in written}) == ["fitted", "true"]
+    registry.resume(run_dir)
+    with np.load(full_dir / "arrays.npz") as full, np.load(run_dir / "arrays.npz") as resumed:
+        assert full.files == resumed.files
+        for name in full.files:
+            np.testing.assert_array_equal(resumed[name], full[name], err_msg=name, strict=True)
+    for name in ("results.json", "table.md"):
+        assert (run_dir / name).read_bytes() == (full_dir / name).read_bytes(), name
 
 
 def test_bad_settings_are_refused_before_any_work(tmp_path):

@@ -1,4 +1,4 @@
-"""Click simulation (cascade, position-based), interleaved comparisons of two rankers and multileaved
+"""Click simulation (cascade; the position-based family with trust bias), interleaved comparisons of two rankers and multileaved
 comparisons of many, and the displayed top ``k`` by score or Plackett–Luce sampling."""
 
 from jaxrank.clicks.interleave import (
@@ -15,15 +15,18 @@ from jaxrank.clicks.models import (
     CASCADE_GRADES,
     STOP_RULES,
     CASCADE_MODELS,
+    AffineClickModel,
     CascadeModel,
-    PositionBasedModel,
     cascade_clicks,
     cascade_model,
+    check_affine_model,
     check_click_simulator,
     ClickSimulator,
+    make_affine_click_model,
     make_cascade_model,
     make_position_based_model,
     position_based_clicks,
+    simulator_clicks,
 )
 from jaxrank.clicks.multileave import (
     multileave_preferences,
@@ -41,14 +44,16 @@ __all__ = [
     "CASCADE_GRADES",
     "STOP_RULES",
     "CASCADE_MODELS",
+    "AffineClickModel",
     "CascadeModel",
-    "PositionBasedModel",
     "balanced_interleave",
     "balanced_outcome",
     "cascade_clicks",
     "cascade_model",
+    "check_affine_model",
     "check_click_simulator",
     "ClickSimulator",
+    "make_affine_click_model",
     "make_cascade_model",
     "make_position_based_model",
     "multileave_preferences",
@@ -62,6 +67,7 @@ __all__ = [
     "plackett_luce_top_k",
     "probabilistic_outcome",
     "score_ranks",
+    "simulator_clicks",
     "team_draft_interleave",
     "team_draft_multileave",
     "team_draft_multileave_credit",

@@ -133,7 +133,7 @@ def test_list_shapes_checked():
 
 def test_position_based_examination_too_short():
     model = clicks.make_position_based_model([1.0, 1.0], [0.5, 0.5])
-    with pytest.raises(ValueError, match="examination has 2 positions; the list has 3"):
+    with pytest.raises(ValueError, match="AffineClickModel covers 2 positions; the list has 3"):
         clicks.position_based_clicks(jax.random.key(0), jnp.zeros(3), jnp.ones(3, bool), model)
 
 

@@ -26,8 +26,10 @@ import pytest
 import jaxrank
 from jaxrank import bandits, click_models, learners, oltr
 from jaxrank.clicks import cascade_model
-from jaxrank.counterfactual import COUNTERFACTUAL_LEARNERS
+from jaxrank.counterfactual import COUNTERFACTUAL_LEARNERS, PROPENSITY_ESTIMATORS
 from jaxrank.counterfactual.learners import ClickLog
+from jaxrank.counterfactual.propensity_estimator import PropensityData
+from jaxrank.counterfactual.simulation import ClickCounts
 from jaxrank.envs import PrefMatrixEnv
 from jaxrank.pairs import PairBatch
 from jaxrank.registry import Registry
@@ -184,12 +186,36 @@ def _click_model_lane(algo, key, hparams, problem):
     return state0, state1, (infos, algo.relevance(state.params, jnp.arange(problem.num_pairs)))
 
 
+def _propensity_lane(algo, key, hparams, problem):
+    """Click counts drawn from ``key`` (a position-based user, ``θ_k = 1/k`` on 3 ranks, relevance from the
+    labels) on the lists of two rankers that show each document at two ranks, then ``NUM_STEPS`` steps."""
+    key_click, key_init, key_steps = jax.random.split(key, 3)
+    num_sessions, num_positions = 8, 3
+    num_queries, num_docs = problem.labels.shape
+    ranks = jnp.arange(num_positions)
+    # ranker r shows document (k + r) mod L at rank k: displays [Q, L, K]
+    shown = sum(jax.nn.one_hot((ranks + r) % num_docs, num_docs, axis=0) for r in (0, 1))  # [L, K]
+    displays = num_sessions * shown[None] * problem.mask[..., None]
+    prob = (0.2 + 0.3 * problem.labels)[..., None] / (1.0 + ranks)  # [Q, L, K]
+    draws = jax.random.bernoulli(key_click, prob, (2 * num_sessions,) + displays.shape)
+    clicks = jnp.sum(draws * (jnp.arange(2 * num_sessions)[:, None, None, None] < displays), axis=0)
+    counts = ClickCounts(clicks.astype(jnp.float32), displays, jnp.full(num_queries, 2.0 * num_sessions),
+                         jnp.sum(clicks).astype(jnp.float32))
+    data = PropensityData(counts, problem.features)
+    state0 = algo.init(key_init, data, **hparams)
+    state1, _ = algo.step(jax.random.fold_in(key_steps, 0), state0, data)
+    state, infos = jax.lax.scan(lambda s, t: algo.step(jax.random.fold_in(key_steps, t), s, data), state0,
+                                jnp.arange(NUM_STEPS))
+    return state0, state1, (infos, algo.propensities(state))
+
+
 FAMILIES = {f.name: f for f in (
     Family("bandit", bandits.ALGORITHMS, _bandit_problem, _bandit_lane),
     Family("learner", learners.LEARNERS, _learner_problem, _learner_lane),
     Family("ranker", oltr.RANKERS, _ranker_problem, _ranker_lane),
     Family("click model", click_models.CLICK_MODELS, _click_model_problem, _click_model_lane),
     Family("counterfactual", COUNTERFACTUAL_LEARNERS, _learner_problem, _counterfactual_lane),
+    Family("propensity estimator", PROPENSITY_ESTIMATORS, _learner_problem, _propensity_lane),
 )}
 CASES = [(family, name) for family, f in FAMILIES.items() for name in f.registry]
 

@@ -289,6 +289,52 @@ def test_propensity_svm_training_lowers_the_objective():
     assert float(info.final) < 0.5 * float(start) and float(w[0]) > 0
 
 
+def _adam_reference(grad_fn, w, num_steps, learning_rate):
+    """Adam (Kingma & Ba, ICLR 2015, Algorithm 1: β1 0.9, β2 0.999, ε 1e-8) with the step size decayed by
+    ``½(1 + cos(π t / T))`` over ``T = num_steps`` steps, in float64."""
+    m, v = np.zeros_like(w), np.zeros_like(w)
+    for t in range(num_steps):
+        g = grad_fn(w)
+        m, v = 0.9 * m + 0.1 * g, 0.999 * v + 0.001 * g * g
+        m_hat, v_hat = m / (1 - 0.9 ** (t + 1)), v / (1 - 0.999 ** (t + 1))
+        w = w - learning_rate * 0.5 * (1 + np.cos(np.pi * t / num_steps)) * m_hat / (np.sqrt(v_hat) + 1e-8)
+    return w
+
+
+def test_propensity_svm_trainer_is_adam_on_the_reference_objective_and_a_grid_is_lanes():
+    """``make``/``init``/``step`` with λ, τ and the step size as f32 leaves: three (λ, τ, step size) settings
+    vmapped in one trace, each lane Adam on ``tests/reference``'s Propensity SVM-Rank gradient."""
+    rng = np.random.default_rng(4)
+    features = rng.normal(size=(4, 6, 3))
+    _, clicks, propensities, where = _random_lists(4, num_lists=4)
+    data = propensity_svm.ClickData(*(jnp.asarray(x, jnp.float32) for x in (features, clicks, propensities)),
+                                    jnp.asarray(where))
+    settings = np.array([[0.1, 0.0, 0.05], [0.01, 0.3, 0.1], [1.0, 0.0, 0.02]])  # (λ, τ, learning rate)
+    svm = propensity_svm.make(num_steps=15)
+    traces = []
+
+    def lane(lam, clip, learning_rate):
+        traces.append(1)
+        state = svm.init(jax.random.key(0), 3, lam=lam, clip=clip, learning_rate=learning_rate)
+        state, infos = jax.lax.scan(lambda s, t: svm.step(jax.random.fold_in(jax.random.key(1), t), s, data), state,
+                                    jnp.arange(15))
+        return state.fit.params, infos.loss
+
+    lanes = jax.jit(jax.vmap(lane))(*jnp.asarray(settings.T, jnp.float32))
+    assert len(traces) == 1
+    for i, (lam, clip, learning_rate) in enumerate(settings):
+        tau = clip if clip > 0 else None
+        want = _adam_reference(lambda w: ref.propensity_svm(w, features, clicks, propensities, where, lam, tau)[1],
+                               np.zeros(3), 15, learning_rate)
+        np.testing.assert_allclose(lanes[0][i], want, rtol=1e-4, atol=1e-6)
+        assert float(lanes[1][i, 0]) == pytest.approx(ref.propensity_svm(np.zeros(3), features, clicks, propensities,
+                                                                         where, lam, tau)[0], rel=1e-5)
+    state = svm.init(jax.random.key(0), 3)
+    assert all(x.dtype == jnp.float32 for x in (state.lam, state.clip, state.fit.learning_rate))
+    with pytest.raises(ValueError, match="'num_steps' is a static option"):
+        svm.init(jax.random.key(0), 3, num_steps=4)
+
+
 @pytest.mark.parametrize("max_weight", [None, 2.5])
 def test_dla_parity(max_weight):
     scores, clicks, _, _ = _random_lists(6, num_lists=3, size=5)

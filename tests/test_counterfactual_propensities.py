@@ -9,10 +9,12 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxrank.counterfactual import (bootstrap, click_model_propensities, dla, harvesting, randomization, rankers,
-                                    regression_em, simulation, user_models)
+from jaxrank.counterfactual import (PROPENSITY_ESTIMATORS, bootstrap, click_model_propensities, dla, harvesting,
+                                    propensity_data, randomization, rankers, regression_em, simulation, user_models)
+from jaxrank.counterfactual.propensity_estimator import estimate
 from jaxrank.click_models import CLICK_MODELS, fit_em
 from jaxrank.data import synthetic_queries
+from tests.reference import click_models as ref_click_models
 from tests.reference import counterfactual as ref
 
 K = 5
@@ -97,6 +99,64 @@ def test_the_click_model_propensities_are_the_session_em_of_the_pbm():
                                atol=1e-7)
     with pytest.raises(ValueError, match="num_iterations"):
         click_model_propensities.pbm_propensities(log, num_iterations=0)
+
+
+def _run(name, data, num_steps, *, options=None, **hparams):
+    """``propensities`` of the registered estimator ``name`` after ``num_steps`` steps, through its contract."""
+    estimator = PROPENSITY_ESTIMATORS.build(name, **(options or {}))
+    key = jax.random.key(0)
+    state = estimator.init(key, data, **hparams)
+    return np.asarray(estimator.propensities(jax.jit(estimate, static_argnums=(1, 4))(
+        key, estimator, state, data, num_steps)[0]))
+
+
+def test_registered_estimators_reproduce_the_reference_loops():
+    """The estimators of ``PROPENSITY_ESTIMATORS`` on the pooled counts of four rankers, against the loops of
+    ``tests/reference`` on the sessions: the PBM against the click-model reference's EM (every assignment
+    of the hidden variables, Chuklin et al. ch. 4), regression EM against Wang et al.'s impression-level
+    loop, harvesting against the interventional sets' ratios and scipy's all-pairs maximum likelihood."""
+    queries = _setting()[0]
+    log = _harvest_log(400)
+    counts = simulation.session_counts(log, *queries.labels.shape)
+    features = np.asarray(_grade_features(queries), np.float64)
+    data = propensity_data(counts, features)
+    arrays = [np.asarray(x) for x in (log.query, log.doc, log.clicks, log.mask)]
+    # regression EM: 4 iterations of 2 Newton steps, lam 1e-3
+    theta, _, _ = ref.regression_em(*arrays, features, K, 4, 1e-3, 2)
+    np.testing.assert_allclose(_run("regression_em", data, 4, options={"newton_steps": 2}, lam=1e-3),
+                               theta / theta[0], rtol=1e-4)
+    # harvesting: the closed forms, and the all-pairs extremum
+    c, n = ref.harvested_sets(*arrays[:2], arrays[2].astype(float), arrays[3], K)
+    for method, want in (("pivot", ref.pivot(c)), ("adjacent_chain", ref.adjacent_chain(c))):
+        np.testing.assert_allclose(_run("harvesting", data, 1, options={"method": method}), want, rtol=1e-5)
+    np.testing.assert_allclose(_run("harvesting", data, 3000), ref.all_pairs(c, n), rtol=2e-3)
+    # the PBM by EM, on a log short enough for the reference's enumeration (K = 3: 8³ assignments a session)
+    short = jax.tree.map(lambda x: x[:300, :3] if jnp.ndim(x) == 2 else (x[:300] if jnp.ndim(x) else x), log)
+    sessions = [([int(p) for p, m in zip(pairs, mask) if m], [int(c) for c, m in zip(clicks, mask) if m])
+                for pairs, clicks, mask in zip(np.asarray(short.pair), np.asarray(short.clicks), np.asarray(short.mask))]
+    want = ref_click_models.em("pbm", sessions, num_iterations=10)
+    exam = np.array([want[("exam", r)] for r in range(3)])
+    data = propensity_data(simulation.session_counts(short, *queries.labels.shape))
+    np.testing.assert_allclose(_run("pbm_em", data, 10), exam / exam[0], rtol=1e-4)
+
+
+def test_a_grid_of_hyperparameters_is_lanes_of_one_program():
+    """Three learning rates of the all-pairs estimator and three pseudo-counts of the PBM's EM, vmapped over
+    ``init``'s f32 leaves: each lane is the single run with that value."""
+    queries = _setting()[0]
+    data = propensity_data(simulation.session_counts(_harvest_log(200), *queries.labels.shape))
+    for name, hparam, values, steps in (("harvesting", "learning_rate", (0.01, 0.05, 0.2), 50),
+                                        ("pbm_em", "prior_b", (2.0, 4.0, 8.0), 5)):
+        estimator = PROPENSITY_ESTIMATORS.build(name)
+
+        def lane(value):
+            state = estimator.init(jax.random.key(0), data, **{hparam: value})
+            return estimator.propensities(estimate(jax.random.key(0), estimator, state, data, steps)[0])
+
+        lanes = np.asarray(jax.jit(jax.vmap(lane))(jnp.asarray(values, jnp.float32)))
+        for i, value in enumerate(values):
+            np.testing.assert_allclose(lanes[i], _run(name, data, steps, **{hparam: value}), rtol=1e-5, atol=1e-6)
+        assert not np.allclose(lanes[0], lanes[-1])
 
 
 def test_regression_em_parity_recovery_and_agreement_with_the_click_model():

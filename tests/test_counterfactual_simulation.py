@@ -6,7 +6,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxrank.clicks import make_cascade_model
+from jaxrank.clicks import make_affine_click_model, make_cascade_model
 from jaxrank.counterfactual import logging_policy, policy_aware, propensity_svm, simulation, user_models
 from jaxrank.data import synthetic_queries, take_sessions
 from jaxrank.types import QueryBatch
@@ -40,8 +40,10 @@ def test_user_model_tables():
 def test_user_model_errors():
     with pytest.raises(ValueError, match="kind must be one of"):
         user_models.trust_bias(5, 2, "tois")
-    with pytest.raises(ValueError, match="every alpha_k \\* relevance_g \\+ beta_k a probability"):
+    with pytest.raises(ValueError, match=r"examination\[1\] = 1.5 is not a probability"):
         user_models.position_based([0.5, 1.5], [0.1, 1.0])
+    with pytest.raises(ValueError, match="every alpha_k \\* relevance_g \\+ beta_k a probability"):
+        make_affine_click_model([0.5, 0.9], [0.0, 0.2], [0.1, 1.0])
     with pytest.raises(ValueError, match="covers 3 ranks but num_positions=4"):
         simulation.simulate_sessions(jax.random.key(0), _queries(), 5, user_models.position_based(
             [1.0, 0.5, 0.3], [0.1, 0.5, 1.0]), num_positions=4)

@@ -1,4 +1,5 @@
-"""Click simulation (cascade, position-based, a fitted DBN-family click model), interleaved comparisons of two rankers and multileaved
+"""Click simulation (cascade; the position-based family with trust bias; a fitted DBN-family click model), interleaved
+comparisons of two rankers and multileaved
 comparisons of many, and the displayed top ``k`` by score or Plackett–Luce sampling."""
 
 from jaxrank.clicks.fitted import (
@@ -25,12 +26,14 @@ from jaxrank.clicks.models import (
     CASCADE_GRADES,
     STOP_RULES,
     CASCADE_MODELS,
+    AffineClickModel,
     CascadeModel,
-    PositionBasedModel,
     cascade_clicks,
     cascade_model,
+    check_affine_model,
     check_click_simulator,
     ClickSimulator,
+    make_affine_click_model,
     make_cascade_model,
     make_position_based_model,
     position_based_clicks,
@@ -51,14 +54,15 @@ __all__ = [
     "CASCADE_GRADES",
     "STOP_RULES",
     "CASCADE_MODELS",
+    "AffineClickModel",
     "CascadeModel",
     "FittedUser",
-    "PositionBasedModel",
     "SimulatedUser",
     "balanced_interleave",
     "balanced_outcome",
     "cascade_clicks",
     "cascade_model",
+    "check_affine_model",
     "check_click_simulator",
     "check_user",
     "fitted_click_probs",
@@ -66,6 +70,7 @@ __all__ = [
     "fitted_user",
     "make_fitted_user",
     "ClickSimulator",
+    "make_affine_click_model",
     "make_cascade_model",
     "make_position_based_model",
     "multileave_preferences",

@@ -32,7 +32,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxrank.clicks.models import (STOP_RULES, CascadeModel, PositionBasedModel, cascade_clicks,
+from jaxrank.clicks.models import (STOP_RULES, AffineClickModel, CascadeModel, cascade_clicks,
                                    check_click_simulator, position_based_clicks)
 from jaxrank.types import Array, PRNGKey
 
@@ -54,7 +54,7 @@ class FittedUser(NamedTuple):
 
 
 # Any simulated user: grade-keyed (a ClickSimulator) or document-keyed (a FittedUser).
-SimulatedUser = Union[CascadeModel, PositionBasedModel, FittedUser]
+SimulatedUser = Union[CascadeModel, AffineClickModel, FittedUser]
 
 
 def check_fitted_user(user: FittedUser) -> None:
@@ -187,10 +187,10 @@ def check_user(user: SimulatedUser, num_documents: Optional[int] = None) -> None
             raise ValueError(f"the FittedUser has {user.num_documents} documents but the simulator's queries number "
                              f"theirs 0..{num_documents - 1} (module docstring of jaxrank.clicks.fitted); build it "
                              f"with pairs= laid out as those queries.")
-    elif isinstance(user, (CascadeModel, PositionBasedModel)):
+    elif isinstance(user, (CascadeModel, AffineClickModel)):
         check_click_simulator(user)
     else:
-        raise ValueError(f"a simulated user is a CascadeModel, a PositionBasedModel or a FittedUser; got "
+        raise ValueError(f"a simulated user is a CascadeModel, a AffineClickModel or a FittedUser; got "
                          f"{type(user).__name__}.")
 
 
@@ -198,7 +198,7 @@ def user_clicks(key: PRNGKey, user: SimulatedUser, ranked_labels: Array, ranked_
                 stop_rule: str = "after_click") -> Array:
     """``[K]`` bool clicks of any simulated user on one ranked list: the one call every simulator makes.
 
-    A ``CascadeModel`` (with ``stop_rule``) or ``PositionBasedModel`` clicks on the grades
+    A ``CascadeModel`` (with ``stop_rule``) or ``AffineClickModel`` clicks on the grades
     ``ranked_labels``, a ``FittedUser`` on the document ids ``ranked_ids`` (module docstring); each
     draws exactly what its own function draws from ``key``.
 
@@ -213,7 +213,7 @@ def user_clicks(key: PRNGKey, user: SimulatedUser, ranked_labels: Array, ranked_
         return fitted_clicks(key, ranked_ids, where, user)
     if isinstance(user, CascadeModel):
         return cascade_clicks(key, ranked_labels, where, user, stop_rule=stop_rule)
-    if isinstance(user, PositionBasedModel):
+    if isinstance(user, AffineClickModel):
         return position_based_clicks(key, ranked_labels, where, user)
-    raise ValueError(f"a simulated user is a CascadeModel, a PositionBasedModel or a FittedUser; got "
+    raise ValueError(f"a simulated user is a CascadeModel, a AffineClickModel or a FittedUser; got "
                      f"{type(user).__name__}.")

@@ -1,4 +1,4 @@
-"""Click simulators: the cascade user of online LTR evaluation and the position-based user.
+"""Click simulators: the cascade user of online LTR evaluation and the position-based family.
 
 Cascade model (Craswell et al., WSDM 2008, with the click/stop parametrisation of Hofmann,
 Whiteson, de Rijke, CIKM 2011 / Hofmann et al. 2013 and Schuth et al.): the user scans
@@ -7,9 +7,19 @@ click they stop with ``P(stop | g)``; they never stop without a click. The perfe
 navigational / informational parameters for 2, 3 and 5 grades are Lerot's (``config-sigir2014-PI.yml``,
 lerot-3 ``meta.yml``).
 
-Position-based model (Richardson et al. 2007; Chuklin, Markov, de Rijke 2015 §3.4): position
-``r`` is examined with ``P(E_r)``, a document of grade ``g`` attracts with ``P(A | g)``, and a
-click happens iff both, independently of every other position.
+Position-based family, **affine in relevance** (Vardasbi, Oosterhuis & de Rijke, CIKM 2020, "affine
+corrections"; Oosterhuis, TOIS 2023, §3): a document of grade ``g`` at rank ``k`` (0-based) is clicked
+with
+
+    P(C_k = 1 | g) = alpha[k] · relevance[g] + beta[k],
+
+independently of every other position (``AffineClickModel``). The position-based model (Richardson
+et al. 2007; Chuklin, Markov, de Rijke 2015 §3.4: position ``k`` examined with ``θ_k``, grade ``g``
+attracts with ``P(A | g)``, a click iff both) is ``alpha = θ``, ``beta = 0``, ``relevance = P(A | g)``
+(``make_position_based_model``); trust bias (Agarwal et al., WWW 2019: an examined document is
+clicked with ``ε+_k`` if relevant, ``ε−_k`` if not) is ``alpha = θ(ε+ − ε−)``, ``beta = θ ε−`` with
+``relevance = P(relevant | g)``. The semi-synthetic users of ULTRA and Oosterhuis (TOIS 2023) are
+built in ``jaxrank.counterfactual.user_models``.
 
 Every ``*_clicks(key, ranked_labels, where, model) -> bool [L]`` handles ONE ranked list of
 ``L`` positions; ``jax.vmap`` it for a batch. Models are NamedTuples of arrays, so they can be
@@ -30,13 +40,20 @@ class CascadeModel(NamedTuple):
     stop_prob: Array  # [G] f32, P(stop | click, grade)
 
 
-class PositionBasedModel(NamedTuple):
-    examination: Array  # [L] f32, P(position r is examined)
-    click_prob: Array  # [G] f32, P(click | examined, grade) (attractiveness)
+class AffineClickModel(NamedTuple):
+    """``P(C = 1 | grade g at rank k) = alpha[k] · relevance[g] + beta[k]`` (this module's docstring)."""
+
+    alpha: Array  # [K] f32 the rank's weight on relevance (θ_k for the position-based model)
+    beta: Array  # [K] f32 the rank's click probability without relevance (0 for the position-based model)
+    relevance: Array  # [G] f32 P(relevant | grade) (P(A | g) for the position-based model)
+
+    @property
+    def num_positions(self) -> int:
+        return self.alpha.shape[-1]
 
 
 # A simulated user (distinct from the fitted click models of ``jaxrank.click_models``).
-ClickSimulator = Union[CascadeModel, PositionBasedModel]
+ClickSimulator = Union[CascadeModel, AffineClickModel]
 
 # Lerot's parameters (config-sigir2014-PI.yml, lerot-3 meta.yml):
 # name -> num_grades -> (P(click | g), P(stop | g)).
@@ -64,29 +81,36 @@ CASCADE_GRADES = (2, 3, 5)
 def check_click_simulator(model: ClickSimulator) -> None:
     """Raises ``ValueError`` unless every probability of ``model`` is a number in [0, 1].
 
-    Checks each field (``click_prob``, ``stop_prob``, ``examination``) that is a concrete array;
-    traced leaves (a model built inside ``jit``/``vmap``) cannot be checked and are skipped.
-    Probability vectors must be 1-D and non-empty, and a cascade model's two vectors must
-    have the same length ``G``.
+    Checks each field that is a concrete array; traced leaves (a model built inside ``jit``/``vmap``)
+    cannot be checked and are skipped. Vectors must be 1-D and non-empty, a cascade model's two
+    vectors must have the same length ``G``, and an ``AffineClickModel`` needs ``alpha >= 0`` and every
+    ``alpha_k · relevance_g + beta_k`` in [0, 1] (``check_affine_model``).
     """
+    if isinstance(model, AffineClickModel):
+        check_affine_model(model)
+        return
     for name, value in zip(model._fields, model):
-        if isinstance(value, jax.core.Tracer):
-            continue
-        values = np.asarray(value, dtype=np.float64)
-        if values.ndim != 1 or values.size == 0:
-            raise ValueError(f"{type(model).__name__}.{name} must be a non-empty 1-D vector; got shape {values.shape}.")
-        bad = np.flatnonzero(~((values >= 0.0) & (values <= 1.0)))  # NaN fails both comparisons
-        if bad.size:
-            i = int(bad[0])
-            raise ValueError(
-                f"{type(model).__name__}.{name}[{i}] = {float(values[i]):.6g} is not a probability in [0, 1] "
-                f"({bad.size} bad entr{'y' if bad.size == 1 else 'ies'})."
-            )
+        _check_probabilities(f"{type(model).__name__}.{name}", value)
     if isinstance(model, CascadeModel) and jnp.shape(model.click_prob) != jnp.shape(model.stop_prob):
         raise ValueError(
             f"CascadeModel.click_prob and stop_prob must both be [G]; got {jnp.shape(model.click_prob)} "
             f"and {jnp.shape(model.stop_prob)}."
         )
+
+
+def _check_probabilities(name: str, value) -> None:
+    """Raises ``ValueError`` naming ``name`` unless ``value`` is a non-empty 1-D vector of numbers in [0, 1]
+    (skipped for a traced value)."""
+    if isinstance(value, jax.core.Tracer):
+        return
+    values = np.asarray(value, dtype=np.float64)
+    if values.ndim != 1 or values.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D vector; got shape {values.shape}.")
+    bad = np.flatnonzero(~((values >= 0.0) & (values <= 1.0)))  # NaN fails both comparisons
+    if bad.size:
+        i = int(bad[0])
+        raise ValueError(f"{name}[{i}] = {float(values[i]):.6g} is not a probability in [0, 1] "
+                         f"({bad.size} bad entr{'y' if bad.size == 1 else 'ies'}).")
 
 
 def make_cascade_model(click_prob, stop_prob) -> CascadeModel:
@@ -121,11 +145,36 @@ def cascade_model(name: str, num_grades: int) -> CascadeModel:
     return make_cascade_model(click_prob, stop_prob)
 
 
-def make_position_based_model(examination, click_prob) -> PositionBasedModel:
-    """A validated position-based model from ``[L]`` examination and ``[G]`` attraction probabilities."""
-    model = PositionBasedModel(jnp.asarray(examination, jnp.float32), jnp.asarray(click_prob, jnp.float32))
-    check_click_simulator(model)
+def check_affine_model(model: AffineClickModel) -> None:
+    """Raises ``ValueError`` unless ``alpha [K]``, ``beta [K]``, ``relevance [G]`` are finite, ``alpha >= 0`` and
+    every click probability ``alpha_k · r + beta_k`` (``r`` in ``relevance``) is in [0, 1] (concrete leaves only)."""
+    if any(isinstance(x, jax.core.Tracer) for x in model):
+        return
+    alpha, beta, rel = (np.asarray(x, np.float64) for x in model)
+    if alpha.ndim != 1 or alpha.size == 0 or alpha.shape != beta.shape or rel.ndim != 1 or rel.size == 0:
+        raise ValueError(f"AffineClickModel needs alpha, beta [K] and relevance [G]; got {alpha.shape}, {beta.shape}, "
+                         f"{rel.shape}.")
+    probs = alpha[:, None] * rel[None, :] + beta[:, None]
+    if (alpha < 0).any() or not ((probs >= 0) & (probs <= 1 + 1e-6)).all():  # NaN fails both comparisons
+        raise ValueError("AffineClickModel: alpha must be >= 0 and every alpha_k * relevance_g + beta_k a probability; "
+                         f"got alpha {alpha.round(4).tolist()}, beta {beta.round(4).tolist()}, "
+                         f"relevance {rel.round(4).tolist()}.")
+
+
+def make_affine_click_model(alpha, beta, relevance) -> AffineClickModel:
+    """A validated ``AffineClickModel`` from ``alpha [K]``, ``beta [K]`` and ``relevance [G]``."""
+    model = AffineClickModel(*(jnp.asarray(x, jnp.float32) for x in (alpha, beta, relevance)))
+    check_affine_model(model)
     return model
+
+
+def make_position_based_model(examination, click_prob) -> AffineClickModel:
+    """The position-based model: ``alpha = examination [K]``, ``beta = 0``, ``relevance = click_prob [G]``
+    (attraction ``P(A | g)``), both vectors of probabilities."""
+    _check_probabilities("examination", examination)
+    _check_probabilities("click_prob", click_prob)
+    examination = jnp.asarray(examination, jnp.float32)
+    return make_affine_click_model(examination, jnp.zeros_like(examination), click_prob)
 
 
 def _grades(ranked_labels: Array, num_grades: int) -> Array:
@@ -182,29 +231,31 @@ def cascade_clicks(key: PRNGKey, ranked_labels: Array, where: Array, model: Casc
     return attracted & (stops_before == 0)
 
 
-def position_based_clicks(key: PRNGKey, ranked_labels: Array, where: Array, model: PositionBasedModel) -> Array:
-    """Simulated position-based-model clicks on one ranked list.
+def click_probabilities(ranked_labels: Array, where: Array, model: AffineClickModel) -> Array:
+    """``[..., L]`` ``P(C_k = 1) = alpha[k] · relevance[g_k] + beta[k]`` of the shown documents' grades
+    ``ranked_labels [..., L]`` (rounded, clipped to ``[0, G-1]``), 0 where ``where`` is False."""
+    num_positions = jnp.shape(ranked_labels)[-1]
+    if model.alpha.shape[-1] < num_positions:
+        raise ValueError(f"AffineClickModel covers {model.alpha.shape[-1]} positions; the list has {num_positions}.")
+    grades = _grades(ranked_labels, model.relevance.shape[-1])
+    return jnp.where(where, model.alpha[:num_positions] * model.relevance[grades] + model.beta[:num_positions], 0.0)
 
-    A real position ``r`` is clicked iff it is examined (``examination[r]``) and its document
-    attracts (``click_prob[g]``), independently. Grades are rounded and clipped to ``[0, G-1]``.
+
+def position_based_clicks(key: PRNGKey, ranked_labels: Array, where: Array, model: AffineClickModel) -> Array:
+    """Simulated clicks of the position-based family on one ranked list.
+
+    A real position ``k`` is clicked with ``alpha[k] · relevance[g] + beta[k]``, independently of the
+    others: one uniform per position, ``u_k < P(C_k = 1)`` (``u`` in [0, 1): probability 0 never fires,
+    1 always does). Grades are rounded and clipped to ``[0, G-1]``.
 
     Args:
       key: PRNG key.
       ranked_labels: ``[L]`` grades in display order.
       where: ``[L]`` bool, True for real positions.
-      model: ``PositionBasedModel``; ``examination`` needs at least ``L`` entries (the first
-        ``L`` are used).
+      model: ``AffineClickModel``; ``alpha`` and ``beta`` need at least ``L`` entries (the first ``L`` are used).
 
     Returns:
       ``[L]`` bool clicks.
     """
     _check_list(ranked_labels, where)
-    num_positions = jnp.shape(ranked_labels)[-1]
-    if model.examination.shape[-1] < num_positions:
-        raise ValueError(
-            f"PositionBasedModel.examination has {model.examination.shape[-1]} positions; the list has {num_positions}."
-        )
-    grades = _grades(ranked_labels, model.click_prob.shape[-1])
-    u_exam, u_attract = jax.random.uniform(key, (2,) + jnp.shape(ranked_labels))
-    examined = u_exam < model.examination[..., :num_positions]
-    return where & examined & (u_attract < model.click_prob[grades])
+    return jax.random.uniform(key, jnp.shape(ranked_labels)) < click_probabilities(ranked_labels, where, model)

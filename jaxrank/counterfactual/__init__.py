@@ -8,7 +8,9 @@ trained on 1% of the training queries (``logging_policy``) shows its top ``K``; 
 Propensities relative to rank 1, each ``[K]``: from swap interventions (``randomization``), from the
 logs of several rankers by intervention harvesting (``harvesting``: pivot, adjacent chain, all pairs),
 by regression EM (``regression_em``) and from a fitted position-based click model
-(``click_model_propensities``); ``bootstrap`` gives percentile intervals by resampling sessions.
+(``click_model_propensities``); ``bootstrap`` gives percentile intervals by resampling sessions. The
+estimators that read pooled click counts keep the family contract (``propensity_estimator``) and are
+registered in ``PROPENSITY_ESTIMATORS``.
 
 Learners (``learners``, registered in ``COUNTERFACTUAL_LEARNERS``): naive, IPS, the direct method,
 doubly robust and full information, one linear ranker fitted by L-BFGS to each row's relevance
@@ -26,20 +28,27 @@ not at hand to check equation numbers, so the docstrings write each estimator ou
 """
 
 from jaxrank.counterfactual import (bootstrap, click_log, click_model_propensities, direct_method, dla, doubly_robust,
-                                    harvesting, ips_losses, learners, logging_policy, policy_aware, propensity_svm,
-                                    randomization, rankers, regression_em, simulation, user_models)
+                                    harvesting, ips_losses, learners, logging_policy, policy_aware, propensity_estimator,
+                                    propensity_svm, randomization, rankers, regression_em, simulation, user_models)
 from jaxrank.counterfactual.learners import COUNTERFACTUAL_LEARNERS, ClickLog, CounterfactualLearner
 from jaxrank.counterfactual.ips_losses import (ips_weights, listwise_ips_loss, pairwise_ips_hinge_loss,
                                                pointwise_ips_loss)
+from jaxrank.counterfactual.propensity_estimator import PropensityData, PropensityEstimator, propensity_data
 from jaxrank.counterfactual.logging_policy import placement_probabilities, shown_documents, train_logging_ranker
 from jaxrank.counterfactual.simulation import (ClickCounts, click_rates, display_frequencies, session_counts,
                                               simulate_click_counts, simulate_sessions)
-from jaxrank.counterfactual.user_models import (AffineClickModel, eye_tracking, graded_click_probability,
-                                                inverse_rank, position_based, trust_bias, ultra_cascade)
+from jaxrank.counterfactual.user_models import (eye_tracking, graded_click_probability, inverse_rank, position_based,
+                                                trust_bias, ultra_cascade)
+from jaxrank.registry import Registry
+
+PROPENSITY_ESTIMATORS = Registry("propensity estimator", {
+    "pbm_em": click_model_propensities, "regression_em": regression_em, "harvesting": harvesting})
 
 __all__ = [
-    "AffineClickModel",
     "COUNTERFACTUAL_LEARNERS",
+    "PROPENSITY_ESTIMATORS",
+    "PropensityData",
+    "PropensityEstimator",
     "ClickLog",
     "CounterfactualLearner",
     "click_log",
@@ -65,6 +74,8 @@ __all__ = [
     "pointwise_ips_loss",
     "policy_aware",
     "position_based",
+    "propensity_data",
+    "propensity_estimator",
     "propensity_svm",
     "randomization",
     "rankers",

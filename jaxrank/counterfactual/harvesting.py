@@ -20,17 +20,32 @@ per-pair click rates summed per rank pair). Since ``ĉ_k^{k,k'}`` and ``ĉ_{k'}^
   (1, 6) and (2, 3)); by Adam on logits in a ``lax.scan``.
 
 Every estimate is relative to rank 1 (``p_1 = 1``); ranks with no interventional data come out NaN.
+
+Family contract (``jaxrank.counterfactual.propensity_estimator``): ``make(method=)`` picks one of
+``METHODS``; ``init(key, data, learning_rate=)`` keeps Adam's step size as an f32 leaf of the optimiser
+state (optax's ``inject_hyperparams``); ``step`` is one Adam step of the all-pairs estimator (the
+closed-form pivot and chain estimates are recomputed by each step).
 """
 
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
 
+from jaxrank.counterfactual.propensity_estimator import PropensityData, PropensityEstimator, as_leaf
 from jaxrank.counterfactual.simulation import ClickCounts
-from jaxrank.types import Array
+from jaxrank.registry import hparams_with_defaults
+from jaxrank.types import Array, PRNGKey
+from jaxrank.utils.checks import check_choice, check_int
+
+METHODS = ("all_pairs", "pivot", "adjacent_chain")
+# Adam's step size of the all-pairs estimator (jaxrank's: ultr-bias-toolkit fits AllPairsPBM by gradient descent
+# without a published step; 0.05 reaches the extremum within 2000 steps on the logs of the tests)
+HPARAMS = {"learning_rate": 0.05}
+OPTIONS = {"method": "all_pairs"}
+NUM_STEPS = 2000
 
 
 class InterventionSets(NamedTuple):
@@ -86,19 +101,74 @@ def all_pairs_objective(params, sets: InterventionSets) -> Array:
     return -jnp.sum(ll) / jnp.maximum(jnp.sum(sets.size), 1.0)
 
 
-def all_pairs_propensities(sets: InterventionSets, *, num_steps: int = 2000, learning_rate=0.05) -> Array:
-    """``[K]`` ``θ_k / θ_1`` of the all-pairs extremum estimator (module docstring; from all logits 0)."""
-    num_positions = sets.clicks.shape[0]
+class HarvestingState(NamedTuple):
+    params: tuple  # ([K] examination logits, [K(K-1)/2] relevance logits) of the all-pairs estimator
+    opt_state: Any  # Adam's state, its learning rate an f32 leaf (optax.inject_hyperparams)
+    estimate: Array  # [K] f32 the current θ_k / θ_1
+    count: Array  # [] i32 steps taken
+
+
+class HarvestingInfo(NamedTuple):
+    objective: Array  # [] the all-pairs negative log-likelihood before the step
+
+
+def _adam(learning_rate):
+    return optax.inject_hyperparams(optax.adam)(learning_rate=learning_rate)
+
+
+def _init(num_positions: int, learning_rate) -> HarvestingState:
     params = (jnp.zeros(num_positions, jnp.float32), jnp.zeros(num_positions * (num_positions - 1) // 2, jnp.float32))
-    optimizer = optax.adam(learning_rate)
+    return HarvestingState(params, _adam(as_leaf(learning_rate)).init(params), jnp.ones(num_positions, jnp.float32),
+                           jnp.zeros((), jnp.int32))
 
-    def step(carry, _):
-        params, state = carry
-        grad = jax.grad(all_pairs_objective)(params, sets)
-        updates, state = optimizer.update(grad, state, params)
-        return (optax.apply_updates(params, updates), state), None
 
-    (params, _), _ = jax.lax.scan(step, (params, optimizer.init(params)), None, length=num_steps)
+def _all_pairs_estimate(params, sets: InterventionSets) -> Array:
     theta = jax.nn.sigmoid(params[0])
     seen = jnp.sum(sets.size, axis=1) > 0  # a rank in no interventional set is not identified
     return jnp.where(seen, theta / theta[0], jnp.nan)
+
+
+def _step(state: HarvestingState, sets: InterventionSets, method: str) -> tuple[HarvestingState, HarvestingInfo]:
+    if method == "all_pairs":
+        value, grad = jax.value_and_grad(all_pairs_objective)(state.params, sets)
+        # the learning rate is read from the state: inject_hyperparams' update uses opt_state.hyperparams
+        updates, opt_state = _adam(state.opt_state.hyperparams["learning_rate"]).update(grad, state.opt_state,
+                                                                                        state.params)
+        params = optax.apply_updates(state.params, updates)
+        estimate = _all_pairs_estimate(params, sets)
+    else:
+        value, params, opt_state = all_pairs_objective(state.params, sets), state.params, state.opt_state
+        estimate = (pivot_propensities if method == "pivot" else adjacent_chain_propensities)(sets)
+    return HarvestingState(params, opt_state, estimate, state.count + 1), HarvestingInfo(value)
+
+
+def init(key: PRNGKey, data: PropensityData, **hparams) -> HarvestingState:
+    """All logits 0 (``θ_k / θ_1 = 1``) for the ``K`` ranks of ``data``."""
+    del key  # the estimators are deterministic
+    values = hparams_with_defaults("propensity estimator 'harvesting'", HPARAMS, OPTIONS, hparams)
+    return _init(data.counts.clicks.shape[-1], values["learning_rate"])
+
+
+def propensities(state: HarvestingState) -> Array:
+    """``[K]`` ``θ_k / θ_1`` (NaN for a rank without interventional data)."""
+    return state.estimate
+
+
+def make(*, method: str = OPTIONS["method"]) -> PropensityEstimator:
+    check_choice("method", method, METHODS)
+
+    def step(key: PRNGKey, state: HarvestingState, data: PropensityData):
+        del key
+        return _step(state, intervention_sets(data.counts), method)
+
+    return PropensityEstimator(init, step, propensities)
+
+
+def all_pairs_propensities(sets: InterventionSets, *, num_steps: int = NUM_STEPS, **hparams) -> Array:
+    """``[K]`` ``θ_k / θ_1`` of the all-pairs extremum estimator (module docstring; from all logits 0):
+    ``num_steps`` steps of ``make(method="all_pairs")`` on ``sets``, ``hparams``: ``learning_rate``."""
+    check_int("num_steps", num_steps, minimum=1)
+    values = hparams_with_defaults("propensity estimator 'harvesting'", HPARAMS, OPTIONS, hparams)
+    state = _init(sets.clicks.shape[0], values["learning_rate"])
+    state, _ = jax.lax.scan(lambda s, _: _step(s, sets, "all_pairs"), state, None, length=num_steps)
+    return state.estimate

@@ -25,7 +25,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxrank.clicks.plackett_luce import plackett_luce_top_k, top_k_list
+from jaxrank.click_models.generate import fixed_lists
+from jaxrank.clicks.plackett_luce import plackett_luce_top_k
 from jaxrank.data.ragged import as_ragged, take_queries
 from jaxrank.solvers.pairwise import make_pairs
 from jaxrank.solvers.ranksvm import RankSVMInfo, ranksvm
@@ -73,8 +74,7 @@ def shown_documents(key: PRNGKey, scores: Array, mask: Array, temperature, num_p
 def deterministic_lists(scores: Array, mask: Array, num_positions: int) -> tuple[Array, Array]:
     """``(docs [Q, K] i32, shown [Q, K] bool)``: every query's ``shown_documents`` at temperature 0
     (descending ``scores [Q, L]``, ties by the lower index), drawing nothing."""
-    docs, shown = top_k_list(scores, mask, num_positions)
-    return jnp.maximum(docs, 0), shown
+    return fixed_lists(mask, num_positions, scores=scores)
 
 
 @functools.partial(jax.jit, static_argnames=("num_positions",))

@@ -27,17 +27,32 @@ counts round up to one power of two), and forms the ``[B, K, L_b]`` hinges of ea
 against the ``K`` shown documents of their query: memory and work are ``O(N·K)`` (padding at most
 doubles them) plus the two passes over the features (scores, gradient) of each step; no pair or
 per-pair feature array exists.
+
+The trainer keeps the family contract: ``make(num_steps=)`` gives ``PropensitySVM(init, step, score)``;
+``init(key, num_features, lam=, clip=, learning_rate=)`` stores ``λ``, ``τ`` (0: no clipping) and Adam's
+step size as f32 leaves of the ``SVMState`` (a grid of them is lanes of one program); ``step(key, state,
+data)`` is one Adam step (``jaxrank.counterfactual.rankers``) on ``objective`` for a ``ClickData`` or on
+``ragged_objective`` for a ``RaggedClickData`` (the data's type chooses). ``train`` and ``ragged_train``
+run ``num_steps`` of them from ``w = 0``.
 """
 
-from typing import NamedTuple
+from typing import Callable, NamedTuple, Optional
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxrank.counterfactual import rankers
 from jaxrank.counterfactual.ips_losses import ips_weights, pairwise_ips_hinge_loss
-from jaxrank.counterfactual.rankers import FitInfo, fit
+from jaxrank.counterfactual.rankers import FitInfo, FitState, FitStepInfo
 from jaxrank.data.ragged import bucket_sizes
-from jaxrank.types import Array
+from jaxrank.registry import hparams_with_defaults
+from jaxrank.types import Array, PRNGKey
+
+# lam: λ = 1/C of SVM-Rank (Joachims et al., WSDM 2017, §6 select C on validation clicks; jaxrank's default, the
+# counterfactual learners' λ); clip: τ = 0, no clipping; learning_rate: the Adam trainer's (rankers.HPARAMS).
+HPARAMS = {"lam": 1e-3, "clip": 0.0, "learning_rate": rankers.HPARAMS["learning_rate"]}
+OPTIONS = dict(rankers.OPTIONS)  # num_steps: the step-size schedule's horizon
 
 
 def num_clicks(clicks: Array, where: Array, weights=None) -> Array:
@@ -179,20 +194,96 @@ def ragged_pairs(layout: RaggedLayout, rows: Array, clicks: Array, num_docs: int
     return total
 
 
+class ClickData(NamedTuple):
+    """The padded data of ``objective``."""
+
+    features: Array  # [Q, L, D]
+    clicks: Array  # [Q, L] clicks (or click rates, with weights the sessions)
+    propensities: Array  # [Q, L] examination probability of each document's clicks
+    where: Array  # [Q, L] bool candidates
+    weights: Optional[Array] = None  # [Q] or None
+    num_instances: Optional[Array] = None  # [] n, or None for num_clicks
+
+
+class RaggedClickData(NamedTuple):
+    """The flat data of ``ragged_objective``."""
+
+    features: Array  # [N, D]
+    layout: RaggedLayout
+    rows: Array  # [Q, K] i32 flat row shown at each rank
+    clicks: Array  # [Q, K]
+    propensities: Array  # [Q, K]
+    weights: Optional[Array] = None  # [Q] or None
+    num_instances: Optional[Array] = None  # [] or None
+
+
+class SVMState(NamedTuple):
+    fit: FitState  # w [D] f32 (fit.params), Adam's state and step size
+    lam: Array  # [] f32 λ
+    clip: Array  # [] f32 τ (0: no clipping)
+
+
+class PropensitySVM(NamedTuple):
+    """``init(key, num_features, **hparams) -> SVMState``; ``step(key, state, data) -> (SVMState,
+    FitStepInfo)``; ``score(w, features) -> scores``."""
+
+    init: Callable
+    step: Callable
+    score: Callable
+
+
+def data_objective(data, lam, clip) -> Callable[[Array], Array]:
+    """``w -> objective`` of ``data``: ``objective`` of a ``ClickData``, ``ragged_objective`` of a
+    ``RaggedClickData``."""
+    if isinstance(data, RaggedClickData):
+        return lambda w: ragged_objective(w, data.features, data.layout, data.rows, data.clicks, data.propensities,
+                                          lam=lam, clip=clip, weights=data.weights, num_instances=data.num_instances)
+    return lambda w: objective(w, data.features, data.clicks, data.propensities, where=data.where, lam=lam, clip=clip,
+                               weights=data.weights, num_instances=data.num_instances)
+
+
+def score(w: Array, features: Array) -> Array:
+    """``[...]`` ``features [..., D] @ w``."""
+    return features @ w
+
+
+def make(*, num_steps: int = OPTIONS["num_steps"]) -> PropensitySVM:
+    trainer = rankers.make(num_steps=num_steps)
+
+    def init(key: PRNGKey, num_features: int, **hparams) -> SVMState:
+        values = hparams_with_defaults("Propensity SVM-Rank", HPARAMS, OPTIONS, hparams)
+        w0 = jnp.zeros(num_features, jnp.float32)
+        return SVMState(trainer.init(key, w0, learning_rate=values["learning_rate"]),
+                        jnp.asarray(values["lam"], jnp.float32), jnp.asarray(values["clip"], jnp.float32))
+
+    def step(key: PRNGKey, state: SVMState, data) -> tuple[SVMState, FitStepInfo]:
+        fit, info = trainer.step(key, state.fit, data_objective(data, state.lam, state.clip))
+        return state._replace(fit=fit), info
+
+    return PropensitySVM(init, step, score)
+
+
+def _train(data, num_features: int, lam, clip, num_steps: int, learning_rate) -> tuple[Array, FitInfo]:
+    svm = make(num_steps=num_steps)
+    state = svm.init(None, num_features, lam=lam, clip=0.0 if clip is None else clip, learning_rate=learning_rate)
+    state, infos = jax.lax.scan(lambda s, _: svm.step(None, s, data), state, None, length=num_steps)
+    w = state.fit.params
+    return w, FitInfo(infos.loss, data_objective(data, state.lam, state.clip)(w))
+
+
 def ragged_train(features: Array, layout: RaggedLayout, rows: Array, clicks: Array, propensities: Array, *, lam,
-                 clip=None, weights=None, num_instances=None, num_steps: int = 500,
-                 learning_rate=0.05) -> tuple[Array, FitInfo]:
-    """``(w [D], FitInfo)``: ``ragged_objective`` minimised from ``w = 0`` (pure; jit it)."""
-    w0 = jnp.zeros(features.shape[-1], features.dtype)
-    return fit(lambda w: ragged_objective(w, features, layout, rows, clicks, propensities, lam=lam, clip=clip,
-                                          weights=weights, num_instances=num_instances), w0,
-               num_steps=num_steps, learning_rate=learning_rate)
+                 clip=None, weights=None, num_instances=None, num_steps: int = OPTIONS["num_steps"],
+                 learning_rate=HPARAMS["learning_rate"]) -> tuple[Array, FitInfo]:
+    """``(w [D], FitInfo)``: ``ragged_objective`` minimised from ``w = 0`` by ``num_steps`` steps of
+    ``make(num_steps=)`` (pure; jit it)."""
+    data = RaggedClickData(features, layout, rows, clicks, propensities, weights, num_instances)
+    return _train(data, features.shape[-1], lam, clip, num_steps, learning_rate)
 
 
 def train(features: Array, clicks: Array, propensities: Array, *, where: Array, lam, clip=None, weights=None,
-          num_instances=None, num_steps: int = 500, learning_rate=0.05) -> tuple[Array, FitInfo]:
-    """``(w [D], FitInfo)``: the objective minimised from ``w = 0`` (pure; jit and vmap it)."""
-    w0 = jnp.zeros(features.shape[-1], features.dtype)
-    return fit(lambda w: objective(w, features, clicks, propensities, where=where, lam=lam, clip=clip,
-                                   weights=weights, num_instances=num_instances), w0, num_steps=num_steps,
-               learning_rate=learning_rate)
+          num_instances=None, num_steps: int = OPTIONS["num_steps"],
+          learning_rate=HPARAMS["learning_rate"]) -> tuple[Array, FitInfo]:
+    """``(w [D], FitInfo)``: the objective minimised from ``w = 0`` by ``num_steps`` steps of
+    ``make(num_steps=)`` (pure; jit and vmap it)."""
+    data = ClickData(features, clicks, propensities, where, weights, num_instances)
+    return _train(data, features.shape[-1], lam, clip, num_steps, learning_rate)

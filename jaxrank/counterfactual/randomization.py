@@ -23,7 +23,8 @@ from typing import Optional
 import jax
 import jax.numpy as jnp
 
-from jaxrank.counterfactual.simulation import session_keys, simulate_sessions
+from jaxrank.click_models.generate import session_keys
+from jaxrank.counterfactual.simulation import simulate_sessions
 from jaxrank.data.sessions import DEFAULT_POSITIONS, SessionLog
 from jaxrank.types import Array, PRNGKey
 

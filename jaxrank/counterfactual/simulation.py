@@ -1,7 +1,9 @@
 """Logged clicks of the semi-synthetic protocol: sessions of a logging policy and a simulated user.
 
-Session ``s`` derives ``key_query, key_rank, key_click, key_intervene = split(fold_in(key, s), 4)``, so
-it is the same whatever the number of sessions and however they are chunked. A session
+The sessions are those of the package's one session simulator, ``jaxrank.click_models.generate``
+(``generate_sessions``, and its per-session ``session_sampler`` for the click counts): session ``s``
+derives ``key_query, key_rank, key_click, key_intervene = split(fold_in(key, s), 4)``, so it is the
+same whatever the number of sessions and however they are chunked. A session
 
 1. draws its query uniformly from the ``Q`` queries (Joachims et al., WSDM 2017, §6: queries are
    sampled from the training set);
@@ -9,8 +11,9 @@ it is the same whatever the number of sessions and however they are chunked. A s
    the ranking by ``scores``, plus ``temperature`` · Gumbel noise for a stochastic policy);
 3. optionally applies an ``intervention(key_intervene, docs [K], shown [K]) -> docs [K]`` (a static
    function, e.g. the swap of ``jaxrank.counterfactual.randomization``);
-4. clicks with the user: an ``AffineClickModel`` (position-based or trust bias) or a
-   ``jaxrank.clicks.CascadeModel``, on the shown documents' true grades.
+4. clicks with the user: a ``jaxrank.clicks.AffineClickModel`` (position-based or trust bias,
+   ``jaxrank.counterfactual.user_models``) or a ``jaxrank.clicks.CascadeModel``, on the shown
+   documents' true grades.
 
 Two outputs:
 
@@ -30,21 +33,18 @@ per displayed rank off the counts.
 """
 
 import functools
-from typing import Callable, NamedTuple, Optional, Union
+from typing import Callable, NamedTuple, Optional
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxrank.clicks.fitted import FittedUser, check_user, user_clicks
-from jaxrank.clicks.models import CascadeModel
-from jaxrank.counterfactual.logging_policy import deterministic_lists, shown_documents
-from jaxrank.counterfactual.user_models import AffineClickModel, affine_clicks, check_affine_model
-from jaxrank.data.sessions import DEFAULT_POSITIONS, SessionLog, check_session_log
+from jaxrank.click_models.generate import check_simulator, fixed_lists, generate_sessions, session_sampler
+from jaxrank.clicks.fitted import SimulatedUser
+from jaxrank.data.sessions import DEFAULT_POSITIONS, SessionLog
 from jaxrank.types import Array, PRNGKey
 from jaxrank.utils.checks import check_choice, check_int, check_number
 
-User = Union[AffineClickModel, CascadeModel, FittedUser]  # a FittedUser numbers document d of query q as q·L + d
 DEFAULT_CHUNK = 1 << 14  # sessions per step of simulate_click_counts
 BUDGET_UNITS = ("clicks", "sessions")
 
@@ -75,52 +75,13 @@ def position_clicks(counts: "ClickCounts") -> Array:
     return jnp.diagonal(counts.clicks, axis1=-2, axis2=-1)
 
 
-def session_keys(key: PRNGKey, session) -> tuple[PRNGKey, PRNGKey, PRNGKey, PRNGKey]:
-    """``(key_query, key_rank, key_click, key_intervene)`` of session ``session``."""
-    k = jax.random.split(jax.random.fold_in(key, session), 4)
-    return k[0], k[1], k[2], k[3]
-
-
-def _clicks(key, grades, ids, shown, user):
-    if isinstance(user, AffineClickModel):
-        return affine_clicks(key, grades, shown, user)
-    return user_clicks(key, user, grades, ids, shown)
-
-
-def _fixed_lists(scores, mask, temperature, num_positions, stochastic):
-    """``(docs [Q, K], shown [Q, K])`` of a deterministic policy, computed once; ``None`` for a stochastic one."""
-    return None if stochastic else deterministic_lists(scores, mask, num_positions)
-
-
-def _session(key, s, labels, mask, num_queries, scores, temperature, user, num_positions, intervention, lists):
-    key_query, key_rank, key_click, key_intervene = session_keys(key, s)
-    q = jax.random.randint(key_query, (), 0, num_queries)
-    if lists is None:
-        docs, shown = shown_documents(key_rank, scores[q], mask[q], temperature, num_positions)
-    else:  # the same list as shown_documents with temperature 0, without a sort per session
-        docs, shown = lists[0][q], lists[1][q]
-    if intervention is not None:
-        docs = intervention(key_intervene, docs, shown)
-    clicks = _clicks(key_click, labels[q, docs], q * labels.shape[1] + docs, shown, user) & shown
-    return q, docs, shown, clicks
-
-
 def _check(queries, user, scores, temperature, num_positions):
     check_int("num_positions", num_positions, minimum=1)
     check_number("temperature", temperature, low=0.0, low_inclusive=True)
     labels, mask = jnp.asarray(queries.labels, jnp.float32), jnp.asarray(queries.mask, bool)
     if labels.ndim != 2 or labels.shape != mask.shape:
         raise ValueError(f"queries must hold labels and mask [Q, L]; got {labels.shape} and {mask.shape}.")
-    if isinstance(user, AffineClickModel):
-        check_affine_model(user)
-        if user.num_positions < num_positions:
-            raise ValueError(f"the user model covers {user.num_positions} ranks but num_positions={num_positions}; "
-                             f"build it for at least {num_positions}.")
-    elif isinstance(user, (CascadeModel, FittedUser)):
-        check_user(user, labels.size if isinstance(user, FittedUser) else None)
-    else:
-        raise ValueError(f"user must be an AffineClickModel, a jaxrank.clicks CascadeModel or FittedUser; got "
-                         f"{type(user).__name__}.")
+    check_simulator(user, num_positions, labels.size)
     scores = jnp.zeros(labels.shape, jnp.float32) if scores is None else jnp.asarray(scores, jnp.float32)
     if scores.shape != labels.shape:
         raise ValueError(f"scores must be [Q, L] = {labels.shape}; got {scores.shape}.")
@@ -128,28 +89,17 @@ def _check(queries, user, scores, temperature, num_positions):
     return labels, mask, scores, jnp.asarray(temperature, jnp.float32), stochastic
 
 
-@functools.partial(jax.jit, static_argnames=("num_sessions", "num_positions", "intervention", "stochastic"))
-def _sessions(key, labels, mask, scores, temperature, user, *, num_sessions, num_positions, intervention, stochastic):
-    lists = _fixed_lists(scores, mask, temperature, num_positions, stochastic)
-    q, docs, shown, clicks = jax.vmap(
-        lambda s: _session(key, s, labels, mask, labels.shape[0], scores, temperature, user, num_positions,
-                           intervention, lists))(jnp.arange(num_sessions))
-    num_docs = labels.shape[1]
-    pair = jnp.where(shown, q[:, None] * num_docs + docs, 0)
-    return SessionLog(q.astype(jnp.int32), pair.astype(jnp.int32), docs, clicks, shown,
-                      jnp.asarray(labels.shape[0] * num_docs, jnp.int32), jnp.asarray(labels.shape[0], jnp.int32))
-
-
-def simulate_sessions(key: PRNGKey, queries, num_sessions: int, user: User, *, scores: Optional[Array] = None,
+def simulate_sessions(key: PRNGKey, queries, num_sessions: int, user: SimulatedUser, *, scores: Optional[Array] = None,
                       temperature=0.0, num_positions: int = DEFAULT_POSITIONS,
                       intervention: Optional[Callable] = None) -> SessionLog:
-    """``num_sessions`` logged sessions (this module's docstring), all at once under ``vmap``.
+    """``num_sessions`` logged sessions (this module's docstring): ``jaxrank.click_models.generate_sessions``
+    with a simulated user.
 
     Args:
       key: PRNG key.
       queries: ``labels [Q, L]`` (true grades) and ``mask [Q, L]`` (a ``QueryBatch``).
       num_sessions: ``S``.
-      user: ``AffineClickModel``, ``jaxrank.clicks.CascadeModel`` or ``FittedUser`` (ids ``q·L + d``).
+      user: ``jaxrank.clicks.AffineClickModel``, ``CascadeModel`` or ``FittedUser`` (document ``d`` of query ``q`` is id ``q·L + d``).
       scores: ``[Q, L]`` logging scores (default all equal: the stored order).
       temperature: Plackett–Luce temperature of the logging policy (0: deterministic).
       num_positions: ``K`` shown.
@@ -158,12 +108,8 @@ def simulate_sessions(key: PRNGKey, queries, num_sessions: int, user: User, *, s
     Returns:
       a ``SessionLog`` of device arrays (``num_pairs = Q·L``).
     """
-    check_int("num_sessions", num_sessions, minimum=1)
-    labels, mask, scores, temperature, stochastic = _check(queries, user, scores, temperature, num_positions)
-    log = _sessions(key, labels, mask, scores, temperature, user, num_sessions=num_sessions,
-                    num_positions=num_positions, intervention=intervention, stochastic=stochastic)
-    check_session_log(log)
-    return log
+    return generate_sessions(key, queries, num_sessions, user, scores=scores, temperature=temperature,
+                             num_positions=num_positions, intervention=intervention)
 
 
 def display_frequencies(counts: ClickCounts) -> Array:
@@ -195,7 +141,9 @@ def session_counts(log: SessionLog, num_queries: int, num_docs: int) -> ClickCou
 def _click_counts(key, labels, mask, scores, temperature, user, budgets, *, num_positions, chunk_size, max_chunks,
                   stochastic, by_sessions=False):
     num_queries, num_docs = labels.shape
-    lists = _fixed_lists(scores, mask, temperature, num_positions, stochastic)
+    lists = None if stochastic else fixed_lists(mask, num_positions, scores=scores)
+    session = session_sampler(key, labels, mask, num_queries, simulator=user, scores=scores, temperature=temperature,
+                              lists=lists, num_positions=num_positions)
     num_budgets = budgets.shape[0]
     cells = num_queries * num_docs * num_positions
     zeros = (jnp.zeros((num_budgets + 1) * cells, jnp.float32), jnp.zeros((num_budgets + 1) * cells, jnp.float32),
@@ -204,9 +152,7 @@ def _click_counts(key, labels, mask, scores, temperature, user, budgets, *, num_
     def chunk(carry):
         c, total, (clicks_acc, displays_acc, sessions_acc) = carry
         s = c * chunk_size + jnp.arange(chunk_size)
-        q, docs, shown, clicks = jax.vmap(
-            lambda i: _session(key, i, labels, mask, num_queries, scores, temperature, user, num_positions,
-                               None, lists))(s)
+        q, docs, shown, clicks = jax.vmap(session)(s)
         per_session = jnp.sum(clicks, axis=-1, dtype=jnp.int32)
         before = s if by_sessions else total + jnp.cumsum(per_session) - per_session
         # the budget interval each session falls in: budget b keeps the sessions starting before its b-th click
@@ -232,7 +178,7 @@ def _click_counts(key, labels, mask, scores, temperature, user, budgets, *, num_
     return ClickCounts(clicks, displays, sessions, jnp.sum(clicks, axis=(1, 2, 3))), num_chunks
 
 
-def simulate_click_counts(key: PRNGKey, queries, user: User, click_budgets, *, scores: Optional[Array] = None,
+def simulate_click_counts(key: PRNGKey, queries, user: SimulatedUser, click_budgets, *, scores: Optional[Array] = None,
                           temperature=0.0, num_positions: int = DEFAULT_POSITIONS, chunk_size: int = DEFAULT_CHUNK,
                           max_sessions: int = 1 << 30, budget_unit: str = "clicks") -> ClickCounts:
     """``ClickCounts`` with a leading ``[C]`` axis: the sessions up to each click budget (module docstring).
@@ -243,7 +189,7 @@ def simulate_click_counts(key: PRNGKey, queries, user: User, click_budgets, *, s
     Args:
       key: PRNG key.
       queries: ``labels [Q, L]``, ``mask [Q, L]``.
-      user: ``AffineClickModel``, ``CascadeModel`` or ``FittedUser`` (ids ``q·L + d``).
+      user: ``AffineClickModel``, ``CascadeModel`` or ``FittedUser``.
       click_budgets: ``C`` increasing click counts (e.g. ``(10**2, 10**3, ..., 10**7)``).
       scores, temperature, num_positions: the logging policy (``simulate_sessions``).
       chunk_size: sessions per ``while_loop`` step (memory ``chunk_size · L``).

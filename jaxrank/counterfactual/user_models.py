@@ -1,12 +1,12 @@
 """Simulated users of the semi-synthetic counterfactual-LTR protocol: who clicks what, at which rank.
 
-Every model here is **affine in relevance** (Vardasbi, Oosterhuis & de Rijke, CIKM 2020, "affine
-corrections"; Oosterhuis, TOIS 2023, §3): a document of grade ``g`` at rank ``k`` (0-based) is clicked
-with
+Every user here but the cascade is a ``jaxrank.clicks.AffineClickModel`` of the position-based family
+(Vardasbi, Oosterhuis & de Rijke, CIKM 2020, "affine corrections"; Oosterhuis, TOIS 2023, §3): a
+document of grade ``g`` at rank ``k`` (0-based) is clicked with
 
-    P(C = 1 | g, k) = alpha[k] · relevance[g] + beta[k],
+    P(C = 1 | g, k) = alpha[k] · relevance[g] + beta[k]
 
-which holds the two settings of the literature:
+(``jaxrank.clicks.position_based_clicks``). This module builds the two settings of the literature:
 
 * **position-based** (Joachims, Swaminathan & Schnabel, WSDM 2017, §6's simulation; Ai et al., SIGIR
   2018): ``alpha[k] = θ_k`` the examination probability, ``beta = 0``, ``relevance[g] = P(click |
@@ -29,30 +29,16 @@ The cascade user (clicks stop the scan) is not affine; it is ``jaxrank.clicks.Ca
 after the first click).
 """
 
-from typing import NamedTuple
-
-import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxrank.clicks.models import CascadeModel, make_cascade_model
-from jaxrank.types import Array, PRNGKey
+from jaxrank.clicks.models import (AffineClickModel, CascadeModel, make_affine_click_model, make_cascade_model,
+                                   make_position_based_model)
+from jaxrank.types import Array
 from jaxrank.utils.checks import check_choice, check_int, check_number
 
 EYE_TRACKING = (0.68, 0.61, 0.48, 0.34, 0.28, 0.20, 0.11, 0.10, 0.08, 0.06)  # ULTRA's PBM table, ranks 1-10
 TRUST_BIAS_MODELS = ("oosterhuis", "ultra")
-
-
-class AffineClickModel(NamedTuple):
-    """``P(C = 1 | grade g at rank k) = alpha[k] · relevance[g] + beta[k]`` (this module's docstring)."""
-
-    alpha: Array  # [K] f32 the rank's weight on relevance (θ_k for the position-based model)
-    beta: Array  # [K] f32 the rank's click probability without relevance (0 for the position-based model)
-    relevance: Array  # [G] f32 P(relevant | grade), what an unbiased estimator recovers
-
-    @property
-    def num_positions(self) -> int:
-        return self.alpha.shape[-1]
 
 
 def inverse_rank(num_positions: int, eta=1.0) -> Array:
@@ -82,11 +68,9 @@ def graded_click_probability(max_grade: int, eps_minus=0.1, eps_plus=1.0) -> Arr
 
 
 def position_based(examination, click_probability) -> AffineClickModel:
-    """The position-based model: ``alpha = examination [K]``, ``beta = 0``, ``relevance = click_probability [G]``."""
-    examination = jnp.asarray(examination, jnp.float32)
-    model = AffineClickModel(examination, jnp.zeros_like(examination), jnp.asarray(click_probability, jnp.float32))
-    check_affine_model(model)
-    return model
+    """The position-based user (Joachims et al., WSDM 2017, §6; ULTRA's ``PositionBiasedModel``):
+    ``jaxrank.clicks.make_position_based_model(examination [K], click_probability [G])``."""
+    return make_position_based_model(examination, click_probability)
 
 
 def trust_bias(num_positions: int, max_grade: int, kind: str = "oosterhuis", *, eta=1.0) -> AffineClickModel:
@@ -103,41 +87,10 @@ def trust_bias(num_positions: int, max_grade: int, kind: str = "oosterhuis", *, 
         theta = eye_tracking(num_positions, eta)
         eps_plus, eps_minus = 1.0 - (k + 2.0) / 100.0, 0.65 / (k + 1.0)
         relevance = graded_click_probability(max_grade)
-    model = AffineClickModel(theta * (eps_plus - eps_minus), theta * eps_minus, relevance)
-    check_affine_model(model)
-    return model
+    return make_affine_click_model(theta * (eps_plus - eps_minus), theta * eps_minus, relevance)
 
 
 def ultra_cascade(max_grade: int, eps_minus=0.1, eps_plus=1.0) -> CascadeModel:
     """ULTRA's cascade user: click with the graded click probability, stop after the first click."""
     click = graded_click_probability(max_grade, eps_minus, eps_plus)
     return make_cascade_model(click, jnp.ones_like(click))
-
-
-def check_affine_model(model: AffineClickModel) -> None:
-    """Raises ``ValueError`` unless every click probability ``alpha_k · r + beta_k`` (``r`` in ``relevance``) is
-    in [0, 1] and ``alpha >= 0`` (concrete leaves only)."""
-    if any(isinstance(x, jax.core.Tracer) for x in model):
-        return
-    alpha, beta, rel = (np.asarray(x, np.float64) for x in model)
-    if alpha.ndim != 1 or alpha.shape != beta.shape or rel.ndim != 1 or rel.size == 0:
-        raise ValueError(f"AffineClickModel needs alpha, beta [K] and relevance [G]; got {alpha.shape}, {beta.shape}, "
-                         f"{rel.shape}.")
-    probs = alpha[:, None] * rel[None, :] + beta[:, None]
-    if (alpha < 0).any() or not ((probs >= 0) & (probs <= 1 + 1e-6)).all():
-        raise ValueError("AffineClickModel: alpha must be >= 0 and every alpha_k * relevance_g + beta_k a probability; "
-                         f"got alpha {alpha.round(4).tolist()}, beta {beta.round(4).tolist()}.")
-
-
-def click_probabilities(grades: Array, where: Array, model: AffineClickModel) -> Array:
-    """``[..., K]`` ``P(C_k = 1)`` of the shown documents' ``grades [..., K]`` (rounded, clipped to the table),
-    0 where ``where`` is False."""
-    num_grades = model.relevance.shape[-1]
-    g = jnp.clip(jnp.round(grades), 0, num_grades - 1).astype(jnp.int32)
-    k = grades.shape[-1]
-    return jnp.where(where, model.alpha[:k] * model.relevance[g] + model.beta[:k], 0.0)
-
-
-def affine_clicks(key: PRNGKey, grades: Array, where: Array, model: AffineClickModel) -> Array:
-    """``[K]`` bool clicks on one shown list (independent positions; ``vmap`` for many)."""
-    return jax.random.uniform(key, grades.shape) < click_probabilities(grades, where, model)

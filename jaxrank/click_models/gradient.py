@@ -87,34 +87,39 @@ class GradientFit(NamedTuple):
 
 
 class AdamState(NamedTuple):
-    mu: Any  # first moments, shaped like the parameters
-    nu: Any  # second moments
+    inner: Any  # optax.inject_hyperparams(optax.scale_by_adam)'s state: the moments and ``eps``
     decay1: Array  # [] b1^t after t steps
     decay2: Array  # [] b2^t
 
 
-def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> optax.GradientTransformation:
-    """Adam's direction (Kingma & Ba, 2015, Algorithm 1), ``optax.scale_by_adam`` with its defaults,
-    except that the bias corrections ``1 - b^t`` come from running products ``b^t`` (exact
-    multiplications) rather than ``b ** count``: XLA computes a power of a traced count with a
-    vectorised approximation whose last bits depend on the shapes around it, which would make lanes
-    differ across device counts (``jaxrank.lanes``)."""
+def adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> optax.GradientTransformation:
+    """Adam's direction (Kingma & Ba, 2015, Algorithm 1): ``optax.scale_by_adam`` with its bias
+    corrections applied as one factor of the step, the paper's reordering at the end of its section 2,
+    ``m̂ / (√v̂ + ε) = c_t · m / (√v + ε √(1 - b2^t))`` with ``c_t = √(1 - b2^t) / (1 - b1^t)`` and ``b^t``
+    running products. The update is ``optax.adam``'s in exact arithmetic and bit-identical on any number
+    of devices: ``optax.scale_by_adam`` divides the moments by ``1 - b^t``, a per-lane value broadcast
+    over the parameters, and XLA's algebraic simplifier rewrites such quotients in a program-dependent
+    order (``x / b`` into ``x · (1 / b)`` in a one-device program, ``(m / b1) / d`` into ``m / (b1 · d)``
+    in a partitioned one), which changed the last bits of the fits between 1 and 2+ devices. Here
+    optax's corrections are exactly 1 (its count saturates at the largest int32, where ``b^count``
+    is 0), so every rewrite of those quotients gives the same bits, and ``c_t`` multiplies."""
+    inner = optax.inject_hyperparams(optax.scale_by_adam, static_args=("b1", "b2"))(b1=b1, b2=b2, eps=eps)
 
     def init(params):
-        zeros = jax.tree.map(jnp.zeros_like, params)
-        one = jnp.ones((), jax.tree.leaves(params)[0].dtype)
-        return AdamState(zeros, zeros, one, one)
+        dtype = jax.tree.leaves(params)[0].dtype
+        state = inner.init(params)
+        saturated = state.inner_state._replace(count=jnp.asarray(jnp.iinfo(jnp.int32).max, jnp.int32))
+        hyperparams = {k: jnp.asarray(v, dtype) for k, v in state.hyperparams.items()}
+        one = jnp.ones((), dtype)
+        return AdamState(state._replace(inner_state=saturated, hyperparams=hyperparams), one, one)
 
     def update(grads, state, params=None):
-        del params
-        mu = jax.tree.map(lambda m, g: b1 * m + (1.0 - b1) * g, state.mu, grads)
-        nu = jax.tree.map(lambda v, g: b2 * v + (1.0 - b2) * g * g, state.nu, grads)
         decay1, decay2 = state.decay1 * b1, state.decay2 * b2
-        # m̂ / (√v̂ + ε) = c · m / (√v + ε √(1 - b2^t)) with c = √(1 - b2^t) / (1 - b1^t), optax's ε placement.
         root = jnp.sqrt(1.0 - decay2)
+        hyperparams = {**state.inner.hyperparams, "eps": eps * root}
+        direction, inner_state = inner.update(grads, state.inner._replace(hyperparams=hyperparams), params)
         correction = root / (1.0 - decay1)
-        updates = jax.tree.map(lambda m, v: correction * (m / (jnp.sqrt(v) + eps * root)), mu, nu)
-        return updates, AdamState(mu, nu, decay1, decay2)
+        return jax.tree.map(lambda d: correction * d, direction), AdamState(inner_state, decay1, decay2)
 
     return optax.GradientTransformation(init, update)
 
@@ -122,9 +127,9 @@ def scale_by_adam(b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> opta
 def _direction(optimizer: str, weight_decay) -> optax.GradientTransformation:
     """The update direction before the learning rate (its state does not depend on ``weight_decay``)."""
     if optimizer == "adam":
-        return scale_by_adam()
+        return adam()
     if optimizer == "adamw":
-        return optax.chain(scale_by_adam(), optax.add_decayed_weights(weight_decay))
+        return optax.chain(adam(), optax.add_decayed_weights(weight_decay))
     return optax.identity()
 
 

@@ -76,15 +76,18 @@ def em_study(model: ClickModel, *, num_pairs: int, dtype=jnp.float32) -> lanes.S
 
 def gradient_study(model: ClickModel, *, num_pairs: int, parametrization=None,
                    batch_size=gradient_lib.DEFAULT_BATCH_SIZE, optimizer: str = "adam",
-                   schedule: str = "constant", num_epochs: int = gradient_lib.DEFAULT_EPOCHS, prior=None,
-                   validation: float = gradient_lib.DEFAULT_VALIDATION, dtype=jnp.float32) -> lanes.Study:
+                   schedule: str = "constant", num_epochs: int = gradient_lib.DEFAULT_EPOCHS,
+                   prior=gradient_lib.DEFAULT_PRIOR, validation: float = gradient_lib.DEFAULT_VALIDATION,
+                   dtype=jnp.float32) -> lanes.Study:
     """Gradient fitting of ``model`` as a lane: the carry is a ``GradientState``, the result the params
     (the best epoch's with a ``validation`` split; options as ``jaxrank.click_models.gradient.gradient_fitter``).
-    ``prior=(a, b)`` sets the lanes' ``prior_a`` / ``prior_b`` where ``hparams`` does not."""
+    ``prior=(a, b)`` sets the lanes' ``prior_a`` / ``prior_b`` where ``hparams`` does not (``None``: 0, the
+    plain likelihood)."""
     fitter = gradient_lib.gradient_fitter(model, num_pairs=num_pairs, parametrization=parametrization,
                                           batch_size=batch_size, optimizer=optimizer, schedule=schedule,
                                           num_epochs=num_epochs, validation=validation)
-    defaults = dict(GRADIENT_HPARAMS, **({} if prior is None else {"prior_a": prior[0], "prior_b": prior[1]}))
+    prior_a, prior_b = (0.0, 0.0) if prior is None else prior
+    defaults = dict(GRADIENT_HPARAMS, prior_a=prior_a, prior_b=prior_b)
 
     def init(key, hparams, data, lane_data):
         inputs = _inputs(data, lane_data)
@@ -108,8 +111,8 @@ def fit_lanes(estimator: str, model: ClickModel, keys, *, log: Optional[SessionL
               num_steps: Optional[int] = None, steps_per_chunk: Optional[int] = None, chunks_per_call: int = 1,
               num_pairs: Optional[int] = None, chunk_size: Optional[int] = DEFAULT_CHUNK_SIZE, parametrization=None,
               batch_size=gradient_lib.DEFAULT_BATCH_SIZE, optimizer: str = "adam",
-              schedule: str = "constant", prior=None, dtype=None, mesh=None, checkpoint=None, label=None,
-              validation: float = gradient_lib.DEFAULT_VALIDATION):
+              schedule: str = "constant", prior=gradient_lib.DEFAULT_PRIOR, dtype=None, mesh=None, checkpoint=None,
+              label=None, validation: float = gradient_lib.DEFAULT_VALIDATION):
     """``N`` fits of ``model`` as lanes (``jaxrank.lanes.run_lanes``).
 
     Args:
@@ -127,7 +130,8 @@ def fit_lanes(estimator: str, model: ClickModel, keys, *, log: Optional[SessionL
       num_pairs: size of the pair tables (default the log's).
       chunk_size: EM only: sessions per E-step chunk (``jaxrank.click_models.fit_em``'s; ``None``: all at once).
       parametrization, batch_size, optimizer, schedule, prior, validation: gradient only, as ``fit_gradient``
-        (``prior`` sets the ``prior_a`` / ``prior_b`` hyperparameters where ``hparams`` does not).
+        (``prior``, default EM's (1, 2), ``None`` for none, sets the ``prior_a`` / ``prior_b``
+        hyperparameters where ``hparams`` does not).
       dtype: of the parameters; default float32 (float64 under ``jax.enable_x64``).
       mesh, checkpoint, label: as ``jaxrank.lanes.run_lanes``.
 

@@ -191,6 +191,16 @@ def test_an_epochs_batches_cover_every_session_once():
     assert (orders[0][:300] != orders[1][:300]).mean() > 0.9  # another word, another order
 
 
+def test_a_fit_without_a_finite_validation_value_returns_its_last_epoch():
+    """Adam steps of 10⁶ make every held-out log-likelihood non-finite: no epoch is picked (``best_epoch`` 0) and
+    the fit returns its last, broken parameters, so a caller's finiteness check still sees them."""
+    model, log = _log("pbm", num_sessions=100)
+    params, infos = fit_gradient(jax.random.key(0), log, model, num_epochs=2, learning_rate=1e6, validation=0.25,
+                                 prior=None, return_info=True)
+    assert np.asarray(infos.best_epoch).tolist() == [0, 0] and not np.isfinite(np.asarray(infos.validation)).any()
+    assert not np.isfinite(_per_session(model, params, log))
+
+
 def test_adam_is_optax_adam():
     """``gradient.adam`` (optax's moments, the bias corrections as one step factor) against
     ``optax.scale_by_adam`` over 300 steps of random gradients, float64: the same updates to 1e-12."""

@@ -27,9 +27,9 @@ is full-batch (one step per epoch, the log read in place). Optimizers (``optax``
 Early stopping (CLAX's ``EarlyStopping``): ``validation=f`` holds out ``round(f·S)`` sessions (a
 random split drawn from the key, by the same shuffle), evaluates their log-likelihood after every
 epoch and keeps the parameters of the best epoch inside the scan (``GradientState.best``), so a grid
-of fits stays lanes of one program; every epoch runs, and ``GradientInfo.best_epoch`` says which one
-the fit returns. CLAX stops at the first epoch without improvement (patience 0); here the best of
-all epochs is kept.
+of fits stays lanes of one program (at the cost of a second copy of the trainable values); every
+epoch runs, and ``GradientInfo.best_epoch`` says which one the fit returns. CLAX stops at the first
+epoch without improvement (patience 0); here the best of all epochs is kept.
 
 Defaults, measured on logs generated from MQ2008 (every query, a noisy production ranker shown by a
 Plackett–Luce draw at temperature 1, top 10, clicked by the informational cascade user; the

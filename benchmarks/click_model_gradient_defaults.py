@@ -8,12 +8,13 @@ Each log is the ``click_models`` experiment's simulation (every MQ2008 query, th
 seed 0 shown by a Plackett–Luce draw at temperature 1, top 10 positions, clicked by ``--simulator``);
 its first three quarters train, the rest test. Per model: EM with PyClick's settings (50 iterations,
 pseudo-counts (1, 2)) and with none (the MLE), then each gradient setting below (key 0); the table
-gives the test log-likelihood per session (PyClick's), the epoch the fit returns and the wall
-seconds (compile included). Needs ``JAXRANK_DATA`` (MQ2008).
+gives the test log-likelihood per session (PyClick's; ``--json`` writes null for -inf), the epoch
+the fit returns and the wall seconds (compile included). Needs ``JAXRANK_DATA`` (MQ2008).
 """
 
 import argparse
 import json
+import math
 import sys
 import time
 from pathlib import Path
@@ -64,7 +65,8 @@ def main():
             for label, (params, epoch, seconds) in fits.items():
                 value = float(metrics.log_likelihood(model, params, test))
                 rows.append({"train_sessions": int(train.pair.shape[0]), "model": name, "fit": label,
-                             "test_log_likelihood": value, "epoch": epoch, "seconds": round(seconds, 1)})
+                             "test_log_likelihood": value if math.isfinite(value) else None, "epoch": epoch,
+                             "seconds": round(seconds, 1)})
                 print(f"| {name} | {label} | {value:.5f} | {epoch} | {seconds:.1f} |", flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2) + "\n")

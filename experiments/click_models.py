@@ -41,6 +41,7 @@ from experiments.common.registry import checkpoint_dir, register
 from jaxrank import data, lanes
 from jaxrank.click_models import CLICK_MODELS, generate_sessions, metrics, probabilities, study
 from jaxrank.click_models import em as em_lib
+from jaxrank.click_models import gradient
 from jaxrank.click_models.examination import cascade_examination
 from jaxrank.clicks import CASCADE_GRADES, cascade_model, make_position_based_model
 from jaxrank.data.sessions import take_sessions
@@ -72,6 +73,8 @@ class Config:
     num_epochs: int = 50  # gradient (CLAX's Trainer)
     batch_size: int = 1024  # gradient: sessions per Adam step
     learning_rate: float = 0.05  # gradient
+    gradient_prior: tuple[float, ...] = (1.0, 2.0)  # gradient: Beta pseudo-counts (a, b) per probability, EM's; () none
+    validation: float = 0.0  # gradient: share of the training sessions held out to pick the best epoch
     temperature: float = 1.0  # Plackett-Luce temperature of the displayed rankings
     ranker_noise: float = 1.0  # production ranker: label + ranker_noise * N(0, 1)
     pbm_eta: float = 1.0  # the pbm simulator's examination (1 / rank)^eta
@@ -101,6 +104,8 @@ def _check(config: Config) -> None:
     check_int("batch_size", config.batch_size, minimum=1)
     check_number("test_fraction", config.test_fraction, low=0.0, high=1.0, fix="a share of the sessions held out")
     budget.check_learning_rate("learning_rate", config.learning_rate)
+    gradient.check_options(num_epochs=1, batch_size=None, optimizer="adam", schedule="constant",
+                           prior=config.gradient_prior or None, validation=config.validation)
     check_number("temperature", config.temperature, low=0.0, low_inclusive=True)
     check_number("ranker_noise", config.ranker_noise, low=0.0, low_inclusive=True)
     check_number("pbm_eta", config.pbm_eta, low=0.0, low_inclusive=True)
@@ -382,7 +387,8 @@ def run(config: Config, run_dir) -> dict:
         for estimator in config.estimators:
             label = f"{model_name}/{estimator}"
             steps = config.num_iterations if estimator == "em" else config.num_epochs
-            options = {} if estimator == "em" else dict(batch_size=config.batch_size)
+            options = {} if estimator == "em" else dict(batch_size=config.batch_size, validation=config.validation,
+                                                        prior=tuple(config.gradient_prior) or None)
             hparams = None if estimator == "em" else {"learning_rate": np.full(num_lanes, config.learning_rate)}
             saved = lanes.Checkpoint(checkpoint_dir(run_dir), label.replace("/", "-"),
                                      {"model": model_name, "estimator": estimator, "steps": steps, **options})

@@ -122,7 +122,8 @@ def preference_estimate(mesh=None):
 
 def click_model_fits(mesh=None, **kwargs):
     """Click-model fits (``jaxrank.click_models.study.fit_lanes``): EM of DBN from 5 starting
-    probabilities on one log, and Adam on PBM in minibatches of 64 with 3 learning rates x 2 keys."""
+    probabilities on one log, and Adam on PBM in minibatches of 64 with 3 learning rates x 2 priors, the
+    epoch picked on a validation split."""
     from jaxrank.click_models import CLICK_MODELS, generate_sessions, study
     from jaxrank.clicks import cascade_model
     from jaxrank.types import QueryBatch
@@ -136,8 +137,9 @@ def click_model_fits(mesh=None, **kwargs):
                          hparams={"init": [0.2, 0.35, 0.5, 0.65, 0.8]}, num_steps=12, steps_per_chunk=4, mesh=mesh,
                          **kwargs)
     grad = study.fit_lanes("gradient", CLICK_MODELS.build("pbm"), keys, log=log,
-                           hparams={"learning_rate": [0.01, 0.05, 0.1] * 2}, num_steps=4, steps_per_chunk=2,
-                           batch_size=64, mesh=mesh, **kwargs)
+                           hparams={"learning_rate": [0.01, 0.05, 0.1] * 2, "prior_a": [0.0] * 3 + [1.0] * 3,
+                                    "prior_b": [0.0] * 3 + [2.0] * 3}, num_steps=4, steps_per_chunk=2,
+                           batch_size=64, validation=0.2, mesh=mesh, **kwargs)
     return {"em": em, "gradient": grad}
 
 

@@ -58,6 +58,51 @@ def test_tsv_round_trip(tmp_path):
     assert not list(tmp_path.glob(".*.tmp"))  # the atomic write left no temporary
 
 
+def _python_lines(log) -> str:
+    """The text format written by a plain loop over sessions (the reference for the vectorised writer)."""
+    lines = [f"# jaxrank sessions: num_queries={int(log.num_queries)} num_pairs={int(log.num_pairs)} "
+             f"num_positions={log.mask.shape[1]}"]
+    for q, docs, pairs, clicks, mask in zip(log.query, log.doc, log.pair, log.clicks, log.mask):
+        n = int(mask.sum())
+        lines.append(f"{q}\t{','.join(str(d) for d in docs[:n])}\t{','.join(str(p) for p in pairs[:n])}\t"
+                     f"{''.join('1' if c else '0' for c in clicks[:n])}")
+    return "\n".join(lines) + "\n"
+
+
+def test_tsv_writer_is_the_plain_loop_and_reads_back_across_chunks(tmp_path, monkeypatch):
+    """Ids of every digit count (0, 9, 10, 2^31 - 2), sessions of 1 to K positions, written in chunks of
+    7 sessions: the bytes of a loop over sessions, and both readers give the log back."""
+    from jaxrank.data import read_click_log
+    from jaxrank.data import sessions
+
+    rng = np.random.default_rng(5)
+    num, k = 40, 6
+    lengths = rng.integers(1, k + 1, num)
+    mask = np.arange(k) < lengths[:, None]
+    ids = np.array([0, 9, 10, 99, 100, 12345, 2**31 - 2])  # num_pairs = largest + 1 is an int32
+    pair = np.where(mask, rng.choice(ids, (num, k)), 0)
+    doc = np.where(mask, rng.integers(0, 10**rng.integers(1, 10, (num, k))), 0)
+    doc[0, 0] = 2**31 - 1
+    log = session_log(rng.choice(ids, num), pair, doc, mask & (rng.random((num, k)) < 0.4), mask)
+    monkeypatch.setattr(sessions, "_WRITE_CHUNK", 7)
+    path = write_sessions_tsv(tmp_path / "log.tsv", log)
+    assert path.read_text() == _python_lines(log)
+    back = read_sessions_tsv(path)
+    for a, b in zip(back, log):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    through, vocab, _ = read_click_log(path, num_positions=k)
+    np.testing.assert_array_equal(through.clicks, log.clicks)
+    np.testing.assert_array_equal(vocab.docs[through.doc].astype(np.int64)[through.mask], log.doc[log.mask])
+
+
+def test_tsv_writer_text_of_negative_ids():
+    from jaxrank.data.sessions import _int_text
+
+    chars, shown = _int_text(np.array([-2**31, -1, 0, 7, -10, 2**31 - 1]))
+    assert [bytes(c[m]).decode() for c, m in zip(chars, shown)] == ["-2147483648", "-1", "0", "7", "-10",
+                                                                     "2147483647"]
+
+
 @pytest.mark.parametrize("line, match", [
     ("0\t1,2\t0,1", "expected 4 tab-separated fields"),
     ("0\t1,x\t0,1\t00", "ids must be integers"),

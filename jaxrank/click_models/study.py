@@ -10,9 +10,9 @@ lane's settings are its ``hparams`` (``[N]`` each):
 * ``em_study``: ``init`` (starting probability, PyClick's 0.5), ``prior_a``, ``prior_b``
   (pseudo-counts, PyClick's 1 and 2), ``cap`` (PyClick's ``1 - 10⁻⁶``); a chunk is a row of EM
   iterations (``jaxrank.click_models.em.em_step``, chunked E-step with ``chunk_size``);
-* ``gradient_study``: ``learning_rate``, ``weight_decay``, ``init``; a chunk is a row of epochs
-  (``jaxrank.click_models.gradient.gradient_fitter``), each lane drawing its minibatch orders from
-  its own key.
+* ``gradient_study``: ``learning_rate``, ``weight_decay``, ``init``, ``prior_a``, ``prior_b``; a chunk
+  is a row of epochs (``jaxrank.click_models.gradient.gradient_fitter``), each lane drawing its
+  minibatch orders and validation split from its own key.
 
 Every lane reports the fitted params (logits). ``fit_lanes`` builds the study and the chunks and
 calls ``jaxrank.lanes.run_lanes``; like every study, its results do not depend on the number of
@@ -75,21 +75,26 @@ def em_study(model: ClickModel, *, num_pairs: int, dtype=jnp.float32) -> lanes.S
 
 
 def gradient_study(model: ClickModel, *, num_pairs: int, parametrization=None,
-                   batch_size: Optional[int] = gradient_lib.DEFAULT_BATCH_SIZE, optimizer: str = "adam",
-                   schedule: str = "constant", num_epochs: int = gradient_lib.DEFAULT_EPOCHS, prior=None,
+                   batch_size=gradient_lib.DEFAULT_BATCH_SIZE, optimizer: str = "adam",
+                   schedule: str = "constant", num_epochs: int = gradient_lib.DEFAULT_EPOCHS,
+                   prior=gradient_lib.DEFAULT_PRIOR, validation: float = gradient_lib.DEFAULT_VALIDATION,
                    dtype=jnp.float32) -> lanes.Study:
     """Gradient fitting of ``model`` as a lane: the carry is a ``GradientState``, the result the params
-    (options as ``jaxrank.click_models.gradient.gradient_fitter``)."""
+    (the best epoch's with a ``validation`` split; options as ``jaxrank.click_models.gradient.gradient_fitter``).
+    ``prior=(a, b)`` sets the lanes' ``prior_a`` / ``prior_b`` where ``hparams`` does not (``None``: 0, the
+    plain likelihood)."""
     fitter = gradient_lib.gradient_fitter(model, num_pairs=num_pairs, parametrization=parametrization,
                                           batch_size=batch_size, optimizer=optimizer, schedule=schedule,
-                                          num_epochs=num_epochs, prior=prior)
+                                          num_epochs=num_epochs, validation=validation)
+    prior_a, prior_b = (0.0, 0.0) if prior is None else prior
+    defaults = dict(GRADIENT_HPARAMS, prior_a=prior_a, prior_b=prior_b)
 
     def init(key, hparams, data, lane_data):
         inputs = _inputs(data, lane_data)
-        return fitter.init(key, inputs.log, inputs.features,
-                           learning_rate=_hparam(hparams, "learning_rate", GRADIENT_HPARAMS, dtype),
-                           weight_decay=_hparam(hparams, "weight_decay", GRADIENT_HPARAMS, dtype),
-                           prob=_hparam(hparams, "init", GRADIENT_HPARAMS, dtype), dtype=dtype)
+        leaves = {name: _hparam(hparams, name, defaults, dtype) for name in defaults}
+        return fitter.init(key, inputs.log, inputs.features, learning_rate=leaves["learning_rate"],
+                           weight_decay=leaves["weight_decay"], prob=leaves["init"], prior_a=leaves["prior_a"],
+                           prior_b=leaves["prior_b"], dtype=dtype)
 
     def advance(state, chunk, data, lane_data):
         inputs = _inputs(data, lane_data)
@@ -105,8 +110,9 @@ def fit_lanes(estimator: str, model: ClickModel, keys, *, log: Optional[SessionL
               logs: Optional[SessionLog] = None, features=None, hparams: Optional[dict] = None,
               num_steps: Optional[int] = None, steps_per_chunk: Optional[int] = None, chunks_per_call: int = 1,
               num_pairs: Optional[int] = None, chunk_size: Optional[int] = DEFAULT_CHUNK_SIZE, parametrization=None,
-              batch_size: Optional[int] = gradient_lib.DEFAULT_BATCH_SIZE, optimizer: str = "adam",
-              schedule: str = "constant", prior=None, dtype=None, mesh=None, checkpoint=None, label=None):
+              batch_size=gradient_lib.DEFAULT_BATCH_SIZE, optimizer: str = "adam",
+              schedule: str = "constant", prior=gradient_lib.DEFAULT_PRIOR, dtype=None, mesh=None, checkpoint=None,
+              label=None, validation: float = gradient_lib.DEFAULT_VALIDATION):
     """``N`` fits of ``model`` as lanes (``jaxrank.lanes.run_lanes``).
 
     Args:
@@ -123,8 +129,9 @@ def fit_lanes(estimator: str, model: ClickModel, keys, *, log: Optional[SessionL
       chunks_per_call: chunks per compiled call (checkpoints and progress come between calls).
       num_pairs: size of the pair tables (default the log's).
       chunk_size: EM only: sessions per E-step chunk (``jaxrank.click_models.fit_em``'s; ``None``: all at once).
-      parametrization, batch_size, optimizer, schedule, prior: gradient only, as ``fit_gradient``
-        (EM's prior is the ``prior_a`` / ``prior_b`` hyperparameters).
+      parametrization, batch_size, optimizer, schedule, prior, validation: gradient only, as ``fit_gradient``
+        (``prior``, default EM's (1, 2), ``None`` for none, sets the ``prior_a`` / ``prior_b``
+        hyperparameters where ``hparams`` does not).
       dtype: of the parameters; default float32 (float64 under ``jax.enable_x64``).
       mesh, checkpoint, label: as ``jaxrank.lanes.run_lanes``.
 
@@ -167,10 +174,11 @@ def fit_lanes(estimator: str, model: ClickModel, keys, *, log: Optional[SessionL
         study = em_study(model._replace(chunk_size=chunk_size), num_pairs=num_pairs, dtype=dtype)
     else:
         prior = gradient_lib.check_options(num_epochs=num_steps, batch_size=batch_size, optimizer=optimizer,
-                                           schedule=schedule, prior=prior)
+                                           schedule=schedule, prior=prior, validation=validation)
         parametrization = param_lib.check_parametrization(parametrization, model, features, num_pairs)
         study = gradient_study(model, num_pairs=num_pairs, parametrization=parametrization, batch_size=batch_size,
-                               optimizer=optimizer, schedule=schedule, num_epochs=num_steps, prior=prior, dtype=dtype)
+                               optimizer=optimizer, schedule=schedule, num_epochs=num_steps, prior=prior, dtype=dtype,
+                               validation=validation)
     chunks = np.arange(num_steps, dtype=np.int32).reshape(-1, steps_per_chunk)
     if chunks.shape[0] % chunks_per_call:
         raise ValueError(f"chunks_per_call={chunks_per_call} must divide the {chunks.shape[0]} chunks "

@@ -37,9 +37,10 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from jaxrank.click_models import CLICK_MODELS, em_step, fit_em, generate_sessions, gradient_fitter  # noqa: E402
+from jaxrank.click_models.base import from_probabilities  # noqa: E402
 from jaxrank.click_models.em import DEFAULT_CHUNK_SIZE, counts  # noqa: E402
 from jaxrank.clicks import cascade_model  # noqa: E402
-from jaxrank.data import synthetic_queries  # noqa: E402
+from jaxrank.data import read_click_log, synthetic_queries  # noqa: E402
 from tests.reference import click_models as ref  # noqa: E402
 
 NUM_QUERIES, LIST_SIZE = 1000, 32  # 32,000 (query, document) pairs
@@ -57,6 +58,115 @@ def make_log(num_sessions: int, seed: int = 0, part: int = 1_000_000):
     log = jax.tree.map(lambda *x: jnp.concatenate(x) if x[0].ndim else x[0], *parts)
     del parts
     return log
+
+
+# The ten models under the names of both packages (jaxrank's registry, PyClick's classes).
+TEN = ("gctr", "rctr", "dctr", "pbm", "ubm", "cm", "dcm", "dbn", "sdbn", "ccm")
+# The PyClick comparison's simulated user: a DBN with these per-pair attraction / satisfaction logits
+# (normal, mean and sd) and continuation, so that a share of the sessions has no click (34% of the
+# WSCD sample PyClick's DBN/CCM defects matter on).
+DBN_USER = {"attraction": (-1.6, 1.2), "satisfaction": (-0.5, 1.0), "continuation": 0.9}
+PYCLICK_LIST_SIZE = 15  # 10 of a query's 15 documents a page, Plackett-Luce order at temperature 1
+
+
+def dbn_user_log(seed: int, num_queries: int, num_sessions: int):
+    """``num_sessions`` sessions of a DBN user (``DBN_USER``) over ``num_queries`` queries of
+    ``PYCLICK_LIST_SIZE`` documents, 10 shown a page in a random order."""
+    key_q, key_a, key_s, key_g = jax.random.split(jax.random.key(seed), 4)
+    queries = synthetic_queries(key_q, num_queries=num_queries, list_size=PYCLICK_LIST_SIZE, num_features=4,
+                                min_docs=PYCLICK_LIST_SIZE)
+    num_pairs = num_queries * PYCLICK_LIST_SIZE
+    user = CLICK_MODELS.build("dbn")
+    (am, asd), (sm, ssd) = DBN_USER["attraction"], DBN_USER["satisfaction"]
+    params = user.init_params(num_pairs, 10)._replace(
+        attraction=am + asd * jax.random.normal(key_a, (num_pairs,)),
+        satisfaction=sm + ssd * jax.random.normal(key_s, (num_pairs,)),
+        continuation=from_probabilities(jnp.float32(DBN_USER["continuation"])))
+    return generate_sessions(key_g, queries, num_sessions, user, params=params, temperature=1.0)
+
+
+def write_pyclick_log(path: Path, log, sessions: slice) -> Path:
+    """Writes ``log``'s ``sessions`` in PyClick's session text (``QUERY<TAB>DOC,...,DOC:CLICKED,...``,
+    query tokens ``q<id>``, document tokens ``d<pair id>``), gzip-compressed."""
+    import gzip
+
+    query, pair = np.asarray(log.query)[sessions], np.asarray(log.pair)[sessions]
+    clicks, mask = np.asarray(log.clicks)[sessions], np.asarray(log.mask)[sessions]
+    lines = [f"q{q}\t{','.join(f'd{d}' for d in p[m])}:{','.join(f'd{d}' for d in p[m & c])}\n"
+             for q, p, c, m in zip(query, pair, clicks, mask)]
+    tmp = path.with_name(path.name + ".tmp")
+    with gzip.open(tmp, "wt", encoding="ascii") as f:
+        f.writelines(lines)
+    tmp.replace(path)
+    return path
+
+
+def pyclick_logs(out: Path, num_queries: int, train: int, test: int, seed: int = 0) -> tuple[Path, Path]:
+    """``out/pyclick-train-<train>.txt.gz`` and ``out/pyclick-test-<test>.txt.gz``: the first ``train``
+    and the next ``test`` sessions of one ``dbn_user_log``."""
+    out.mkdir(parents=True, exist_ok=True)
+    log = dbn_user_log(seed, num_queries, train + test)
+    return (write_pyclick_log(out / f"pyclick-train-{train}.txt.gz", log, slice(0, train)),
+            write_pyclick_log(out / f"pyclick-test-{test}.txt.gz", log, slice(train, train + test)))
+
+
+def ten_rows(train_path: Path, pyclick_path, pyclick_sessions: int) -> list[dict]:
+    """EM per iteration of the ten models on the log at ``train_path`` (read by ``read_click_log``), in
+    jaxrank (``em_step`` as ``fit_em`` runs it, counts summed beforehand, compile excluded, mean of 5)
+    and in PyClick (``model.train`` with one EM iteration, or its one MLE pass, on the first
+    ``pyclick_sessions`` sessions, scaled per session to the whole log)."""
+    log, _, _ = read_click_log(train_path)
+    num = log.pair.shape[0]
+    pc = None
+    if pyclick_path:
+        import pyclick_reference as pr
+
+        pc = pr.load(pyclick_path)
+        sessions = pr.read_sessions(pc, train_path)
+        assert len(sessions) == num, (len(sessions), num)
+        timed = sessions[:pyclick_sessions]
+    rows = []
+    for name in TEN:
+        model = CLICK_MODELS.build(name)
+        state = model.init(jax.random.key(0), int(log.num_pairs), log.pair.shape[1])
+        fixed = jax.jit(lambda p, lg, model=model: counts(model, p, lg, chunk_size=DEFAULT_CHUNK_SIZE))(
+            state.params, log)
+        step = jax.jit(lambda s, lg, f, model=model: em_step(model, s, lg, fixed=f)[0])
+        row = {"model": name.upper(), "sessions": num, "fitting": model.fitting,
+               "jaxrank_iteration_s": _timed(step, state, log, fixed, repeats=5)}
+        if pc is not None:
+            seconds = pr.train_seconds(pc, name.upper(), timed, 1)
+            row.update(pyclick_sessions_timed=len(timed), pyclick_iteration_s=seconds * num / len(timed))
+            row["pyclick_over_jaxrank"] = row["pyclick_iteration_s"] / row["jaxrank_iteration_s"]
+        rows.append(row)
+        print(row, flush=True)
+    return rows
+
+
+def pyclick_fit_rows(pyclick_path, train_path: Path, test_path: Path, models, variants, iterations: int) -> list[dict]:
+    """PyClick's ``models`` fitted on ``train_path`` (``iterations`` EM iterations), evaluated on the test
+    sessions of training queries (its protocol), once per defect variant (``pyclick_reference.defects``)."""
+    import pyclick_reference as pr
+
+    pc = pr.load(pyclick_path)
+    train = pr.read_sessions(pc, train_path)
+    test = pr.filter_to_train_queries(train, pr.read_sessions(pc, test_path))
+    rows = []
+    for name in models:
+        for variant in variants:
+            flags = {"published": {}, "last_click_rank_fixed": {"last_click_rank": False},
+                     "tail_clicks_fixed": {"tail_clicks": False},
+                     "both_fixed": {"last_click_rank": False, "tail_clicks": False}}[variant]
+            with pr.defects(pc, **flags):
+                model = pr.build(pc, name, iterations)
+                start = time.perf_counter()
+                model.train(train)
+                seconds = time.perf_counter() - start
+                row = {"model": name, "variant": variant, "iterations": iterations, "train_sessions": len(train),
+                       "test_sessions": len(test), "train_s": round(seconds, 1), **pr.evaluate(pc, model, test)}
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    return rows
 
 
 def _timed(fn, *args, repeats=3):
@@ -161,7 +271,20 @@ def main():
     parser.add_argument("--reference-sessions", type=int, default=2000)
     parser.add_argument("--big-sessions", type=int, default=10_000_000)
     parser.add_argument("--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE)
-    parser.add_argument("--skip", default="", help="comma-separated parts to skip: em, gradient, memory")
+    parser.add_argument("--skip", default="", help="comma-separated parts to skip: ten, em, gradient, memory")
+    parser.add_argument("--pyclick", default=os.environ.get("PYCLICK_PATH"),
+                        help="a PyClick checkout (the folder holding pyclick/): time and fit it beside jaxrank")
+    parser.add_argument("--logs", default="/tmp/jaxrank-click-models", help="where the PyClick-format logs are written")
+    parser.add_argument("--queries", type=int, default=3000, help="queries of the PyClick-format log")
+    parser.add_argument("--train-sessions", type=int, default=35000)
+    parser.add_argument("--test-sessions", type=int, default=10000)
+    parser.add_argument("--pyclick-sessions", type=int, default=2000,
+                        help="sessions PyClick's iteration is timed on (scaled per session to the log)")
+    parser.add_argument("--pyclick-fit", default="",
+                        help="only fit PyClick's models (comma-separated, e.g. DBN,CCM) on the logs and evaluate")
+    parser.add_argument("--variants", default="published",
+                        help="PyClick defect variants: published, last_click_rank_fixed, tail_clicks_fixed, both_fixed")
+    parser.add_argument("--iterations", type=int, default=50, help="EM iterations of --pyclick-fit")
     parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
     parser.add_argument("--memory-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -170,6 +293,18 @@ def main():
         return
     load_start = os.getloadavg()[0]
     skip = set(filter(None, args.skip.split(",")))
+    train_path, test_path = pyclick_logs(Path(args.logs), args.queries, args.train_sessions, args.test_sessions)
+    if args.pyclick_fit:
+        rows = pyclick_fit_rows(args.pyclick, train_path, test_path, args.pyclick_fit.split(","),
+                                args.variants.split(","), args.iterations)
+        if args.json:
+            from report import write_json
+
+            write_json(args.json, __file__, rows=rows, load_start=load_start,
+                       figures={"train_log": train_path.name, "test_log": test_path.name, "queries": args.queries,
+                                "dbn_user": DBN_USER})
+        return
+    ten = ten_rows(train_path, args.pyclick, args.pyclick_sessions) if "ten" not in skip else []
     print(f"{jax.default_backend()} x{jax.device_count()}, {os.cpu_count()} cores, load {load_start:.1f}", flush=True)
     start = time.perf_counter()
     log = make_log(args.sessions)
@@ -186,6 +321,13 @@ def main():
             raise SystemExit(done.stderr[-3000:])
         memory = json.loads(done.stdout.strip().splitlines()[-1])
         print(memory, flush=True)
+    if ten:
+        print(f"\n{train_path.name}: {ten[0]['sessions']:,} sessions")
+        print("| model | jaxrank iteration | PyClick iteration | PyClick / jaxrank |")
+        print("|---|---:|---:|---:|")
+        for r in ten:
+            print(f"| {r['model']} | {r['jaxrank_iteration_s'] * 1e3:.2f} ms | "
+                  f"{r.get('pyclick_iteration_s', float('nan')):.2f} s | {r.get('pyclick_over_jaxrank', float('nan')):,.0f}x |")
     print("\n| model | EM iteration | sessions/s | 50 iterations | NumPy reference iteration (scaled) | ratio |")
     print("|---|---:|---:|---:|---:|---:|")
     for r in em:
@@ -194,7 +336,8 @@ def main():
     if args.json:
         from report import write_json  # benchmarks/report.py: the one JSON shape BENCHMARKS.md is built from
 
-        rows = [{"part": "em", **r} for r in em] + [{"part": "gradient", **r} for r in grad]
+        rows = ([{"part": "ten", **r} for r in ten] + [{"part": "em", **r} for r in em]
+                + [{"part": "gradient", **r} for r in grad])
         write_json(args.json, __file__, rows=rows, load_start=load_start,
                    reference=[{"what": f"{r['model']}: one EM iteration on {r['sessions']:,} sessions, jaxrank over "
                                f"the NumPy reference loop (timed on {r['reference_sessions_timed']:,} sessions, scaled "

@@ -61,6 +61,7 @@ class Config:
     train_log: str = ""  # PyClick's protocol: fit every session of this click log (any read_click_log format)
     test_log: str = ""  # ... and score the sessions of this one whose query the training log holds
     unseen: str = "prior"  # test pairs the training log never showed: "prior" (PyClick's 0.5) or "global"
+    conventions: str = "jaxrank"  # conditional LL / perplexity: each model's own, or "pyclick" (its CM rule)
     simulators: tuple[str, ...] = SIMULATORS
     models: tuple[str, ...] = MODELS
     estimators: tuple[str, ...] = ("em",)  # add "gradient" for Adam fits of the same models
@@ -93,6 +94,7 @@ def _check(config: Config) -> None:
     if config.train_log and config.log:
         raise ValueError("log= (random splits of one log) and train_log=/test_log= (two logs) exclude each other.")
     check_choice("unseen", config.unseen, study.UNSEEN_RULES)
+    check_choice("conventions", config.conventions, metrics.CONVENTIONS)
     check_int("num_sessions", config.num_sessions, minimum=0 if config.log or config.train_log else 2)
     check_int("num_seeds", config.num_seeds, minimum=1)
     check_int("num_positions", config.num_positions, minimum=1)
@@ -392,7 +394,8 @@ def run(config: Config, run_dir) -> dict:
             fit_s = time.perf_counter() - start
             if known_pairs is not None:
                 params = study.fill_unseen_pairs(model, params, known_pairs, config.unseen)
-            out = jax.tree.map(np.asarray, study.evaluate_lanes(model, params, test, pairs))
+            out = jax.tree.map(np.asarray, study.evaluate_lanes(model, params, test, pairs,
+                                                                conventions=config.conventions))
             if not real:
                 out["ndcg@10"] = _relevance_ndcg(out.pop("relevance"), labels, queries.mask, train.query, len(labels))
             if estimator == "gradient" and not np.all(np.isfinite(out["log_likelihood"])):
@@ -415,7 +418,7 @@ def run(config: Config, run_dir) -> dict:
             ll = table[rows[0]][label]["log_likelihood"][0]
             print(f"[click_models] {label}: fitted {num_lanes} lanes in {fit_s:.1f}s; test LL ({rows[0]}) {ll:.4f}",
                   flush=True)
-    summary = {**dataset, "simulators": rows, "models": list(config.models), "estimators": list(config.estimators),
+    summary = {**dataset, "conventions": config.conventions, "simulators": rows, "models": list(config.models), "estimators": list(config.estimators),
                "num_seeds": config.num_seeds, "train_sessions": int(train.pair.shape[1]),
                "test_sessions": int(test.pair.shape[1]), "num_positions": config.num_positions,
                "table": table, "per_rank": per_rank}

@@ -110,43 +110,53 @@ def pyclick_logs(out: Path, num_queries: int, train: int, test: int, seed: int =
             write_pyclick_log(out / f"pyclick-test-{test}.txt.gz", log, slice(train, train + test)))
 
 
-def ten_rows(train_path: Path, pyclick_path, pyclick_sessions: int) -> list[dict]:
+def ten_rows(train_path: Path, pyclick_path, pyclick_sessions: int, rounds: int = 9) -> list[dict]:
     """EM per iteration of the ten models on the log at ``train_path`` (read by ``read_click_log``), in
-    jaxrank (``em_step`` as ``fit_em`` runs it, counts summed beforehand, compile excluded, mean of 5)
-    and in PyClick (``model.train`` with one EM iteration, or its one MLE pass, on the first
-    ``pyclick_sessions`` sessions, scaled per session to the whole log)."""
+    jaxrank (``em_step`` as ``fit_em`` runs it, counts summed beforehand, compile excluded; ``rounds``
+    rounds of one iteration of every model in turn, the median per model, so that a change of load
+    hits every model alike) and in PyClick (``model.train`` with one EM iteration, or its one MLE pass,
+    on the first ``pyclick_sessions`` sessions, scaled per session to the whole log)."""
     log, _, _ = read_click_log(train_path)
     num = log.pair.shape[0]
-    pc = None
-    if pyclick_path:
-        import pyclick_reference as pr
-
-        pc = pr.load(pyclick_path)
-        sessions = pr.read_sessions(pc, train_path)
-        assert len(sessions) == num, (len(sessions), num)
-        timed = sessions[:pyclick_sessions]
-    rows = []
+    steps = {}
     for name in TEN:
         model = CLICK_MODELS.build(name)
         state = model.init(jax.random.key(0), int(log.num_pairs), log.pair.shape[1])
         fixed = jax.jit(lambda p, lg, model=model: counts(model, p, lg, chunk_size=DEFAULT_CHUNK_SIZE))(
             state.params, log)
         step = jax.jit(lambda s, lg, f, model=model: em_step(model, s, lg, fixed=f)[0])
-        row = {"model": name.upper(), "sessions": num, "fitting": model.fitting,
-               "jaxrank_iteration_s": _timed(step, state, log, fixed, repeats=5)}
-        if pc is not None:
-            seconds = pr.train_seconds(pc, name.upper(), timed, 1)
-            row.update(pyclick_sessions_timed=len(timed), pyclick_iteration_s=seconds * num / len(timed))
+        jax.block_until_ready(step(state, log, fixed))  # compile
+        steps[name] = (model, lambda step=step, state=state, fixed=fixed: step(state, log, fixed))
+    seconds = {name: [] for name in TEN}
+    for _ in range(rounds):
+        for name in TEN:
+            start = time.perf_counter()
+            jax.block_until_ready(steps[name][1]())
+            seconds[name].append(time.perf_counter() - start)
+    rows = [{"model": name.upper(), "sessions": num, "fitting": steps[name][0].fitting,
+             "jaxrank_iteration_s": float(np.median(seconds[name]))} for name in TEN]
+    if pyclick_path:
+        import _pyclick as pr
+
+        pc = pr.load(pyclick_path)
+        sessions = pr.read_sessions(pc, train_path)
+        assert len(sessions) == num, (len(sessions), num)
+        timed = sessions[:pyclick_sessions]
+        for row in rows:
+            elapsed = pr.train_seconds(pc, row["model"], timed, 1)
+            row.update(pyclick_sessions_timed=len(timed), pyclick_iteration_s=elapsed * num / len(timed))
             row["pyclick_over_jaxrank"] = row["pyclick_iteration_s"] / row["jaxrank_iteration_s"]
-        rows.append(row)
-        print(row, flush=True)
+            print(row, flush=True)
+    dbn = next(r["jaxrank_iteration_s"] for r in rows if r["model"] == "DBN")
+    for row in rows:
+        row["over_dbn"] = row["jaxrank_iteration_s"] / dbn
     return rows
 
 
 def pyclick_fit_rows(pyclick_path, train_path: Path, test_path: Path, models, variants, iterations: int) -> list[dict]:
     """PyClick's ``models`` fitted on ``train_path`` (``iterations`` EM iterations), evaluated on the test
-    sessions of training queries (its protocol), once per defect variant (``pyclick_reference.defects``)."""
-    import pyclick_reference as pr
+    sessions of training queries (its protocol), once per defect variant (``_pyclick.defects``)."""
+    import _pyclick as pr
 
     pc = pr.load(pyclick_path)
     train = pr.read_sessions(pc, train_path)
@@ -323,10 +333,10 @@ def main():
         print(memory, flush=True)
     if ten:
         print(f"\n{train_path.name}: {ten[0]['sessions']:,} sessions")
-        print("| model | jaxrank iteration | PyClick iteration | PyClick / jaxrank |")
-        print("|---|---:|---:|---:|")
+        print("| model | jaxrank iteration | over DBN's | PyClick iteration | PyClick / jaxrank |")
+        print("|---|---:|---:|---:|---:|")
         for r in ten:
-            print(f"| {r['model']} | {r['jaxrank_iteration_s'] * 1e3:.2f} ms | "
+            print(f"| {r['model']} | {r['jaxrank_iteration_s'] * 1e3:.2f} ms | {r['over_dbn']:.2f} | "
                   f"{r.get('pyclick_iteration_s', float('nan')):.2f} s | {r.get('pyclick_over_jaxrank', float('nan')):,.0f}x |")
     print("\n| model | EM iteration | sessions/s | 50 iterations | NumPy reference iteration (scaled) | ratio |")
     print("|---|---:|---:|---:|---:|---:|")

@@ -201,7 +201,7 @@ def shuffled_splits(keys, log: SessionLog, num_train: int) -> tuple[SessionLog, 
     return take(orders[:, :num_train]), take(orders[:, num_train:])
 
 
-@functools.partial(jax.jit, static_argnames=("model",))
+@functools.partial(jax.jit, static_argnames=("model", "conventions"))
 def evaluate_lanes(model: ClickModel, params, logs: SessionLog, pairs: Optional[Array] = None, *,
                    conventions: str = "jaxrank") -> dict:
     """Test metrics of ``N`` fits on their own logs (``params`` and ``logs`` with leading axis ``[N]``):

@@ -24,7 +24,9 @@ no labels, so no relevance or position-bias truth).
 Every (simulator, seed) is a lane (``jaxrank.click_models.study.fit_lanes``, per-lane logs): one
 compiled program per model and estimator, checkpointed, so ``--resume`` continues a killed run.
 Estimators: ``em`` (PyClick's EM / counting, 50 iterations) and ``gradient`` (Adam on the same
-likelihood, ``jaxrank.click_models.fit_gradient``).
+likelihood, ``jaxrank.click_models.fit_gradient``). ``conventions=pyclick`` scores the conditional
+metrics as PyClick does (its CM rule; ``jaxrank.click_models.metrics``), ``jaxrank`` (default) by each
+model's own conditional probabilities.
 """
 
 import dataclasses

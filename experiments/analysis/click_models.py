@@ -189,7 +189,9 @@ def table(results: dict) -> str:
     lines = [f"Click models on {source}: {results['num_seeds']} seeds, {results['train_sessions']:,} training and "
              f"{results['test_sessions']:,} test sessions per log, {results['num_positions']} positions. Mean ± 95% CI "
              "over seeds. LL: PyClick's per-session mean conditional log-likelihood (higher is better); perplexity: "
-             "mean over ranks of 2^(−mean log2 P), unconditional / conditional (lower is better).", ""]
+             "mean over ranks of 2^(−mean log2 P), unconditional / conditional (lower is better)."
+             + (" Conditional metrics under PyClick's conventions (its CM rule: the unconditional probability up to "
+                "the first click, 10⁻⁶ below it)." if results.get("conventions") == "pyclick" else ""), ""]
     for sim in results["simulators"]:
         production = results.get("production_ndcg@10", {}).get(sim)
         lines += [f"### {sim}" + (f" (production ranker NDCG@10 {_fmt(production)})" if production else ""), "",

@@ -110,6 +110,17 @@ def evaluate(pc, model, sessions) -> dict:
             "perplexity_per_rank": per_rank, "conditional_perplexity": conditional}
 
 
+class _LogZero:
+    """``math`` for PyClick's DBN/CCM modules with ``log(0) = -inf`` (``exp(-inf) = 0``)."""
+
+    def __getattr__(self, name):
+        return getattr(math, name)
+
+    @staticmethod
+    def log(x, *base):
+        return -math.inf if x == 0 else math.log(x, *base)
+
+
 def _last_click_rank_fixed(self):
     clicks = self.get_clicks()
     ranks = [r for r, c in enumerate(clicks) if c]
@@ -159,9 +170,11 @@ def defects(pc, *, last_click_rank: bool = True, tail_clicks: bool = True):
     try:
         if not last_click_rank:
             session_cls.get_last_click_rank = _last_click_rank_fixed
+            pc.DBN.math = pc.CCM.math = _LogZero()
         if not tail_clicks:
             dbn._get_tail_clicks = _tail_clicks_fixed(("attr", "sat", "cont"))
             ccm._get_tail_clicks = _tail_clicks_fixed(("attr", "cont_noclick", "cont_click_nonrel", "cont_click_rel"))
         yield
     finally:
         session_cls.get_last_click_rank, dbn._get_tail_clicks, ccm._get_tail_clicks = saved
+        pc.DBN.math = pc.CCM.math = math

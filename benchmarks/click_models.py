@@ -1,9 +1,19 @@
-"""Click-model fitting throughput on one generated log of 10⁶ sessions (10 positions): EM iterations
-of DBN and CCM against the NumPy reference loop, a whole 50-iteration fit, gradient epochs, and the
-peak memory of a chunked fit of 10⁷ sessions.
+"""Click-model fitting throughput: the ten models' EM iteration on one PyClick-format log beside
+PyClick's own, and on one generated log of 10⁶ sessions (10 positions): EM iterations of DBN and CCM
+against the NumPy reference loop, a whole 50-iteration fit, gradient epochs, and the peak memory of a
+chunked fit of 10⁷ sessions.
 
-    python benchmarks/click_models.py [--sessions 1000000] [--reference-sessions 2000] [--big-sessions 10000000]
-                                      [--json PATH]
+    python benchmarks/click_models.py [--pyclick DIR] [--sessions 1000000] [--reference-sessions 2000]
+                                      [--big-sessions 10000000] [--json PATH]
+    python benchmarks/click_models.py --pyclick DIR --queries 40 --train-sessions 400 --test-sessions 400 \
+                                      --pyclick-fit DBN,CCM --variants published,both_fixed --json PATH
+
+* The ten models (part ``ten``): a log of ``--train-sessions`` sessions of a DBN user (``DBN_USER``)
+  over ``--queries`` queries, written in PyClick's session text, gzip-compressed, with a test log of
+  ``--test-sessions`` more (``--logs``); jaxrank's EM iteration of each model (``ten_rows``) and, with
+  ``--pyclick`` (or ``PYCLICK_PATH``), PyClick's, timed in the same run (``benchmarks/_pyclick.py``),
+  with their ratio. ``--pyclick-fit MODELS`` instead fits PyClick's models on the training log (50
+  iterations), scores the test log by its protocol, once per defect variant (``--variants``).
 
 * EM per iteration (DBN, CCM): one jitted ``em_step`` over the log in chunks of ``DEFAULT_CHUNK_SIZE``
   sessions (``fit_em``'s default), with the parameter-free counts summed beforehand (as ``fit_em``
@@ -94,9 +104,8 @@ def write_pyclick_log(path: Path, log, sessions: slice) -> Path:
     clicks, mask = np.asarray(log.clicks)[sessions], np.asarray(log.mask)[sessions]
     lines = [f"q{q}\t{','.join(f'd{d}' for d in p[m])}:{','.join(f'd{d}' for d in p[m & c])}\n"
              for q, p, c, m in zip(query, pair, clicks, mask)]
-    tmp = path.with_name(path.name + ".tmp")
-    with gzip.open(tmp, "wt", encoding="ascii") as f:
-        f.writelines(lines)
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")  # one per process: concurrent runs write the same bytes
+    tmp.write_bytes(gzip.compress("".join(lines).encode("ascii"), mtime=0))
     tmp.replace(path)
     return path
 

@@ -227,13 +227,30 @@ def production_scores(config: Config, queries, seed: int):
     return queries.labels + config.ranker_noise * jax.random.normal(key, queries.labels.shape)
 
 
+def _session_key(config: Config, name: str, seed):
+    return jax.random.fold_in(jax.random.fold_in(jax.random.key(config.seed), seed), 1 + SIMULATORS.index(name))
+
+
+def _generate(config: Config, queries, name: str, grades: int, key, scores):
+    return generate_sessions(key, queries, config.num_sessions, simulator(config, name, grades), scores=scores,
+                             temperature=config.temperature, num_positions=config.num_positions)
+
+
 def simulate(config: Config, queries, name: str, seed: int, grades: int):
-    """``(train, test)`` logs of simulator ``name`` and seed ``seed``."""
-    key = jax.random.fold_in(jax.random.fold_in(jax.random.key(config.seed), seed), 1 + SIMULATORS.index(name))
-    log = generate_sessions(key, queries, config.num_sessions, simulator(config, name, grades),
-                            scores=production_scores(config, queries, seed), temperature=config.temperature,
-                            num_positions=config.num_positions)
+    """``(train, test)`` logs of simulator ``name`` and seed ``seed`` (one lane of ``simulate_seeds``)."""
+    log = _generate(config, queries, name, grades, _session_key(config, name, seed),
+                    production_scores(config, queries, seed))
     return split(config, jax.tree.map(np.asarray, log))
+
+
+def simulate_seeds(config: Config, queries, name: str, grades: int) -> list:
+    """``[(train, test)]`` of every seed of simulator ``name``, generated as one program vmapped over
+    the seeds (each lane's bytes are ``simulate``'s)."""
+    seeds = jnp.arange(config.num_seeds)
+    keys = jax.vmap(lambda s: _session_key(config, name, s))(seeds)
+    scores = jax.vmap(lambda s: production_scores(config, queries, s))(seeds)
+    logs = jax.tree.map(np.asarray, jax.vmap(lambda k, x: _generate(config, queries, name, grades, k, x))(keys, scores))
+    return [split(config, jax.tree.map(lambda x, s=s: x[s], logs)) for s in range(config.num_seeds)]
 
 
 def num_train(config: Config, num_sessions: int) -> int:
@@ -362,7 +379,7 @@ def run(config: Config, run_dir) -> dict:
         print(f"[click_models] {name}: {queries.labels.shape[0]} queries (L = {queries.labels.shape[1]}), {grades} "
               f"grades; simulators {', '.join(rows)}; {config.num_seeds} seeds x {config.num_sessions:,} sessions",
               flush=True)
-        splits = [simulate(config, queries, r, s, grades) for r in rows for s in range(config.num_seeds)]
+        splits = [lane for r in rows for lane in simulate_seeds(config, queries, r, grades)]
         dataset = {"dataset": name, "source": source, "num_queries": int(queries.labels.shape[0]),
                    "list_size": int(queries.labels.shape[1]), "num_grades": grades,
                    "num_pairs": int(splits[0][0].num_pairs)}

@@ -19,8 +19,8 @@ EM also has DBN's two defects (``jaxrank.click_models.dbn``; ``docs/guide.md``, 
 session without clicks adds nothing to ``α``'s numerator off the clicks and never stops, and
 ``_get_tail_clicks`` reads the top positions' parameters for the tail below ``start_rank`` in the
 ``τ`` updates. On a generated log of a DBN user (``docs/results.md``: 400 training sessions, 28.5%
-without a click) PyClick's CCM reaches test LL −0.3423 after 50 iterations, this one −0.3077; after 5
-iterations −0.3450 as published, −0.3145 with both defects switched off, −0.3081 here. The
+without a click) PyClick's CCM reaches test LL −0.3423 after 50 iterations, this one −0.3077,
+PyClick's with both defects switched off −0.3122 (nearly all of the gap is the first). The
 relevance estimate is ``α²``: attractive and satisfying (PyClick's ``predict_relevance``).
 """
 

@@ -346,7 +346,8 @@ def main():
         print("|---|---:|---:|---:|---:|")
         for r in ten:
             print(f"| {r['model']} | {r['jaxrank_iteration_s'] * 1e3:.2f} ms | {r['over_dbn']:.2f} | "
-                  f"{r.get('pyclick_iteration_s', float('nan')):.2f} s | {r.get('pyclick_over_jaxrank', float('nan')):,.0f}x |")
+                  f"{r.get('pyclick_iteration_s', float('nan')):.2f} s | "
+                  f"{r.get('pyclick_over_jaxrank', float('nan')):,.0f}x |")
     print("\n| model | EM iteration | sessions/s | 50 iterations | NumPy reference iteration (scaled) | ratio |")
     print("|---|---:|---:|---:|---:|---:|")
     for r in em:

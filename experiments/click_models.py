@@ -437,7 +437,8 @@ def run(config: Config, run_dir) -> dict:
             ll = table[rows[0]][label]["log_likelihood"][0]
             print(f"[click_models] {label}: fitted {num_lanes} lanes in {fit_s:.1f}s; test LL ({rows[0]}) {ll:.4f}",
                   flush=True)
-    summary = {**dataset, "conventions": config.conventions, "simulators": rows, "models": list(config.models), "estimators": list(config.estimators),
+    summary = {**dataset, "conventions": config.conventions, "simulators": rows, "models": list(config.models),
+               "estimators": list(config.estimators),
                "num_seeds": config.num_seeds, "train_sessions": int(train.pair.shape[1]),
                "test_sessions": int(test.pair.shape[1]), "num_positions": config.num_positions,
                "table": table, "per_rank": per_rank}

@@ -149,8 +149,8 @@ def test_a_yandex_log_runs(tmp_path, no_data):
     cond = {m: arrays[f"{m}__em__conditional_perplexity"].mean() for m in ("ubm", "pbm", "gctr")}
     holds = ll["ubm"] > max(ll["pbm"], ll["gctr"]) and cond["ubm"] < min(cond["pbm"], cond["gctr"])
     assert verdict["On"][0] == (analysis.HOLDS if holds else analysis.FAILS)
-    assert verdict["On"][1].startswith(", ".join(f"{m.upper()} {ll[m]:.4f} / {cond[m]:.4f}" for m in ("ubm", "pbm", "gctr"))
-                                       + " (LL / cond. perplexity)")
+    values = ", ".join(f"{m.upper()} {ll[m]:.4f} / {cond[m]:.4f}" for m in ("ubm", "pbm", "gctr"))
+    assert verdict["On"][1].startswith(values + " (LL / cond. perplexity)")
 
 
 @pytest.mark.slow

@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxrank.click_models.base import (DEFAULT_CHUNK_SIZE, EM_HPARAMS, EM_OPTIONS, ClickModel, Statistics, check_sizes,
-                                       filled, gather_rows, log1mexp, log_probs, observed, pair_sum, rank_sum, rank_table,
+                                       filled, gather_rows, log1mexp, observed, pair_sum, rank_sum, rank_table,
                                        shown_log_probs, spread)
 from jaxrank.data.sessions import SessionLog
 from jaxrank.types import Array, PRNGKey

@@ -312,7 +312,8 @@ def main():
         return
     load_start = os.getloadavg()[0]
     skip = set(filter(None, args.skip.split(",")))
-    train_path, test_path = pyclick_logs(Path(args.logs), args.queries, args.train_sessions, args.test_sessions)
+    if args.pyclick_fit or "ten" not in skip:
+        train_path, test_path = pyclick_logs(Path(args.logs), args.queries, args.train_sessions, args.test_sessions)
     if args.pyclick_fit:
         rows = pyclick_fit_rows(args.pyclick, train_path, test_path, args.pyclick_fit.split(","),
                                 args.variants.split(","), args.iterations)

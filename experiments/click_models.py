@@ -24,7 +24,9 @@ no labels, so no relevance or position-bias truth).
 Every (simulator, seed) is a lane (``jaxrank.click_models.study.fit_lanes``, per-lane logs): one
 compiled program per model and estimator, checkpointed, so ``--resume`` continues a killed run.
 Estimators: ``em`` (PyClick's EM / counting, 50 iterations) and ``gradient`` (Adam on the same
-likelihood, ``jaxrank.click_models.fit_gradient``).
+likelihood, ``jaxrank.click_models.fit_gradient``). ``conventions=pyclick`` scores the conditional
+metrics as PyClick does (its CM rule; ``jaxrank.click_models.metrics``), ``jaxrank`` (default) by each
+model's own conditional probabilities.
 """
 
 import dataclasses
@@ -62,6 +64,7 @@ class Config:
     train_log: str = ""  # PyClick's protocol: fit every session of this click log (any read_click_log format)
     test_log: str = ""  # ... and score the sessions of this one whose query the training log holds
     unseen: str = "prior"  # test pairs the training log never showed: "prior" (PyClick's 0.5) or "global"
+    conventions: str = "jaxrank"  # conditional LL / perplexity: each model's own, or "pyclick" (its CM rule)
     simulators: tuple[str, ...] = SIMULATORS
     models: tuple[str, ...] = MODELS
     estimators: tuple[str, ...] = ("em",)  # add "gradient" for Adam fits of the same models
@@ -96,6 +99,7 @@ def _check(config: Config) -> None:
     if config.train_log and config.log:
         raise ValueError("log= (random splits of one log) and train_log=/test_log= (two logs) exclude each other.")
     check_choice("unseen", config.unseen, study.UNSEEN_RULES)
+    check_choice("conventions", config.conventions, metrics.CONVENTIONS)
     check_int("num_sessions", config.num_sessions, minimum=0 if config.log or config.train_log else 2)
     check_int("num_seeds", config.num_seeds, minimum=1)
     check_int("num_positions", config.num_positions, minimum=1)
@@ -228,13 +232,30 @@ def production_scores(config: Config, queries, seed: int):
     return queries.labels + config.ranker_noise * jax.random.normal(key, queries.labels.shape)
 
 
+def _session_key(config: Config, name: str, seed):
+    return jax.random.fold_in(jax.random.fold_in(jax.random.key(config.seed), seed), 1 + SIMULATORS.index(name))
+
+
+def _generate(config: Config, queries, name: str, grades: int, key, scores):
+    return generate_sessions(key, queries, config.num_sessions, simulator(config, name, grades), scores=scores,
+                             temperature=config.temperature, num_positions=config.num_positions)
+
+
 def simulate(config: Config, queries, name: str, seed: int, grades: int):
-    """``(train, test)`` logs of simulator ``name`` and seed ``seed``."""
-    key = jax.random.fold_in(jax.random.fold_in(jax.random.key(config.seed), seed), 1 + SIMULATORS.index(name))
-    log = generate_sessions(key, queries, config.num_sessions, simulator(config, name, grades),
-                            scores=production_scores(config, queries, seed), temperature=config.temperature,
-                            num_positions=config.num_positions)
+    """``(train, test)`` logs of simulator ``name`` and seed ``seed`` (one lane of ``simulate_seeds``)."""
+    log = _generate(config, queries, name, grades, _session_key(config, name, seed),
+                    production_scores(config, queries, seed))
     return split(config, jax.tree.map(np.asarray, log))
+
+
+def simulate_seeds(config: Config, queries, name: str, grades: int) -> list:
+    """``[(train, test)]`` of every seed of simulator ``name``, generated as one program vmapped over
+    the seeds (each lane's bytes are ``simulate``'s)."""
+    seeds = jnp.arange(config.num_seeds)
+    keys = jax.vmap(lambda s: _session_key(config, name, s))(seeds)
+    scores = jax.vmap(lambda s: production_scores(config, queries, s))(seeds)
+    logs = jax.tree.map(np.asarray, jax.vmap(lambda k, x: _generate(config, queries, name, grades, k, x))(keys, scores))
+    return [split(config, jax.tree.map(lambda x, s=s: x[s], logs)) for s in range(config.num_seeds)]
 
 
 def num_train(config: Config, num_sessions: int) -> int:
@@ -363,7 +384,7 @@ def run(config: Config, run_dir) -> dict:
         print(f"[click_models] {name}: {queries.labels.shape[0]} queries (L = {queries.labels.shape[1]}), {grades} "
               f"grades; simulators {', '.join(rows)}; {config.num_seeds} seeds x {config.num_sessions:,} sessions",
               flush=True)
-        splits = [simulate(config, queries, r, s, grades) for r in rows for s in range(config.num_seeds)]
+        splits = [lane for r in rows for lane in simulate_seeds(config, queries, r, grades)]
         dataset = {"dataset": name, "source": source, "num_queries": int(queries.labels.shape[0]),
                    "list_size": int(queries.labels.shape[1]), "num_grades": grades,
                    "num_pairs": int(splits[0][0].num_pairs)}
@@ -398,7 +419,8 @@ def run(config: Config, run_dir) -> dict:
             fit_s = time.perf_counter() - start
             if known_pairs is not None:
                 params = study.fill_unseen_pairs(model, params, known_pairs, config.unseen)
-            out = jax.tree.map(np.asarray, study.evaluate_lanes(model, params, test, pairs))
+            out = jax.tree.map(np.asarray, study.evaluate_lanes(model, params, test, pairs,
+                                                                conventions=config.conventions))
             if not real:
                 out["ndcg@10"] = _relevance_ndcg(out.pop("relevance"), labels, queries.mask, train.query, len(labels))
             if estimator == "gradient" and not np.all(np.isfinite(out["log_likelihood"])):
@@ -421,7 +443,8 @@ def run(config: Config, run_dir) -> dict:
             ll = table[rows[0]][label]["log_likelihood"][0]
             print(f"[click_models] {label}: fitted {num_lanes} lanes in {fit_s:.1f}s; test LL ({rows[0]}) {ll:.4f}",
                   flush=True)
-    summary = {**dataset, "simulators": rows, "models": list(config.models), "estimators": list(config.estimators),
+    summary = {**dataset, "conventions": config.conventions, "simulators": rows, "models": list(config.models),
+               "estimators": list(config.estimators),
                "num_seeds": config.num_seeds, "train_sessions": int(train.pair.shape[1]),
                "test_sessions": int(test.pair.shape[1]), "num_positions": config.num_positions,
                "table": table, "per_rank": per_rank}

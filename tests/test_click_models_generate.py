@@ -146,3 +146,53 @@ def test_cascade_examination_is_the_product_of_not_stopping_above():
     np.testing.assert_allclose(got, [1.0, 0.55, 0.18], rtol=1e-6)
     with pytest.raises(ValueError, match=r"grades must lie in \[0, 2\) on the shown ranks; got \[0, 2\]"):
         cascade_examination(model, grades + np.asarray([[0, 0, 1], [0, 0, 0], [0, 0, 0]]), mask)
+
+
+def _pyclick_cm_conditional(attr, pairs, clicks):
+    """PyClick's ``CM.get_conditional_click_probs`` as a loop: ``P(C_r = 1) = α_r Π_{i<r}(1 - α_i)`` and
+    its complement up to and including the first click (every rank without one), ``10⁻⁶`` below it."""
+    first = clicks.index(1) if 1 in clicks else len(clicks)
+    probs, exam = [], 1.0
+    for rank, (p, c) in enumerate(zip(pairs, clicks)):
+        click = attr[p] * exam
+        exam *= 1.0 - attr[p]
+        probs.append(1e-6 if rank > first else (click if c else 1.0 - click))
+    return probs
+
+
+def test_pyclick_conventions_score_cm_by_pyclick_rule():
+    """``conventions="pyclick"``: CM's log-likelihood and conditional perplexity equal PyClick's rule on
+    sessions with several clicks (clicked and skipped positions below the first click); the other
+    models and the unconditional perplexity are unchanged; "jaxrank" keeps the model's own."""
+    model = CLICK_MODELS.build("cm")
+    rng = np.random.default_rng(11)
+    attr = rng.uniform(0.1, 0.9, 6)
+    rows = []
+    for _ in range(60):
+        n = int(rng.choice([2, 3, 4]))
+        rows.append((tuple(int(p) for p in rng.permutation(6)[:n]), tuple(int(c) for c in rng.random(n) < 0.45)))
+    assert sum(sum(c) >= 2 for _, c in rows) > 5 and sum(1 not in c for _, c in rows) > 5
+    pad = lambda xs: list(xs) + [0] * (4 - len(xs))  # noqa: E731
+    log = session_log(np.zeros(len(rows), int), [pad(p) for p, _ in rows], [pad(p) for p, _ in rows],
+                      [pad(c) for _, c in rows], [[1] * len(p) + [0] * (4 - len(p)) for p, _ in rows], num_pairs=6)
+    params = from_probabilities(model.init_params(6, 4)._replace(attraction=jnp.asarray(attr, jnp.float32)))
+    cond = [_pyclick_cm_conditional(attr, p, c) for p, c in rows]
+    want_ll = np.mean([np.mean(np.log(c)) for c in cond])
+    sums, counts = np.zeros(4), np.zeros(4)
+    for c in cond:
+        sums[:len(c)] += np.log2(c)
+        counts[:len(c)] += 1
+    want_per_rank = 2.0 ** (-sums / counts)
+    got_ll = click_models.log_likelihood(model, params, log, conventions="pyclick")
+    got_ppl = click_models.conditional_perplexity(model, params, log, conventions="pyclick")
+    assert float(got_ll) == pytest.approx(want_ll, rel=1e-5)
+    np.testing.assert_allclose(got_ppl.per_rank, want_per_rank, rtol=1e-5)
+    assert float(got_ppl.overall) == pytest.approx(want_per_rank.mean(), rel=1e-5)
+    # jaxrank's rule is another number on these sessions (the model's conditional α_r above the first click)
+    assert abs(float(click_models.log_likelihood(model, params, log)) - want_ll) > 0.1
+    dbn = CLICK_MODELS.build("dbn")
+    dbn_params = dbn.init_params(6, 4)
+    assert float(click_models.log_likelihood(dbn, dbn_params, log, conventions="pyclick")) == \
+        float(click_models.log_likelihood(dbn, dbn_params, log))
+    with pytest.raises(ValueError, match="conventions"):
+        click_models.log_likelihood(model, params, log, conventions="clax")

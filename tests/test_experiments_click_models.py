@@ -102,11 +102,18 @@ def test_verdicts_follow_the_numbers():
     (detail,) = [d for c, _, d in analysis.verdicts(worse) if c.startswith("PBM")]
     assert detail.endswith("fitted from 3,000 training sessions over 784 queries (3.8 a query): a small log, "
                            "where EM's error shrinks with sessions")
+    # The real-log claim is on the LL and the conditional perplexity (the unconditional one is left out).
     real = {"simulators": ["log"], "estimators": ["em"],
-            "table": {"log": {f"{m}/em": {"perplexity": [p, 0.001], "log_likelihood": [-0.3, 0.001]}
-                              for m, p in (("ubm", 1.30), ("dbn", 1.31), ("pbm", 1.32), ("gctr", 1.5))}}}
-    got = {claim.split(" ")[0]: verdict for claim, verdict, _ in analysis.verdicts(real)}
-    assert got["On"] == analysis.HOLDS and got["The"] == analysis.UNTESTABLE
+            "table": {"log": {f"{m}/em": {"perplexity": [1.0, 0.001], "conditional_perplexity": [p, 0.001],
+                                          "log_likelihood": [ll, 0.001]}
+                              for m, p, ll in (("ubm", 1.30, -0.28), ("dbn", 1.31, -0.29), ("pbm", 1.32, -0.30),
+                                               ("gctr", 1.5, -0.37))}}}
+    got = {claim.split(" ")[0]: (verdict, detail) for claim, verdict, detail in analysis.verdicts(real)}
+    assert got["On"] == (analysis.HOLDS, "UBM -0.2800 / 1.3000, DBN -0.2900 / 1.3100, PBM -0.3000 / 1.3200, "
+                                         "GCTR -0.3700 / 1.5000 (LL / cond. perplexity)")
+    assert got["The"][0] == analysis.UNTESTABLE
+    real["table"]["log"]["pbm/em"]["log_likelihood"] = [-0.285, 0.001]  # PBM above DBN's LL
+    assert {c.split(" ")[0]: v for c, v, _ in analysis.verdicts(real)}["On"] == analysis.FAILS
 
 
 def _write_yandex(path, num_sessions=80, seed=0):
@@ -133,12 +140,17 @@ def test_a_yandex_log_runs(tmp_path, no_data):
     assert "ndcg@10" not in results["table"]["log"]["pbm/em"]
     verdict = {claim.split(" ")[0]: (v, d) for claim, v, d in results["verdicts"]}
     # Clicks 0.5 / rank whatever the document: position-based users. The claim's numbers are the
-    # lanes' perplexities, and its verdict is UBM below both PBM and GCTR.
+    # lanes' LL and conditional perplexities, and its verdict is UBM above PBM and GCTR on the first
+    # and below them on the second.
     arrays = np.load(run_dir / "arrays.npz")
     perplexity = {m: arrays[f"{m}__em__perplexity"].mean() for m in ("ubm", "pbm", "gctr")}
     assert perplexity["gctr"] > perplexity["pbm"]  # a model without positions loses on position-driven clicks
-    want = analysis.HOLDS if perplexity["ubm"] < min(perplexity["pbm"], perplexity["gctr"]) else analysis.FAILS
-    assert verdict["On"] == (want, ", ".join(f"{m.upper()} {perplexity[m.lower()]:.4f}" for m in ("UBM", "PBM", "GCTR")))
+    ll = {m: arrays[f"{m}__em__log_likelihood"].mean() for m in ("ubm", "pbm", "gctr")}
+    cond = {m: arrays[f"{m}__em__conditional_perplexity"].mean() for m in ("ubm", "pbm", "gctr")}
+    holds = ll["ubm"] > max(ll["pbm"], ll["gctr"]) and cond["ubm"] < min(cond["pbm"], cond["gctr"])
+    assert verdict["On"][0] == (analysis.HOLDS if holds else analysis.FAILS)
+    values = ", ".join(f"{m.upper()} {ll[m]:.4f} / {cond[m]:.4f}" for m in ("ubm", "pbm", "gctr"))
+    assert verdict["On"][1].startswith(values + " (LL / cond. perplexity)")
 
 
 @pytest.mark.slow
@@ -162,6 +174,7 @@ def test_a_killed_run_resumes_with_identical_results(tmp_path, no_data, monkeypa
     (["models=pbm,clicky"], "models must be one of .*got 'clicky'"),
     (["simulators=perfect,perfect"], "names an entry twice"),
     (["estimators=newton"], "estimators must be one of 'em', 'gradient'; got 'newton'"),
+    (["conventions=clax"], "conventions must be one of 'jaxrank', 'pyclick'; got 'clax'"),
     (["test_fraction=1.5"], r"test_fraction must be in \(0, 1\); got 1.5"),
     (["num_sessions=1"], "num_sessions must be an int >= 2; got 1"),
     (["num_sessions=3", "test_fraction=0.1"], "leaves 3 training sessions; both parts need at least one"),

@@ -7,8 +7,14 @@ The user scans from the top, clicks the first attractive document (``α_qd``) an
 
 A click below the first one has probability 0 under the model; its conditional probability is
 floored at ``MIN_PROB`` (PyClick's ``CM.PROB_MIN``), so logs with several clicks per session keep a
-finite likelihood. (PyClick gives ``PROB_MIN`` to the *observed* outcome below the first click,
-clicked or not; here only a click gets it and no click has probability ``1 - MIN_PROB``, as CLAX.)
+finite likelihood; no click there has probability ``1 - MIN_PROB`` (as CLAX).
+
+PyClick's ``CM.get_conditional_click_probs`` scores a session differently (``pyclick_conditional_log_probs``,
+the ``conventions="pyclick"`` of ``jaxrank.click_models.metrics``): at and above the first click (every
+position of a session without clicks) it takes the *unconditional* ``P(C_r = 1) = α_r Π_{i<r} (1 - α_i)``
+where the model's conditional is ``α_r``, and below the first click it gives ``PROB_MIN`` to the observed
+outcome, clicked or not. Its log-likelihood is therefore far below the model's (a skip below a click
+costs ``log 10⁻⁶ ≈ -13.8``), and CM rows of PyClick-based tables compare only under that rule.
 
 Fitted by counting (maximum likelihood, ch. 4): every position up to and including the first click
 (all of them in a session without clicks) was examined, so ``α = (1 + #clicks) / (2 + #examined)``
@@ -51,6 +57,17 @@ def conditional_log_probs(params: CMParams, log: SessionLog) -> Array:
     log_click = chain.conditional(_chain(params, log.pair, log.mask), log.clicks)
     log_click = jnp.where(clicks_before(log.clicks) > 0, math.log(MIN_PROB), log_click)
     return observed(log_click, log.clicks, log.mask)
+
+
+def pyclick_conditional_log_probs(params: CMParams, log: SessionLog) -> Array:
+    """``[S, K]`` PyClick's ``CM.get_conditional_click_probs`` (as logs; 0 on padding): at rank ``r`` at or
+    above the first click, ``log P(C_r = c_r)`` with the unconditional ``P(C_r = 1) = α_r Π_{i<r} (1 - α_i)``;
+    below it, ``log MIN_PROB`` whether clicked or not."""
+    log_attr, log_not_attr = log_probs(params.attraction[log.pair])
+    log_not_attr = jnp.where(log.mask, log_not_attr, 0.0)
+    log_exam = jnp.cumsum(log_not_attr, axis=-1) - log_not_attr  # log Π_{i<r} (1 - α_i)
+    scored = observed(log_attr + log_exam, log.clicks, log.mask)
+    return jnp.where(log.mask & (clicks_before(log.clicks) > 0), math.log(MIN_PROB), scored)
 
 
 def click_log_probs(params: CMParams, log: SessionLog) -> Array:

@@ -19,7 +19,13 @@ parameter, so per iteration
 
 PyClick's updates are closed forms of the same posteriors for ``α`` and ``σ``, but use the
 unconditional ``P(E_r = 1)`` where the posterior needs ``P(E_r = 1 | C_<r)`` below the last click,
-and count the continuation after the last position too; the fitted values differ slightly. The
+and count the continuation after the last position too. Two defects of its EM cost more
+(``docs/guide.md``, "Click models"): ``get_last_click_rank()`` is the session's length for a session
+without clicks, so such a session adds nothing to ``α``'s numerator and never stops in ``γ``'s
+update; and ``_get_tail_clicks`` scores the positions below ``start_rank`` with the top positions'
+parameters in ``γ``'s update. On a generated log of a DBN user (``docs/results.md``: 400 training
+sessions, 28.5% without a click) PyClick's DBN reaches test LL −0.3398 after 50 iterations, this one
+−0.3087, PyClick's with both defects switched off −0.3098 (nearly all of the gap is the first). The
 relevance estimate is ``α σ``.
 """
 

@@ -13,6 +13,12 @@ Piwowarski, SIGIR 2008; Chuklin, Markov, de Rijke, *Click Models for Web Search*
 
 Lower perplexity is better (1 is perfect prediction; 2 is a coin flip). CLAX's log-likelihood is
 instead the mean over all shown positions; ``log_likelihood(..., per_session=False)`` gives that.
+
+``conventions`` (``CONVENTIONS``) of the conditional metrics (``log_likelihood``,
+``conditional_perplexity``): ``"jaxrank"`` scores each model's own ``P(C_r = c_r | C_<r)``;
+``"pyclick"`` scores what PyClick's ``get_conditional_click_probs`` returns, which differs for CM only
+(``jaxrank.click_models.cm.pyclick_conditional_log_probs``: the unconditional probability at and above
+the first click, ``10⁻⁶`` for any outcome below it). The unconditional perplexity has one rule.
 """
 
 from typing import NamedTuple
@@ -20,10 +26,16 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
+from jaxrank.click_models import cm
 from jaxrank.click_models.base import ClickModel, check_fit_log, observed, session_log_likelihood
 from jaxrank.click_models.parametrization import pair_fields
 from jaxrank.data.sessions import SessionLog
 from jaxrank.types import Array
+from jaxrank.utils.checks import check_choice
+
+CONVENTIONS = ("jaxrank", "pyclick")
+# The models whose conditional probabilities PyClick computes by another rule than the model's.
+_PYCLICK_CONDITIONAL = {"cm": cm.pyclick_conditional_log_probs}
 
 
 class Perplexity(NamedTuple):
@@ -39,11 +51,24 @@ def check_ids(model: ClickModel, params, log: SessionLog) -> None:
         check_fit_log(log, min(sizes))
 
 
-def log_likelihood(model: ClickModel, params, log: SessionLog, *, per_session: bool = True) -> Array:
+def conditional_log_probs(model: ClickModel, params, log: SessionLog, *, conventions: str = "jaxrank") -> Array:
+    """``[S, K]`` ``log P(C_r = c_r | C_<r)`` of the observed clicks (0 on padding) under ``conventions``."""
+    check_choice("conventions", conventions, CONVENTIONS)
+    if conventions == "pyclick" and model.name in _PYCLICK_CONDITIONAL:
+        return _PYCLICK_CONDITIONAL[model.name](params, log)
+    return model.conditional_log_probs(params, log)
+
+
+def log_likelihood(model: ClickModel, params, log: SessionLog, *, per_session: bool = True,
+                   conventions: str = "jaxrank") -> Array:
     """``[]`` mean conditional log-likelihood of the observed clicks (PyClick's ``LogLikelihood``; with
-    ``per_session=False`` the mean over all shown positions, as CLAX)."""
+    ``per_session=False`` the mean over all shown positions, as CLAX); ``conventions`` as the module says."""
     check_ids(model, params, log)
-    sessions = session_log_likelihood(model, params, log)
+    check_choice("conventions", conventions, CONVENTIONS)
+    if conventions == "pyclick" and model.name in _PYCLICK_CONDITIONAL:
+        sessions = jnp.sum(_PYCLICK_CONDITIONAL[model.name](params, log), axis=-1)
+    else:
+        sessions = session_log_likelihood(model, params, log)
     lengths = jnp.sum(log.mask, axis=-1)
     if not per_session:
         return jnp.sum(sessions) / jnp.maximum(jnp.sum(lengths), 1)
@@ -65,7 +90,8 @@ def perplexity(model: ClickModel, params, log: SessionLog) -> Perplexity:
     return _perplexity(observed(model.click_log_probs(params, log), log.clicks, log.mask), log.mask)
 
 
-def conditional_perplexity(model: ClickModel, params, log: SessionLog) -> Perplexity:
-    """Perplexity of the click probabilities given the clicks above (PyClick's ``PerplexityCond``)."""
+def conditional_perplexity(model: ClickModel, params, log: SessionLog, *, conventions: str = "jaxrank") -> Perplexity:
+    """Perplexity of the click probabilities given the clicks above (PyClick's ``PerplexityCond``);
+    ``conventions`` as the module says."""
     check_ids(model, params, log)
-    return _perplexity(model.conditional_log_probs(params, log), log.mask)
+    return _perplexity(conditional_log_probs(model, params, log, conventions=conventions), log.mask)

@@ -18,7 +18,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxrank.click_models.base import (DEFAULT_CHUNK_SIZE, EM_HPARAMS, EM_OPTIONS, ClickModel, Statistics, check_sizes,
-                                       filled, log1mexp, log_probs, observed, pair_sum, rank_sum, rank_table,
+                                       filled, gather_rows, log1mexp, observed, pair_sum, rank_sum, rank_table,
                                        shown_log_probs, spread)
 from jaxrank.data.sessions import SessionLog
 from jaxrank.types import Array, PRNGKey
@@ -36,13 +36,6 @@ class PBMParams(NamedTuple):
 def init(num_pairs: int, num_positions: int, *, prob=0.5, dtype=jnp.float32) -> PBMParams:
     check_sizes(num_pairs, num_positions)
     return PBMParams(filled((num_pairs,), prob, dtype), filled((num_positions,), prob, dtype))
-
-
-def _factors(params: PBMParams, pairs: Array, num_positions: int):
-    log_attr, log_not_attr = log_probs(params.attraction[pairs])
-    exam = log_probs(rank_table(params.examination, num_positions))
-    log_exam, log_not_exam = (spread(x, pairs.shape) for x in exam)
-    return log_attr, log_not_attr, log_exam, log_not_exam
 
 
 def click_log_probs(params: PBMParams, log: SessionLog) -> Array:
@@ -78,17 +71,41 @@ def skip_posteriors(log_attr, log_not_attr, log_exam, log_not_exam) -> tuple[Arr
     return jnp.exp(log_attr + log_not_exam - log_no_click), jnp.exp(log_exam + log_not_attr - log_no_click)
 
 
-def statistics(params: PBMParams, log: SessionLog) -> Statistics:
-    attr_skip, exam_skip = skip_posteriors(*_factors(params, log.pair, log.mask.shape[-1]))
-    attr = jnp.where(log.clicks, 1.0, attr_skip)
-    exam = jnp.where(log.clicks, 1.0, exam_skip)
-    ones = jnp.ones(log.mask.shape, params.attraction.dtype)
+def _probs(params: PBMParams, pairs: Array, num_positions: int):
+    """``(α, 1 - α, ε, 1 - ε)`` per position in probability space (the E-step's form): the sigmoids
+    of the ``[P]`` and ``[K]`` tables, then one gather of ``(α, 1 - α)`` rows; no logarithm per position."""
+    tables = [jax.nn.sigmoid(sign * params.attraction) for sign in (1, -1)]
+    attr, not_attr = gather_rows(tables, pairs)
+    exam = rank_table(params.examination, num_positions)
+    return attr, not_attr, jax.nn.sigmoid(exam), jax.nn.sigmoid(-exam)
+
+
+def counts(params: PBMParams, log: SessionLog) -> Statistics:
+    """What does not depend on the parameters: a click is an attraction and an examination, every
+    shown position a trial of its pair's ``α`` and its rank's ``ε``."""
+    dtype = params.attraction.dtype
     num_pairs, num_positions = params.attraction.shape[0], params.examination.shape[0]
+    ones = jnp.ones(log.mask.shape, dtype)
+    clicked = log.clicks & log.mask
     return Statistics(
-        PBMParams(pair_sum(attr, log.pair, log.mask, num_pairs), rank_sum(exam, log.mask, num_positions)),
+        PBMParams(pair_sum(ones, log.pair, clicked, num_pairs), rank_sum(ones, clicked, num_positions)),
         PBMParams(pair_sum(ones, log.pair, log.mask, num_pairs), rank_sum(ones, log.mask, num_positions)))
+
+
+def statistics(params: PBMParams, log: SessionLog) -> Statistics:
+    """The rest of the E-step (``counts`` adds the part that does not depend on the parameters): the
+    skipped positions' posteriors ``α (1 - ε) / (1 - α ε)`` and ``ε (1 - α) / (1 - α ε)``, with
+    ``1 - α ε = (1 - α) + α (1 - ε)`` (a sum of two non-negative terms: no cancellation near 1)."""
+    attr, not_attr, exam, not_exam = _probs(params, log.pair, log.mask.shape[-1])
+    attr_not_exam = attr * not_exam
+    no_click = not_attr + attr_not_exam
+    skipped = log.mask & ~log.clicks
+    num_pairs, num_positions = params.attraction.shape[0], params.examination.shape[0]
+    attr_sum = pair_sum(attr_not_exam / no_click, log.pair, skipped, num_pairs)
+    exam_sum = rank_sum(exam * not_attr / no_click, skipped, num_positions)
+    return Statistics(PBMParams(attr_sum, exam_sum), PBMParams(jnp.zeros_like(attr_sum), jnp.zeros_like(exam_sum)))
 
 
 def make(chunk_size=DEFAULT_CHUNK_SIZE) -> ClickModel:
     return ClickModel("pbm", init, conditional_log_probs, click_log_probs, click_probs, relevance, sample, statistics,
-                      FITTING, chunk_size=chunk_size)
+                      FITTING, counts, chunk_size=chunk_size)

@@ -209,15 +209,19 @@ def shuffled_splits(keys, log: SessionLog, num_train: int) -> tuple[SessionLog, 
     return take(orders[:, :num_train]), take(orders[:, num_train:])
 
 
-@functools.partial(jax.jit, static_argnames=("model",))
-def evaluate_lanes(model: ClickModel, params, logs: SessionLog, pairs: Optional[Array] = None) -> dict:
+@functools.partial(jax.jit, static_argnames=("model", "conventions"))
+def evaluate_lanes(model: ClickModel, params, logs: SessionLog, pairs: Optional[Array] = None, *,
+                   conventions: str = "jaxrank") -> dict:
     """Test metrics of ``N`` fits on their own logs (``params`` and ``logs`` with leading axis ``[N]``):
     ``log_likelihood`` (PyClick's per-session mean), ``perplexity`` and ``conditional_perplexity`` with
-    their ``*_per_rank`` values, ``[N]`` / ``[N, K]``; with ``pairs [...]``, also ``relevance [N, ...]``."""
+    their ``*_per_rank`` values, ``[N]`` / ``[N, K]``; with ``pairs [...]``, also ``relevance [N, ...]``.
+    ``conventions``: of the conditional metrics (``jaxrank.click_models.metrics``)."""
 
     def one(p, log):
-        unconditional, conditional = metrics.perplexity(model, p, log), metrics.conditional_perplexity(model, p, log)
-        out = {"log_likelihood": metrics.log_likelihood(model, p, log), "perplexity": unconditional.overall,
+        unconditional = metrics.perplexity(model, p, log)
+        conditional = metrics.conditional_perplexity(model, p, log, conventions=conventions)
+        out = {"log_likelihood": metrics.log_likelihood(model, p, log, conventions=conventions),
+               "perplexity": unconditional.overall,
                "perplexity_per_rank": unconditional.per_rank, "conditional_perplexity": conditional.overall,
                "conditional_perplexity_per_rank": conditional.per_rank}
         if pairs is not None:

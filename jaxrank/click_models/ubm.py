@@ -24,7 +24,8 @@ import jax
 import jax.numpy as jnp
 
 from jaxrank.click_models.base import (DEFAULT_CHUNK_SIZE, EM_HPARAMS, EM_OPTIONS, ClickModel, Statistics, check_sizes,
-                                       filled, log1mexp, log_probs, observed, pair_sum, previous_click, shown_log_probs)
+                                       filled, gather_rows, log1mexp, log_probs, observed, pair_sum, previous_click,
+                                       shown_log_probs)
 from jaxrank.data.sessions import SessionLog
 from jaxrank.types import Array, PRNGKey
 
@@ -53,13 +54,6 @@ def _check_table(params: UBMParams, num_positions: int) -> None:
     if params.examination.shape[0] < num_positions:
         raise ValueError(f"the UBM parameters cover {params.examination.shape[0]} positions but the log has "
                          f"{num_positions}; init the model with num_positions >= {num_positions}.")
-
-
-def _factors(params: UBMParams, pairs: Array, clicks: Array):
-    """``(log α, log(1 - α), log γ, log(1 - γ))`` per position, ``γ = γ_{r,d_r}`` of the observed clicks."""
-    _check_table(params, clicks.shape[-1])
-    ranks, distance = _gamma_index(clicks)
-    return log_probs(params.attraction[pairs]) + log_probs(params.examination[ranks, distance])
 
 
 def conditional_log_probs(params: UBMParams, log: SessionLog) -> Array:
@@ -119,22 +113,43 @@ def sample(key: PRNGKey, params: UBMParams, pairs: Array, mask: Array) -> Array:
     return jnp.moveaxis(clicks, 0, -1)
 
 
-def statistics(params: UBMParams, log: SessionLog) -> Statistics:
-    log_attr, log_not_attr, log_gamma, log_not_gamma = _factors(params, log.pair, log.clicks)
-    log_no_click = log1mexp(log_attr + log_gamma)
-    attr = jnp.where(log.clicks, 1.0, jnp.exp(log_attr + log_not_gamma - log_no_click))
-    exam = jnp.where(log.clicks, 1.0, jnp.exp(log_gamma + log_not_attr - log_no_click))
-    ones = jnp.ones(log.mask.shape, params.attraction.dtype)
-    size = params.examination.shape[0]
-    ranks, distance = _gamma_index(log.clicks)
-    cell = ranks * size + distance
-    per_cell = lambda v: jax.ops.segment_sum(  # noqa: E731
-        jnp.where(log.mask, v, 0).ravel(), cell.ravel(), num_segments=size * size).reshape(size, size)
+def _cell_sum(values: Array, clicks: Array, mask: Array, size: int) -> Array:
+    """``[K', K']`` sums of ``values [S, K]`` per ``γ`` cell ``(r, d - 1)`` of the observed clicks."""
+    ranks, distance = _gamma_index(clicks)
+    return jax.ops.segment_sum(jnp.where(mask, values, 0).ravel(), (ranks * size + distance).ravel(),
+                               num_segments=size * size).reshape(size, size)
+
+
+def counts(params: UBMParams, log: SessionLog) -> Statistics:
+    """What does not depend on the parameters: a click is an attraction and an examination, every
+    shown position a trial of its pair's ``α`` and of its cell's ``γ_{r,d}`` (``d`` is fixed by the
+    observed clicks)."""
+    dtype, size = params.attraction.dtype, params.examination.shape[0]
+    _check_table(params, log.mask.shape[-1])
     num_pairs = params.attraction.shape[0]
-    return Statistics(UBMParams(pair_sum(attr, log.pair, log.mask, num_pairs), per_cell(exam)),
-                      UBMParams(pair_sum(ones, log.pair, log.mask, num_pairs), per_cell(ones)))
+    ones = jnp.ones(log.mask.shape, dtype)
+    clicked = log.clicks & log.mask
+    return Statistics(
+        UBMParams(pair_sum(ones, log.pair, clicked, num_pairs), _cell_sum(ones, log.clicks, clicked, size)),
+        UBMParams(pair_sum(ones, log.pair, log.mask, num_pairs), _cell_sum(ones, log.clicks, log.mask, size)))
+
+
+def statistics(params: UBMParams, log: SessionLog) -> Statistics:
+    """The rest of the E-step (``counts`` adds the part that does not depend on the parameters): PBM's
+    skipped-position posteriors with ``ε = γ_{r,d}``, in probability space (``pbm.statistics``)."""
+    _check_table(params, log.clicks.shape[-1])
+    ranks, distance = _gamma_index(log.clicks)
+    attr, not_attr = gather_rows([jax.nn.sigmoid(sign * params.attraction) for sign in (1, -1)], log.pair)
+    gamma, not_gamma = (jax.nn.sigmoid(sign * params.examination)[ranks, distance] for sign in (1, -1))
+    attr_not_gamma = attr * not_gamma
+    no_click = not_attr + attr_not_gamma  # 1 - α γ
+    skipped = log.mask & ~log.clicks
+    num_pairs, size = params.attraction.shape[0], params.examination.shape[0]
+    attr_sum = pair_sum(attr_not_gamma / no_click, log.pair, skipped, num_pairs)
+    gamma_sum = _cell_sum(gamma * not_attr / no_click, log.clicks, skipped, size)
+    return Statistics(UBMParams(attr_sum, gamma_sum), UBMParams(jnp.zeros_like(attr_sum), jnp.zeros_like(gamma_sum)))
 
 
 def make(chunk_size=DEFAULT_CHUNK_SIZE) -> ClickModel:
     return ClickModel("ubm", init, conditional_log_probs, click_log_probs, click_probs, relevance, sample, statistics,
-                      FITTING, chunk_size=chunk_size)
+                      FITTING, counts, chunk_size=chunk_size)

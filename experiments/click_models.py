@@ -387,7 +387,7 @@ def run(config: Config, run_dir) -> dict:
             saved = lanes.Checkpoint(checkpoint_dir(run_dir), label.replace("/", "-"),
                                      {"model": model_name, "estimator": estimator, "steps": steps, **options})
             start = time.perf_counter()
-            params = study.fit_lanes(estimator, model, keys, logs=train, hparams=hparams, num_steps=steps,
+            params = study.fit_lanes(keys, estimator, model, logs=train, hparams=hparams, num_steps=steps,
                                      steps_per_chunk=_chunk(steps), num_pairs=num_pairs, checkpoint=saved, **options)
             fit_s = time.perf_counter() - start
             if known_pairs is not None:

@@ -185,7 +185,7 @@ def gradient_fitter(model: ClickModel, *, num_pairs: int, parametrization: Optio
     def init(key, log, features=None, *, learning_rate=DEFAULT_LEARNING_RATE, weight_decay=DEFAULT_WEIGHT_DECAY,
              prob=0.5, dtype=jnp.float32):
         key_init, key_order = jax.random.split(key)
-        trainable = param_lib.init(parametrization, key_init, model, num_pairs, log.pair.shape[-1], prob=prob,
+        trainable = param_lib.init(key_init, parametrization, model, num_pairs, log.pair.shape[-1], prob=prob,
                                    dtype=dtype, features=features)
         weight_decay = jnp.asarray(weight_decay, dtype)
         return GradientState(trainable, direction(weight_decay).init(trainable), key_order, jnp.zeros((), jnp.int32),

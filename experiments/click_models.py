@@ -45,7 +45,7 @@ from jaxrank.click_models.examination import cascade_examination
 from jaxrank.clicks import CASCADE_GRADES, cascade_model, make_position_based_model
 from jaxrank.data.sessions import take_sessions
 from jaxrank.metrics import ndcg
-from jaxrank.metrics.confidence import mean_ci
+from jaxrank.metrics.statistics import mean_ci
 from jaxrank.utils.checks import check_choice, check_int, check_number
 
 SIMULATORS = ("perfect", "navigational", "informational", "pbm")

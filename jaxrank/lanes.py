@@ -2,8 +2,9 @@
 
 A *lane* is one run of a study: one seed, one hyperparameter setting, one permutation, one pair of
 rankers. A study gives three pure functions of one lane (``Study``; a study whose lanes converge, a
-fourth that says when a lane is finished); ``lane`` composes them into the whole single-lane program ``lane(key, hparams, data, lane_data, chunks) -> result``, which a
-user can ``jit`` and ``vmap`` in their own code. ``run_lanes`` runs ``N`` lanes as ``jit(vmap(...))``:
+fourth that says when a lane is finished); ``lane`` composes them into the whole single-lane
+program ``lane(key, hparams, data, lane_data, chunks) -> result``, which a user can ``jit`` and
+``vmap`` in their own code. ``run_lanes`` runs ``N`` lanes as ``jit(vmap(...))``:
 
 * **sharded** over a 1-D ``jax.sharding.Mesh`` (axis ``"lanes"``, default every device of every
   process, so after ``jax.distributed.initialize()`` it spans all hosts). The lane count is padded

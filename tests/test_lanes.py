@@ -112,7 +112,8 @@ def test_a_study_stops_once_every_lane_is_finished(capsys):
         np.testing.assert_array_equal(lanes.run_lanes(early, keys, chunks_per_call=per_call, **kwargs), whole)
         lines = capsys.readouterr().out.splitlines()
         assert len(lines) == {1: 5, 2: 3}[per_call], lines  # calls until both lanes reach their targets
-        assert lines[-1].startswith(f"[count] {5 if per_call == 1 else 6}/100") and lines[-1].endswith("2/2 lanes finished")
+        assert lines[-1].startswith(f"[count] {5 if per_call == 1 else 6}/100")
+        assert lines[-1].endswith("2/2 lanes finished")
     np.testing.assert_array_equal(whole, target)
 
 

@@ -530,8 +530,8 @@ def solve_paths_in_chunks(
         if log is not None:
             done = batch[-1] + 1
             log(f"[sparse path] {time.perf_counter() - start:.1f} s: {done * num_pens * num_lams}/"
-                f"{num_folds * num_pens * num_lams} (fold, penalty, λ) solved, {done * num_pens}/{num_folds * num_pens} "
-                f"lanes and {done}/{num_folds} folds finished")
+                f"{num_folds * num_pens * num_lams} (fold, penalty, λ) solved, "
+                f"{done * num_pens}/{num_folds * num_pens} lanes and {done}/{num_folds} folds finished")
     return jax.tree.map(lambda *xs: np.concatenate(xs), *parts)
 
 

@@ -48,7 +48,7 @@ from jaxrank.click_models.examination import cascade_examination
 from jaxrank.clicks import CASCADE_GRADES, cascade_model, make_position_based_model
 from jaxrank.data.sessions import take_sessions
 from jaxrank.metrics import ndcg
-from jaxrank.metrics.confidence import mean_ci
+from jaxrank.metrics.statistics import mean_ci
 from jaxrank.utils.checks import check_choice, check_int, check_number
 
 SIMULATORS = ("perfect", "navigational", "informational", "pbm")
@@ -414,7 +414,7 @@ def run(config: Config, run_dir) -> dict:
             saved = lanes.Checkpoint(checkpoint_dir(run_dir), label.replace("/", "-"),
                                      {"model": model_name, "estimator": estimator, "steps": steps, **options})
             start = time.perf_counter()
-            params = study.fit_lanes(estimator, model, keys, logs=train, hparams=hparams, num_steps=steps,
+            params = study.fit_lanes(keys, estimator, model, logs=train, hparams=hparams, num_steps=steps,
                                      steps_per_chunk=_chunk(steps), num_pairs=num_pairs, checkpoint=saved, **options)
             fit_s = time.perf_counter() - start
             if known_pairs is not None:

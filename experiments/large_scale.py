@@ -76,7 +76,7 @@ from experiments.common.matrices import MATRIX_DIR, by_size, load_matrices
 from experiments.common.registry import checkpoint_dir, register
 from jaxrank import bandits, data, envs
 from jaxrank.bandits import merge_dts, merge_rucb, sparring
-from jaxrank.metrics.confidence import mean_ci
+from jaxrank.metrics.statistics import mean_ci
 from jaxrank.utils.checks import check_int, check_number
 
 PAPER_HORIZON = 100_000_000

@@ -47,7 +47,7 @@ from experiments.common.params import parse
 from experiments.common.registry import checkpoint_dir, register
 from jaxrank import data, lanes, oltr
 from jaxrank.clicks import STOP_RULES, cascade_model
-from jaxrank.metrics.confidence import mean_ci
+from jaxrank.metrics.statistics import mean_ci
 from jaxrank.utils.checks import check_choice, check_int, check_number
 
 # The paper's rows (Tables 3–4): row -> (ranker of oltr.RANKERS, its settings in this study).

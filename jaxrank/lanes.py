@@ -1,9 +1,10 @@
 """The lane runner: every study as many independent lanes of one pure program (purejaxrl's shape).
 
 A *lane* is one run of a study: one seed, one hyperparameter setting, one permutation, one pair of
-rankers. A study gives three pure functions of one lane (``Study``); ``lane`` composes them into
-the whole single-lane program ``lane(key, hparams, data, lane_data, chunks) -> result``, which a
-user can ``jit`` and ``vmap`` in their own code. ``run_lanes`` runs ``N`` lanes as ``jit(vmap(...))``:
+rankers. A study gives three pure functions of one lane (``Study``; a study whose lanes converge, a
+fourth that says when a lane is finished); ``lane`` composes them into the whole single-lane
+program ``lane(key, hparams, data, lane_data, chunks) -> result``, which a user can ``jit`` and
+``vmap`` in their own code. ``run_lanes`` runs ``N`` lanes as ``jit(vmap(...))``:
 
 * **sharded** over a 1-D ``jax.sharding.Mesh`` (axis ``"lanes"``, default every device of every
   process, so after ``jax.distributed.initialize()`` it spans all hosts). The lane count is padded
@@ -15,7 +16,8 @@ user can ``jit`` and ``vmap`` in their own code. ``run_lanes`` runs ``N`` lanes 
   comparisons, ...); one compiled call scans ``chunks_per_call`` of them, so every call has the
   same shapes (one compile), and progress is printed between calls. ``C`` need not be a multiple:
   the last call's missing chunks repeat the last one and are skipped (``lax.cond`` on a flag shared
-  by every lane, so no lane computes them);
+  by every lane, so no lane computes them). A study that says when a lane is ``finished`` (a solver
+  that converges) stops as soon as every lane is: its chunks are a budget;
 * **resumable**: with a ``Checkpoint``, the whole carry (PRNG keys as key data) and the index of
   the next call are written atomically after each call, to a file named by a hash of every input;
   a later run with the same inputs continues from it with bit-identical results.
@@ -50,7 +52,11 @@ class Study(NamedTuple):
 
     * ``init(key, hparams, data, lane_data) -> carry``: ``hparams`` is ``{name: [] f32}``;
     * ``advance(carry, chunk, data, lane_data) -> carry``: one chunk (one row of ``chunks``);
-    * ``result(carry, data, lane_data) -> pytree``: what the lane reports.
+    * ``result(carry, data, lane_data) -> pytree``: what the lane reports;
+    * ``finished(carry, data, lane_data) -> [] bool`` (optional): the lane is done, and ``advance``
+      leaves its carry unchanged from then on (a solver that has converged). Once every lane is
+      finished the runner skips the remaining chunks, so ``chunks`` may be a budget (at most that
+      many) and the results do not depend on when it checks.
 
     ``data`` is shared by every lane; ``lane_data`` is this lane's slice of the per-lane inputs.
     """
@@ -58,6 +64,7 @@ class Study(NamedTuple):
     init: Callable[..., Any]
     advance: Callable[..., Any]
     result: Callable[..., Any]
+    finished: Optional[Callable[..., Any]] = None
 
 
 class Bound(NamedTuple):
@@ -81,11 +88,13 @@ def bind(fn: Callable[..., Any], static) -> Bound:
     return Bound(fn, static)
 
 
-def bound_study(static, init: Callable[..., Any], advance: Callable[..., Any], result: Callable[..., Any]) -> Study:
-    """A ``Study`` of three module-level functions that take ``static`` first:
-    ``init(static, key, hparams, data, lane_data)``, ``advance(static, carry, chunk, data, lane_data)``
-    and ``result(static, carry, data, lane_data)``."""
-    return Study(bind(init, static), bind(advance, static), bind(result, static))
+def bound_study(static, init: Callable[..., Any], advance: Callable[..., Any], result: Callable[..., Any],
+                finished: Optional[Callable[..., Any]] = None) -> Study:
+    """A ``Study`` of module-level functions that take ``static`` first:
+    ``init(static, key, hparams, data, lane_data)``, ``advance(static, carry, chunk, data, lane_data)``,
+    ``result(static, carry, data, lane_data)`` and, optionally, ``finished(static, carry, data, lane_data)``."""
+    return Study(bind(init, static), bind(advance, static), bind(result, static),
+                 None if finished is None else bind(finished, static))
 
 
 class Checkpoint(NamedTuple):
@@ -155,6 +164,10 @@ def _advance_lanes(carry, group, live, data, lane_data, *, study: Study, partial
 
 def _result_lanes(carry, data, lane_data, *, study: Study):
     return jax.vmap(lambda c, l: study.result(c, data, l))(carry, lane_data)
+
+
+def _finished_lanes(carry, data, lane_data, *, study: Study):
+    return jax.vmap(lambda c, l: study.finished(c, data, l))(carry, lane_data)
 
 
 def _to_host(x, size: int) -> np.ndarray:
@@ -288,6 +301,8 @@ def run_lanes(
                 compiler_options=compiler_options), study=study, partial=partial)
     result_fn = functools.partial(jax.jit(_result_lanes, static_argnames=("study",), out_shardings=lanes),
                                   study=study)
+    finished_fn = None if study.finished is None else functools.partial(
+        jax.jit(_finished_lanes, static_argnames=("study",), out_shardings=lanes), study=study)
 
     path, inputs, first_call = None, None, 0
     template = jax.eval_shape(init_fn, put(key_data), hparams_dev, data_dev, lane_dev)
@@ -322,6 +337,7 @@ def run_lanes(
             if jax.process_index() == 0:  # every process holds the same gathered arrays; one writes them
                 save_checkpoint(path, host, {"inputs": inputs, "next_call": call + 1, "num_calls": num_calls,
                                              "done": int(done)})
+        finished = None if finished_fn is None else _to_host(finished_fn(carry, data_dev, lane_dev), size)
         if label is not None:
             jax.block_until_ready(carry)
             now = time.perf_counter()
@@ -329,9 +345,12 @@ def run_lanes(
                 first_done, first_time = done, now
                 print(f"[{label}] compiled and reached {done:,}/{progress[-1]:,} in {now - start:.1f}s on "
                       f"{num_devices} {mesh.devices.flat[0].platform} device{'s' * (num_devices > 1)}", flush=True)
-                continue
-            rate = (done - first_done) / max(now - first_time, 1e-9)
-            print(f"[{label}] {done:,}/{progress[-1]:,}  {rate * size:,.0f} lane-units/s  "
-                  f"ETA {(progress[-1] - done) / max(rate, 1e-9):.0f}s", flush=True)
+            else:
+                rate = (done - first_done) / max(now - first_time, 1e-9)
+                left = (f"{int(finished.sum())}/{size} lanes finished" if finished is not None
+                        else f"ETA {(progress[-1] - done) / max(rate, 1e-9):.0f}s")
+                print(f"[{label}] {done:,}/{progress[-1]:,}  {rate * size:,.0f} lane-units/s  {left}", flush=True)
+        if finished is not None and finished.all():
+            break
     del host
     return jax.tree.map(lambda x: _to_host(x, size), result_fn(carry, data_dev, lane_dev))

@@ -133,10 +133,10 @@ def click_model_fits(mesh=None, **kwargs):
     log = generate_sessions(jax.random.key(8), queries, 300, cascade_model("informational", 3), temperature=1.0,
                             num_positions=5)
     keys = jax.random.split(jax.random.key(9), 6)
-    em = study.fit_lanes("em", CLICK_MODELS.build("dbn"), keys[:5], log=log,
+    em = study.fit_lanes(keys[:5], "em", CLICK_MODELS.build("dbn"), log=log,
                          hparams={"init": [0.2, 0.35, 0.5, 0.65, 0.8]}, num_steps=12, steps_per_chunk=4, mesh=mesh,
                          **kwargs)
-    grad = study.fit_lanes("gradient", CLICK_MODELS.build("pbm"), keys, log=log,
+    grad = study.fit_lanes(keys, "gradient", CLICK_MODELS.build("pbm"), log=log,
                            hparams={"learning_rate": [0.01, 0.05, 0.1] * 2, "prior_a": [0.0] * 3 + [1.0] * 3,
                                     "prior_b": [0.0] * 3 + [2.0] * 3}, num_steps=4, steps_per_chunk=2,
                            batch_size=64, validation=0.2, mesh=mesh, **kwargs)

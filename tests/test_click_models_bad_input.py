@@ -24,7 +24,7 @@ def test_a_pair_id_beyond_num_pairs_is_named(fit):
     model, log = CLICK_MODELS.build("dbn"), _log()
     fits = {"em": lambda log, **kw: fit_em(log, model, num_iterations=2, **kw),
             "gradient": lambda log, **kw: fit_gradient(jax.random.key(0), log, model, num_epochs=1, **kw),
-            "lanes": lambda log, **kw: study.fit_lanes("em", model, jax.random.split(jax.random.key(0), 1), log=log,
+            "lanes": lambda log, **kw: study.fit_lanes(jax.random.split(jax.random.key(0), 1), "em", model, log=log,
                                                        num_steps=2, **kw)}
     with pytest.raises(ValueError, match=r"pair id 5 of the log is outside \[0, num_pairs = 4\); pass num_pairs > 5"):
         fits[fit](log, num_pairs=4)

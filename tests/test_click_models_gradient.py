@@ -150,7 +150,7 @@ def test_mlp_features_and_tables_for_other_fields():
     model, log = _log("dbn", num_sessions=400)
     x = jnp.asarray(np.random.default_rng(1).normal(size=(NUM_QUERIES * NUM_DOCS, 2)), jnp.float32)
     par = param_lib.features(("attraction",), hidden=(8,))
-    trainable = param_lib.init(par, jax.random.key(0), model, NUM_QUERIES * NUM_DOCS, K, features=x)
+    trainable = param_lib.init(jax.random.key(0), par, model, NUM_QUERIES * NUM_DOCS, K, features=x)
     assert set(trainable.tables) == {"satisfaction", "continuation"} and set(trainable.nets) == {"attraction"}
     start = param_lib.apply(par, model, trainable, x)
     np.testing.assert_array_equal(start.attraction, 0.0)  # a network starts at logit 0, as a table at 0.5

@@ -25,14 +25,15 @@ def _assert_lane(single, lanes_params, i, **tol):
 def test_em_lanes_are_the_single_fits():
     model, log = _log("dbn", num_sessions=300)
     inits = [0.3, 0.5, 0.7]
-    fitted = study.fit_lanes("em", model, jax.random.split(jax.random.key(0), 3), log=log, hparams={"init": inits},
-                             num_steps=20, steps_per_chunk=5, chunks_per_call=2)
+    # 4 chunks in calls of 3: the last call runs one
+    fitted = study.fit_lanes(jax.random.split(jax.random.key(0), 3), "em", model, log=log, hparams={"init": inits},
+                             num_steps=20, steps_per_chunk=5, chunks_per_call=3)
     for i, init in enumerate(inits):
         _assert_lane(fit_em(log, model, num_iterations=20, init=init), fitted, i, rtol=1e-6, atol=1e-6)
     # One log per lane (stacked), PyClick's settings, E-steps in chunks of 64 (the last one clamped).
     logs = [_log("pbm", num_sessions=200, seed=s)[1] for s in (1, 2)]
     model = CLICK_MODELS.build("pbm")
-    per_lane = study.fit_lanes("em", model, jax.random.split(jax.random.key(0), 2),
+    per_lane = study.fit_lanes(jax.random.key(0), "em", model,  # one key: as many lanes as logs
                                logs=jax.tree.map(lambda *x: jnp.stack(x), *logs), num_steps=10, chunk_size=64)
     for i, one in enumerate(logs):
         _assert_lane(fit_em(one, model, num_iterations=10, chunk_size=None), per_lane, i, rtol=1e-5, atol=1e-6)
@@ -42,8 +43,12 @@ def test_gradient_lanes_are_the_single_fits():
     model, log = _log("ubm", num_sessions=300)
     keys = jax.random.split(jax.random.key(1), 3)
     rates = [0.01, 0.05, 0.1]
-    fitted = study.fit_lanes("gradient", model, keys, log=log, hparams={"learning_rate": rates}, num_steps=6,
+    fitted = study.fit_lanes(keys, "gradient", model, log=log, hparams={"learning_rate": rates}, num_steps=6,
                              steps_per_chunk=2, batch_size=64)
+    split = study.fit_lanes(jax.random.key(1), "gradient", model, log=log, hparams={"learning_rate": rates},
+                            num_steps=6, steps_per_chunk=2, batch_size=64)  # one key, split into the 3 settings
+    for a, b in zip(jax.tree.leaves(split), jax.tree.leaves(fitted)):
+        np.testing.assert_array_equal(a, b)
     for i, rate in enumerate(rates):
         _assert_lane(fit_gradient(keys[i], log, model, num_epochs=6, batch_size=64, learning_rate=rate), fitted, i,
                      rtol=1e-5, atol=1e-6)
@@ -75,11 +80,11 @@ def test_a_killed_fit_resumes_with_identical_parameters(tmp_path, monkeypatch):
     model, log = _log("ccm", num_sessions=200)
     keys = jax.random.split(jax.random.key(2), 2)
     kwargs = dict(log=log, hparams={"learning_rate": [0.02, 0.05]}, num_steps=6, steps_per_chunk=2, batch_size=50)
-    full = study.fit_lanes("gradient", model, keys, **kwargs)
+    full = study.fit_lanes(keys, "gradient", model, **kwargs)
     checkpoint = lanes.Checkpoint(tmp_path, "ccm", {"model": "ccm"})
     with killed_after_checkpoints(monkeypatch, 2):
-        study.fit_lanes("gradient", model, keys, checkpoint=checkpoint, **kwargs)
-    resumed = study.fit_lanes("gradient", model, keys, checkpoint=checkpoint, **kwargs)
+        study.fit_lanes(keys, "gradient", model, checkpoint=checkpoint, **kwargs)
+    resumed = study.fit_lanes(keys, "gradient", model, checkpoint=checkpoint, **kwargs)
     for a, b in zip(jax.tree.leaves(full), jax.tree.leaves(resumed)):
         np.testing.assert_array_equal(a, b)
 
@@ -90,12 +95,20 @@ def test_a_killed_fit_resumes_with_identical_parameters(tmp_path, monkeypatch):
     (dict(hparams={"learning_rate": [0.1]}), "em lanes have no hyperparameter 'learning_rate'; they take init"),
     (dict(num_steps=10, steps_per_chunk=3), "steps_per_chunk=3 must divide num_steps=10"),
     (dict(num_pairs=5), r"pair id \d+ of the log is outside \[0, num_pairs = 5\)"),
+    (dict(keys=jax.random.split(jax.random.key(0), (2, 2))), r"one PRNG key or \[N\] keys; got shape \(2, 2\)"),
 ])
 def test_bad_arguments_are_named(kwargs, match):
     model, log = _log("pbm", num_sessions=20)
     args = {**dict(estimator="em", model=model, keys=jax.random.split(jax.random.key(0), 1), log=log), **kwargs}
     with pytest.raises(ValueError, match=match):
-        study.fit_lanes(args.pop("estimator"), args.pop("model"), args.pop("keys"), **args)
+        study.fit_lanes(args.pop("keys"), args.pop("estimator"), args.pop("model"), **args)
+
+
+def test_one_key_is_split_into_one_lane_count():
+    model, log = _log("pbm", num_sessions=20)
+    logs = jax.tree.map(lambda x: jnp.stack([x] * 3), log)
+    with pytest.raises(ValueError, match=r"logs and hparams give different lane counts \[2, 3\]"):
+        study.fit_lanes(jax.random.key(0), "em", model, logs=logs, hparams={"init": [0.2, 0.5]})
 
 
 def test_unseen_pairs_keep_the_prior_or_take_the_mean_of_the_known_ones():

@@ -87,6 +87,36 @@ def test_any_chunk_count_runs_each_chunk_once(chunks_per_call):
     np.testing.assert_array_equal(lanes_child.toy(chunks_per_call=chunks_per_call), lanes_child.toy(chunks_per_call=1))
 
 
+def _count_init(static, key, hparams, data, target):
+    return jnp.zeros((), jnp.int32)
+
+
+def _count_to_target(static, carry, chunk, data, target):
+    return jnp.where(carry < target, carry + chunk, carry)  # a finished lane stays as it is
+
+
+def _reached(static, carry, data, target):
+    return carry >= target
+
+
+def test_a_study_stops_once_every_lane_is_finished(capsys):
+    """Lanes counting to 3 and 5 in a budget of 100 chunks: the run stops after the call in which the
+    last lane finishes, with the same result as the whole budget."""
+    keys = jax.random.split(jax.random.key(0), 2)
+    target = np.array([3, 5], np.int32)
+    kwargs = dict(lane_data=target, chunks=np.ones(100, np.int32), label="count")
+    whole = lanes.run_lanes(lanes.bound_study(None, _count_init, _count_to_target, _carry), keys, **kwargs)
+    early = lanes.bound_study(None, _count_init, _count_to_target, _carry, _reached)
+    capsys.readouterr()
+    for per_call in (1, 2):
+        np.testing.assert_array_equal(lanes.run_lanes(early, keys, chunks_per_call=per_call, **kwargs), whole)
+        lines = capsys.readouterr().out.splitlines()
+        assert len(lines) == {1: 5, 2: 3}[per_call], lines  # calls until both lanes reach their targets
+        assert lines[-1].startswith(f"[count] {5 if per_call == 1 else 6}/100")
+        assert lines[-1].endswith("2/2 lanes finished")
+    np.testing.assert_array_equal(whole, target)
+
+
 def test_an_interrupted_run_resumes_bit_identical(tmp_path, monkeypatch):
     full = lanes_child.toy()
     checkpoint = lanes.Checkpoint(tmp_path, "toy", {"study": "toy"})

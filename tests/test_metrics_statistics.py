@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from jaxrank.metrics import confidence, statistics
+from jaxrank.metrics import statistics
 
 DFS = (1, 2, 3, 4, 7, 29, 30, 31, 89, 1000, 0.5, 2.7)
 
@@ -34,12 +34,11 @@ def test_mean_ci_is_the_student_t_interval(n):
     np.testing.assert_allclose(mean, values.mean(0), rtol=1e-14)
     np.testing.assert_allclose(mean - half, lo, rtol=1e-10)
     np.testing.assert_allclose(mean + half, hi, rtol=1e-10)
-    # several run axes pool their values; the old import path gives the same interval
+    # several run axes pool their values
     pooled = statistics.mean_ci(values.reshape(n, 2, 2), axis=(0, 1), level=0.9)
     flat = values.reshape(n * 2, 2)
     lo, hi = stats.t.interval(0.9, 2 * n - 1, loc=flat.mean(0), scale=stats.sem(flat, axis=0))
     np.testing.assert_allclose(pooled[1], (hi - lo) / 2, rtol=1e-10)
-    np.testing.assert_array_equal(confidence.mean_ci(values)[1], half)
 
 
 def test_one_run_has_no_interval_and_bad_levels_are_named():

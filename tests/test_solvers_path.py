@@ -130,9 +130,9 @@ def test_negative_lambda_on_a_path_raises(folds):
 
 
 @pytest.mark.slow
-def test_chunked_paths_equal_one_program_and_report_progress(folds):
-    """Chunks over all folds or one fold at a time (finished folds leave the batch) give the
-    one-program result and log progress."""
+def test_chunked_paths_equal_one_program_and_report_progress(folds, capsys):
+    """Folds as lanes of the lane runner, all at once or one at a time, by chunks of any size: the
+    one-program result (bit for bit between chunk sizes), progress between calls and a line per batch of folds."""
     with jax.enable_x64(True):
         pairs = S.stack_pairs(folds, dtype=jnp.float64)
         lip = jax.vmap(S.lipschitz_constant, in_axes=(None, 0))(jax.random.key(S.POWER_START_SEED), pairs)
@@ -140,16 +140,27 @@ def test_chunked_paths_equal_one_program_and_report_progress(folds):
         pens = S.stack_penalties([S.l1(), S.log(0.01)], jnp.float64)
         kw = dict(tol=1e-8, max_iter=3000, num_outer=4)
         w, w_l1, info = jax.jit(lambda p, l, h, c: S.solve_paths(p, l, h, c, **kw))(pairs, lams, pens, lip)
-        for fold_batch in (None, 1):
+        steps = int(np.max(np.asarray(info.l1_iterations).sum(-1) + np.asarray(info.mm_iterations).sum(-1)))
+        assert steps > 1000  # several chunks of 500
+        for fold_batch, chunk_steps in ((None, 500), (1, 500), (1, 777)):
             lines = []
-            w_c, w_l1_c, info_c = S.solve_paths_in_chunks(pairs, lams, pens, lip, chunk_steps=500,
+            w_c, w_l1_c, info_c = S.solve_paths_in_chunks(pairs, lams, pens, lip, chunk_steps=chunk_steps,
                                                           fold_batch=fold_batch, log=lines.append, **kw)
             np.testing.assert_allclose(w_c, w, rtol=1e-12, atol=1e-14)
             np.testing.assert_allclose(w_l1_c, w_l1, rtol=1e-12, atol=1e-14)
             for got, want in zip(info_c, info):  # counts exactly; KKT gaps near 0 to the last bits
                 np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-14)
-            assert len(lines) > 2 and "12/12 (fold, penalty, λ) solved, 4/4 lanes and 2/2 folds finished" in lines[-1]
+            if chunk_steps == 777:  # where the chunks end changes no bit
+                for got, want in zip(jax.tree.leaves((w_c, w_l1_c, info_c)), jax.tree.leaves(by_500)):
+                    np.testing.assert_array_equal(got, want)
+            by_500 = (w_c, w_l1_c, info_c)
+            assert "12/12 (fold, penalty, λ) solved, 4/4 lanes and 2/2 folds finished" in lines[-1]
+            assert len(lines) == (1 if fold_batch is None else 2)
             if fold_batch == 1:  # the first fold's lanes finish before the second fold starts
-                assert any("6/12 (fold, penalty, λ) solved, 2/4 lanes and 1/2 folds" in line for line in lines)
+                assert "6/12 (fold, penalty, λ) solved, 2/4 lanes and 1/2 folds" in lines[0]
+            printed = capsys.readouterr().out
+            assert "[sparse path] compiled and reached" in printed and "lanes finished" in printed
         with pytest.raises(ValueError, match="fold_batch must be None"):
             S.solve_paths_in_chunks(pairs, lams, pens, lip, fold_batch=0)
+        with pytest.raises(ValueError, match="chunk_steps must be >= 1; got 0"):
+            S.solve_paths_in_chunks(pairs, lams, pens, lip, chunk_steps=0)

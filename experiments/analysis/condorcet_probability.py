@@ -1,7 +1,6 @@
 """Figure (as Fig. 1 of Zoghi et al. 2014), table and verdicts for ``condorcet_probability``."""
 
 from pathlib import Path
-from statistics import NormalDist
 
 from experiments.analysis import verdicts as V
 from experiments.analysis.plotting import figure_grid, save_figure, tabulate
@@ -24,7 +23,7 @@ def _halves(results: dict) -> list[float]:
     (Bonferroni: one K out of ~135 dipping by chance must not decide a claim about every K);
     exact enumerations have none."""
     n, sampled = results["num_subsets"], sum(not e for e in results["exact"])
-    z = NormalDist().inv_cdf(1 - 0.025 / max(sampled, 1))
+    z = normal_quantile(1 - 0.025 / max(sampled, 1))
     return [0.0 if e else z / Z95 * proportion_half(p, n) for p, e in zip(results["condorcet"], results["exact"])], z
 
 

@@ -92,10 +92,9 @@ def default_checkpoints(num_steps: int, *, num_log: int = 40, num_linear: int = 
     return np.unique(np.round(np.r_[log, linear]).astype(np.int64).clip(1, num_steps))
 
 
-def segments(checkpoints: np.ndarray, chunk_size: int, multiple: int = 1) -> tuple[np.ndarray, ...]:
+def segments(checkpoints: np.ndarray, chunk_size: int) -> tuple[np.ndarray, ...]:
     """``(starts, stops, slots)`` i32: the steps between consecutive checkpoints, cut at most
-    ``chunk_size`` long, padded to a multiple of ``multiple`` with empty segments that rewrite the
-    last slot (so fixed-size groups of segments share one compiled program)."""
+    ``chunk_size`` long; segment ``i`` runs steps ``[starts[i], stops[i])`` and records checkpoint ``slots[i]``."""
     bounds = np.r_[0, checkpoints]
     starts, stops, slots = [], [], []
     for slot, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
@@ -103,10 +102,7 @@ def segments(checkpoints: np.ndarray, chunk_size: int, multiple: int = 1) -> tup
         starts += list(cuts[:-1])
         stops += list(cuts[1:])
         slots += [slot] * (cuts.size - 1)
-    pad = -len(starts) % multiple
-    starts, stops, slots = (np.asarray(x + [x[-1]] * pad, np.int32) for x in (starts, stops, slots))
-    starts[len(starts) - pad:] = stops[-1]
-    return starts, stops, slots
+    return tuple(np.asarray(x, np.int32) for x in (starts, stops, slots))
 
 
 def init_lane(key: PRNGKey, algorithm: Bandit, num_arms: int, num_checkpoints: int, **hparams) -> Lane:

@@ -34,7 +34,7 @@ from jaxrank.registry import Registry
 from jaxrank.types import DuelEnv
 from jaxrank.utils.checks import check_int, check_key
 
-_SEGMENTS_PER_CALL = 16  # fixed, so every horizon reuses one compiled program
+_SEGMENTS_PER_CALL = 16  # segments per compiled call: progress and checkpoints come between calls
 
 # XLA options of a sweep's compiled program on CPU, per algorithm. XLA:CPU splits a large kernel over
 # the cores; RCS and Interleaved Filter read only rows or entries of the lanes' [K, K] arrays per step,
@@ -202,7 +202,7 @@ def run_sweep(
 
     own_env = None if env is not None else PrefMatrixEnv(per_lane(prefs).astype(np.float32))
     lane_data = LaneData(own_env, Scoring(per_lane(tables), per_lane(winners)))
-    starts, stops, slots = segments(checkpoints, chunk_size, _SEGMENTS_PER_CALL)
+    starts, stops, slots = segments(checkpoints, chunk_size)
     checkpoint = None
     if checkpoint_dir is not None:  # the runner adds digests of the keys, settings, matrices and segments
         checkpoint = lanes.Checkpoint(checkpoint_dir, f"{name}{'-relabelled' * relabel}-K{num_arms}", {

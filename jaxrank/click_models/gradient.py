@@ -251,7 +251,7 @@ def gradient_fitter(model: ClickModel, *, num_pairs: int, parametrization: Optio
     def init(key, log, features=None, *, learning_rate=DEFAULT_LEARNING_RATE, weight_decay=DEFAULT_WEIGHT_DECAY,
              prob=0.5, prior_a=DEFAULT_PRIOR[0], prior_b=DEFAULT_PRIOR[1], dtype=jnp.float32):
         key_init, key_order, key_split = jax.random.split(key, 3)
-        trainable = param_lib.init(parametrization, key_init, model, num_pairs, log.pair.shape[-1], prob=prob,
+        trainable = param_lib.init(key_init, parametrization, model, num_pairs, log.pair.shape[-1], prob=prob,
                                    dtype=dtype, features=features)
         weight_decay = jnp.asarray(weight_decay, dtype)
         held = sizes(log)[0]

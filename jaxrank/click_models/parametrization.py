@@ -114,7 +114,7 @@ def _mlp(layers, x: Array) -> Array:
     return (x @ w + b)[..., 0]
 
 
-def init(parametrization: Parametrization, key, model, num_pairs: int, num_positions: int, *, prob=0.5,
+def init(key, parametrization: Parametrization, model, num_pairs: int, num_positions: int, *, prob=0.5,
          dtype=jnp.float32, features=None):
     """The trainable values: the model's logits at ``prob``, or ``FeatureParams`` (networks at logit 0)."""
     template = model.init_params(num_pairs, num_positions, prob=prob, dtype=dtype)

@@ -106,7 +106,7 @@ def gradient_study(model: ClickModel, *, num_pairs: int, parametrization=None,
     return lanes.Study(init, advance, result)
 
 
-def fit_lanes(estimator: str, model: ClickModel, keys, *, log: Optional[SessionLog] = None,
+def fit_lanes(key_or_keys, estimator: str, model: ClickModel, *, log: Optional[SessionLog] = None,
               logs: Optional[SessionLog] = None, features=None, hparams: Optional[dict] = None,
               num_steps: Optional[int] = None, steps_per_chunk: Optional[int] = None, chunks_per_call: int = 1,
               num_pairs: Optional[int] = None, chunk_size: Optional[int] = DEFAULT_CHUNK_SIZE, parametrization=None,
@@ -116,9 +116,11 @@ def fit_lanes(estimator: str, model: ClickModel, keys, *, log: Optional[SessionL
     """``N`` fits of ``model`` as lanes (``jaxrank.lanes.run_lanes``).
 
     Args:
+      key_or_keys: ``[N]`` PRNG keys, one per lane, or one key split into the ``N`` lanes (``N``: the
+        stacked ``logs``' or the ``hparams``' size, else 1). EM ignores them; gradient lanes draw their
+        batches from them.
       estimator: ``"em"`` or ``"gradient"``.
       model: a ``ClickModel``.
-      keys: ``[N]`` PRNG keys, one per lane (EM ignores them; gradient lanes draw their batches from them).
       log: one log shared by every lane, or
       logs: ``[N, S, K]`` logs, one per lane (``jax.tree.map(jnp.stack, ...)`` of logs of one shape).
       features: ``[P, D]`` pair features, shared (for a ``features(...)`` parametrization).
@@ -180,14 +182,25 @@ def fit_lanes(estimator: str, model: ClickModel, keys, *, log: Optional[SessionL
                                optimizer=optimizer, schedule=schedule, num_epochs=num_steps, prior=prior, dtype=dtype,
                                validation=validation)
     chunks = np.arange(num_steps, dtype=np.int32).reshape(-1, steps_per_chunk)
-    if chunks.shape[0] % chunks_per_call:
-        raise ValueError(f"chunks_per_call={chunks_per_call} must divide the {chunks.shape[0]} chunks "
-                         f"(num_steps / steps_per_chunk).")
+    keys = _lane_keys(key_or_keys, logs, hparams)
     features = None if features is None else jnp.asarray(features)
     data = FitInputs(source if shared else None, features)
     lane_data = None if shared else FitInputs(source, None)
     return lanes.run_lanes(study, keys, hparams, data=data, lane_data=lane_data, chunks=chunks,
                            chunks_per_call=chunks_per_call, mesh=mesh, checkpoint=checkpoint, label=label)
+
+
+def _lane_keys(key_or_keys, logs: Optional[SessionLog], hparams: Optional[dict]):
+    """``[N]`` keys: the given ones, or one key split into as many lanes as ``logs`` or ``hparams`` hold."""
+    keys = key_or_keys if lanes.is_key(key_or_keys) else jax.random.wrap_key_data(jnp.asarray(key_or_keys))
+    if keys.ndim == 1:
+        return keys
+    if keys.ndim:
+        raise ValueError(f"key_or_keys must be one PRNG key or [N] keys; got shape {keys.shape}.")
+    sizes = {np.size(v) for v in (hparams or {}).values()} | ({np.shape(logs.mask)[0]} if logs is not None else set())
+    if len(sizes) > 1:
+        raise ValueError(f"logs and hparams give different lane counts {sorted(sizes)}; pass one value per lane.")
+    return jax.random.split(keys, sizes.pop() if sizes else 1)
 
 
 def shuffled_splits(keys, log: SessionLog, num_train: int) -> tuple[SessionLog, SessionLog]:

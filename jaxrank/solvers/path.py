@@ -15,7 +15,7 @@ steps; a nest of per-subproblem loops would cost, for every subproblem, its slow
 Penalties of different kinds share one compiled program through ``PathPenalty``, whose
 ``kind`` and hyperparameters are arrays: ``solve_path`` is ``vmap``-ed over penalties and
 folds (``solve_paths``) with one compile per data shape; ``solve_paths_in_chunks`` runs the
-same program in chunks and reports progress.
+same program on the lane runner (a fold is a lane), in chunks, reporting progress.
 
 ``solver="newton"`` solves every subproblem of the same protocol by proximal Newton
 (``prox_newton.py``) instead: a lane is a ``lax.scan`` over λ whose ℓ1 solve and MM rounds
@@ -33,6 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxrank import lanes
 from jaxrank.solvers import penalties as P
 from jaxrank.solvers.fista import kkt_residual, momentum, weighted_l1_objective
 from jaxrank.data.ragged import Queries, as_ragged
@@ -426,6 +427,56 @@ def solve_paths(pairs: PairOperator, lams: jax.Array, penalties: PathPenalty, li
     return _over_lanes(one, (0, 0, None, 0), (None, None, 0, None))(pairs, lams, penalties, lipschitz)
 
 
+class FistaConfig(NamedTuple):
+    """The static settings of a FISTA path study (hashable: jit's cache key); ``advance_path``'s keywords."""
+
+    tol: float = 1e-6
+    max_iter: int = 5000
+    num_outer: int = 10
+    outer_tol: float = 1e-4
+    restart: bool = True
+
+
+def _path_init(config: FistaConfig, key, hparams, penalties, fold):
+    del config, key, hparams  # the solve is deterministic
+    pairs, lams, _ = fold
+    return jax.vmap(lambda pen: init_path(pairs, lams), in_axes=(0,))(penalties)
+
+
+def _path_advance(config: FistaConfig, state, num_steps, penalties, fold):
+    pairs, lams, lipschitz = fold
+    return jax.vmap(lambda s, pen: advance_path(s, pairs, lams, pen, lipschitz, num_steps, **config._asdict()))(
+        state, penalties)
+
+
+def _path_result(config: FistaConfig, state, penalties, fold):
+    del config
+    pairs, lams, _ = fold
+    return jax.vmap(lambda s, pen: path_result(s, pairs, lams, pen))(state, penalties)
+
+
+def _path_finished(config: FistaConfig, state, penalties, fold):
+    del config, penalties, fold
+    return jnp.all(state.finished)
+
+
+def path_study(**kwargs):
+    """A fold's FISTA paths of ``H`` penalties as one lane of the lane runner (``jaxrank.lanes``).
+
+    ``lane_data`` is the fold's ``(pairs, lams [A], lipschitz [])``, ``data`` the penalties (leaves
+    ``[H]``), a chunk a number of ``advance_path`` iterations; the lane is finished once every
+    penalty's path is. ``kwargs``: ``advance_path``'s (``tol``, ``max_iter``, ``num_outer``,
+    ``outer_tol``, ``restart``).
+    """
+    return lanes.bound_study(FistaConfig(**kwargs), _path_init, _path_advance, _path_result, _path_finished)
+
+
+def max_path_steps(num_lams: int, *, max_iter: int = 5000, num_outer: int = 10) -> int:
+    """The most ``advance_path`` iterations a lane can take: each of its ``A·(num_outer + 1)``
+    subproblems starts with one iteration and takes at most ``max_iter`` FISTA steps; one more books the last."""
+    return num_lams * (num_outer + 1) * (max_iter + 1) + 1
+
+
 def solve_paths_in_chunks(
     pairs: PairOperator,
     lams: jax.Array,
@@ -436,19 +487,20 @@ def solve_paths_in_chunks(
     fold_batch: Optional[int] = None,
     log: Optional[Callable[[str], None]] = functools.partial(print, flush=True),
     solver: str = "fista",
+    mesh=None,
     **kwargs,
 ):
-    """``solve_paths`` as a Python loop over jitted chunks of ``chunk_steps`` iterations, logging
-    progress (steps, elapsed time, λ values, lanes and folds finished) between chunks; small λ
-    take the most steps, so no time estimate is attempted.
+    """``solve_paths`` on the lane runner (``jaxrank.lanes.run_lanes``): a fold is a lane, its ``H``
+    penalties' paths advance together by chunks of ``chunk_steps`` iterations until all are finished
+    (``path_study``; small λ take the most steps, so the runner's budget is ``max_path_steps``).
 
-    Each chunk advances the first ``fold_batch`` folds that still have unfinished lanes (all of
-    them when ``None``), so finished folds leave the batch and the last, slowest λ values do not
-    pay for them. One compile per batch size (``num_steps`` is traced); the numbers equal
-    ``solve_paths``'. A step reads every pair row of the batch twice, so on CPU a batch whose
-    pair rows fit in the last-level cache is fastest: with a 32 MB L3, one MQ2008 fold in float64
-    (19 MB, ``fold_batch=1``) steps in 1.6 ms, five folds at once in 14.6 ms. On a GPU keep
-    ``None``. ``log=None`` is silent. Returns what ``solve_paths`` returns.
+    Folds run ``fold_batch`` at a time (all of them when ``None``), one ``run_lanes`` call per batch
+    of one compiled program, so the last, slowest folds do not pay for finished ones. A step reads
+    every pair row of the batch twice, so on CPU a batch whose pair rows fit in the last-level cache
+    is fastest: with a 32 MB L3, one MQ2008 fold in float64 (19 MB, ``fold_batch=1``) steps in 1.6 ms,
+    five folds at once in 14.6 ms. On a GPU keep ``None``. The numbers equal ``solve_paths``'. With a
+    ``log``, the runner prints its progress between calls and ``log`` gets one line per batch
+    (λ values, lanes and folds finished); ``log=None`` is silent. Returns what ``solve_paths`` returns.
 
     ``solver="newton"`` runs one jitted program per fold (its penalty lanes one after another,
     one compile for all folds), logging after each fold; ``chunk_steps`` and ``fold_batch`` are
@@ -457,32 +509,30 @@ def solve_paths_in_chunks(
     _check_solver(solver)
     if solver == "newton":
         return _newton_by_fold(pairs, lams, penalties, log, **kwargs)
-    lanes = (0, 0, None, 0), (None, None, 0, None)
-    init = jax.jit(_over_lanes(lambda p, l, pen, lip: init_path(p, l), *lanes))
-    advance = jax.jit(jax.vmap(jax.vmap(
-        lambda s, p, l, pen, lip, n: advance_path(s, p, l, pen, lip, n, **kwargs),
-        in_axes=(0, None, None, 0, None, None)), in_axes=(0, 0, 0, None, 0, None)))
-    result = jax.jit(jax.vmap(jax.vmap(path_result, in_axes=(0, None, None, 0)), in_axes=(0, 0, 0, None)))
     if fold_batch is not None and fold_batch < 1:
         raise ValueError(f"fold_batch must be None (all folds) or >= 1; got {fold_batch}.")
-    state = init(pairs, lams, penalties, lipschitz)
-    num_lams = lams.shape[-1]
-    take = lambda tree, idx: jax.tree.map(lambda x: x[idx], tree)  # noqa: E731
-    start = time.perf_counter()
-    while True:
-        a = np.minimum(np.asarray(state.a), num_lams)  # [F, H]
-        if np.all(a == num_lams):
-            return result(state, pairs, lams, penalties)
-        # folds whose lanes all finished leave the batch: a step costs two passes over each active fold's pairs
-        active = np.flatnonzero((a < num_lams).any(axis=1))[:fold_batch]
-        chunk = advance(take(state, active), take(pairs, active), lams[active], penalties, lipschitz[active],
-                        chunk_steps)
-        state = jax.tree.map(lambda full, part: full.at[active].set(part), state, chunk)
+    if chunk_steps < 1:
+        raise ValueError(f"chunk_steps must be >= 1; got {chunk_steps}.")
+    study = path_study(**kwargs)
+    config = study.init.static
+    num_folds, num_lams = lams.shape
+    num_pens = jax.tree.leaves(penalties)[0].shape[0]
+    budget = max_path_steps(num_lams, max_iter=config.max_iter, num_outer=config.num_outer)
+    chunks = np.full(-(-budget // chunk_steps), chunk_steps, np.int32)
+    keys = jax.random.split(jax.random.key(0), num_folds)  # unused: the lanes draw nothing
+    fold_batch = num_folds if fold_batch is None else fold_batch
+    start, parts = time.perf_counter(), []
+    for lo in range(0, num_folds, fold_batch):
+        batch = np.arange(lo, min(lo + fold_batch, num_folds))
+        fold = jax.tree.map(lambda x: np.asarray(x)[batch], (pairs, lams, lipschitz))
+        parts.append(lanes.run_lanes(study, keys[batch], data=penalties, lane_data=fold, chunks=chunks, mesh=mesh,
+                                     label=None if log is None else "sparse path", progress=np.cumsum(chunks)))
         if log is not None:
-            a = np.minimum(np.asarray(state.a), num_lams)
-            log(f"[sparse path] {int(np.max(state.steps)):,} steps, {time.perf_counter() - start:.1f} s: "
-                f"{int(a.sum())}/{a.size * num_lams} (fold, penalty, λ) solved, {int((a == num_lams).sum())}/{a.size} "
-                f"lanes and {int((a == num_lams).all(axis=1).sum())}/{a.shape[0]} folds finished")
+            done = batch[-1] + 1
+            log(f"[sparse path] {time.perf_counter() - start:.1f} s: {done * num_pens * num_lams}/"
+                f"{num_folds * num_pens * num_lams} (fold, penalty, λ) solved, "
+                f"{done * num_pens}/{num_folds * num_pens} lanes and {done}/{num_folds} folds finished")
+    return jax.tree.map(lambda *xs: np.concatenate(xs), *parts)
 
 
 @functools.partial(jax.jit, static_argnames=("tol", "max_iter", "num_outer", "outer_tol", "qp_max_iter", "buffer"))
@@ -525,6 +575,6 @@ def sparsity_ratio(w, informative) -> jax.Array:
 
 __all__ = [
     "KINDS", "SOLVERS", "PathInfo", "PathPenalty", "PathState", "advance_path", "informative_features", "init_path",
-    "lambda_grid", "lambda_max", "newton_path", "path_penalty", "path_result", "solve_path", "solve_paths",
-    "solve_paths_in_chunks", "sparsity_ratio", "stack_penalties",
+    "lambda_grid", "lambda_max", "max_path_steps", "newton_path", "path_penalty", "path_result", "path_study",
+    "solve_path", "solve_paths", "solve_paths_in_chunks", "sparsity_ratio", "stack_penalties",
 ]

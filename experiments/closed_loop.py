@@ -53,7 +53,7 @@ from jaxrank.click_models import CLICK_MODELS, fit_gradient, generate_sessions, 
 from jaxrank.click_models.dbn import DBNParams
 from jaxrank.clicks import cascade_model, fitted_user
 from jaxrank.metrics import statistics
-from jaxrank.utils.checks import check_choice, check_int, check_number
+from jaxrank.utils.checks import check_choice, check_distinct_choices, check_int, check_number
 
 USERS = ("navigational", "informational")
 PARAMETRIZATIONS = {"linear": (), "mlp": (16, 16), "tables": None}  # hidden widths; None: per-pair tables
@@ -88,18 +88,12 @@ def _check(config: Config) -> None:
     check_int("fold", config.fold, minimum=1)
     if config.fold > 5:
         raise ValueError(f"fold must be in 1..5; got {config.fold}.")
-    if not config.click_models or len(set(config.click_models)) != len(config.click_models):
-        raise ValueError(f"click_models must name each user once; got {config.click_models}.")
-    for name in config.click_models:
-        check_choice("click_models", name, USERS)
+    check_distinct_choices("click_models", config.click_models, USERS)
     check_int("num_sessions", config.num_sessions, minimum=1)
     check_int("num_positions", config.num_positions, minimum=1)
     check_number("temperature", config.temperature, low=0.0, low_inclusive=True)
     check_number("ranker_noise", config.ranker_noise, low=0.0, low_inclusive=True)
-    if not config.parametrizations or len(set(config.parametrizations)) != len(config.parametrizations):
-        raise ValueError(f"parametrizations must name each fit once; got {config.parametrizations}.")
-    for name in config.parametrizations:
-        check_choice("parametrizations", name, PARAMETRIZATIONS)
+    check_distinct_choices("parametrizations", config.parametrizations, PARAMETRIZATIONS)
     check_int("num_epochs", config.num_epochs, minimum=1)
     check_int("batch_size", config.batch_size, minimum=1)
     check_number("learning_rate", config.learning_rate, low=0.0)

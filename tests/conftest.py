@@ -17,6 +17,7 @@ TEST_XLA_FLAGS = "--xla_cpu_use_fusion_emitters=false --xla_backend_optimization
 os.environ["XLA_FLAGS"] = f"{os.environ.get('XLA_FLAGS', '')} {TEST_XLA_FLAGS}".strip()
 
 import pytest  # noqa: E402
+import numpy as np  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE_DATA = Path(__file__).resolve().parent / "data"
@@ -34,8 +35,6 @@ ARXIV_ROWS = (
 
 def assert_same_mean(ours, theirs, label: str = "") -> None:
     """The two samples' means agree within the 95% CI of their difference (regret parity)."""
-    import numpy as np
-
     ours, theirs = np.asarray(ours, np.float64), np.asarray(theirs, np.float64)
     se = math.sqrt(ours.var(ddof=1) / ours.size + theirs.var(ddof=1) / theirs.size)
     gap = abs(ours.mean() - theirs.mean())
@@ -154,3 +153,14 @@ def killed_after_checkpoints(monkeypatch, count: int):
             yield written
     finally:
         monkeypatch.setattr(lanes, "save_checkpoint", real_save)
+
+
+def assert_same_run(full_dir, run_dir) -> None:
+    """``run_dir`` (killed and resumed) holds the arrays, ``results.json`` and ``table.md`` of the
+    uninterrupted ``full_dir``, byte for byte."""
+    with np.load(Path(full_dir) / "arrays.npz") as full, np.load(Path(run_dir) / "arrays.npz") as resumed:
+        assert full.files == resumed.files
+        for name in full.files:
+            np.testing.assert_array_equal(resumed[name], full[name], err_msg=name, strict=True)
+    for name in ("results.json", "table.md"):
+        assert (Path(run_dir) / name).read_bytes() == (Path(full_dir) / name).read_bytes(), name

@@ -12,7 +12,7 @@ from experiments import click_models as experiment
 from experiments.analysis import click_models as analysis
 from experiments.common import registry
 from jaxrank.click_models import CLICK_MODELS, conditional_perplexity, fit_em, log_likelihood, perplexity
-from tests.conftest import killed_after_checkpoints, launch_experiment as _launch
+from tests.conftest import assert_same_run, killed_after_checkpoints, launch_experiment as _launch
 
 TINY = ("num_sessions=300", "num_seeds=2", "num_iterations=4", "models=pbm,dbn,dctr",
         "simulators=navigational,pbm")
@@ -162,12 +162,7 @@ def test_a_killed_run_resumes_with_identical_results(tmp_path, no_data, monkeypa
     (run_dir,) = (tmp_path / "killed" / "click_models").iterdir()
     assert not (run_dir / "results.json").exists()
     registry.resume(run_dir)
-    with np.load(full_dir / "arrays.npz") as full, np.load(run_dir / "arrays.npz") as resumed:
-        assert full.files == resumed.files
-        for name in full.files:
-            np.testing.assert_array_equal(resumed[name], full[name], err_msg=name, strict=True)
-    for name in ("results.json", "table.md"):
-        assert (run_dir / name).read_bytes() == (full_dir / name).read_bytes(), name
+    assert_same_run(full_dir, run_dir)
 
 
 @pytest.mark.parametrize("overrides, match", [

@@ -11,7 +11,7 @@ from experiments.common import letor_datasets, registry
 from jaxrank import oltr
 from jaxrank.clicks import cascade_model
 from jaxrank.metrics import statistics
-from tests.conftest import killed_after_checkpoints, launch_experiment as _launch
+from tests.conftest import assert_same_run, killed_after_checkpoints, launch_experiment as _launch
 
 TINY = ("num_sessions=500", "num_epochs=2", "num_runs=2", "num_impressions=60", "num_checkpoints=3",
         "click_models=navigational,informational", "parametrizations=linear,tables")
@@ -67,12 +67,7 @@ def test_a_killed_run_resumes_with_identical_results(tmp_path, no_data, monkeypa
     assert not (run_dir / "results.json").exists()
     assert sorted({name.split("-")[0] for name, _ in written}) == ["fitted", "true"]
     registry.resume(run_dir)
-    with np.load(full_dir / "arrays.npz") as full, np.load(run_dir / "arrays.npz") as resumed:
-        assert full.files == resumed.files
-        for name in full.files:
-            np.testing.assert_array_equal(resumed[name], full[name], err_msg=name, strict=True)
-    for name in ("results.json", "table.md"):
-        assert (run_dir / name).read_bytes() == (full_dir / name).read_bytes(), name
+    assert_same_run(full_dir, run_dir)
 
 
 def test_bad_settings_are_refused_before_any_work(tmp_path):
@@ -80,3 +75,13 @@ def test_bad_settings_are_refused_before_any_work(tmp_path):
         registry.launch("closed_loop", tmp_path, ["parametrizations=linear,cubic"])
     with pytest.raises(ValueError, match="num_runs"):
         registry.launch("closed_loop", tmp_path, ["num_runs=1"])
+
+
+@pytest.mark.parametrize("override, match", [
+    ("click_models=informational,informational",
+     r"click_models must name each of its values once; got \('informational', 'informational'\)"),
+    ("parametrizations=", r"parametrizations must name each of its values once; got \(\)"),
+])
+def test_repeated_or_empty_lists_are_refused(tmp_path, override, match):
+    with pytest.raises(registry.ExperimentError, match=match):
+        registry.launch("closed_loop", tmp_path, [override])

@@ -12,7 +12,7 @@ from experiments import oltr as experiment
 from experiments.common import registry
 from jaxrank import oltr
 from jaxrank.clicks import cascade_model
-from tests.conftest import killed_after_checkpoints, launch_experiment as _launch
+from tests.conftest import assert_same_run, killed_after_checkpoints, launch_experiment as _launch
 
 TINY = ("folds=1", "num_runs=2", "num_impressions=200", "num_checkpoints=4", "click_models=perfect,informational",
         "learners=dbgd,mgd,pdgd", "params=mgd.num_candidates=4,pdgd.learning_rate=0.2")
@@ -64,12 +64,7 @@ def test_a_killed_run_resumes_with_identical_results(tmp_path, no_data, monkeypa
     assert not (run_dir / "results.json").exists()
     assert sorted({name.split("-")[0] for name, _ in written}) == ["dbgd", "pdgd"]
     registry.resume(run_dir)
-    with np.load(full_dir / "arrays.npz") as full, np.load(run_dir / "arrays.npz") as resumed:
-        assert full.files == resumed.files
-        for name in full.files:
-            np.testing.assert_array_equal(resumed[name], full[name], err_msg=name, strict=True)
-    for name in ("results.json", "table.md"):
-        assert (run_dir / name).read_bytes() == (full_dir / name).read_bytes(), name
+    assert_same_run(full_dir, run_dir)
 
 
 @pytest.mark.parametrize("overrides, match", [

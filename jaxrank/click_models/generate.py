@@ -15,8 +15,8 @@ all sessions are drawn at once under ``vmap``. A session
 3. optionally applies an ``intervention(key_intervene, docs [K], shown [K]) -> docs [K]`` (a static
    function, e.g. the swap of ``jaxrank.counterfactual.randomization``);
 4. clicks with either a simulator of ``jaxrank.clicks`` on the shown documents' graded labels
-   (``CascadeModel``, ``AffineClickModel``, or a ``FittedUser`` on the pair ids: ``jaxrank.clicks.user_clicks``) or a fitted model's
-   ``sample`` (a ``ClickModel`` of ``jaxrank.click_models`` with its ``params``).
+   (``CascadeModel``, ``AffineClickModel``, or a ``FittedUser`` on the pair ids: ``jaxrank.clicks.user_clicks``)
+   or a fitted model's ``sample`` (a ``ClickModel`` of ``jaxrank.click_models`` with its ``params``).
 
 Ids: query ``q``'s document ``d`` (its index in the padded query) is pair ``q·L + d``; ``doc`` is ``d``
 (0 where nothing is shown); ``num_pairs = Q·L``, ``num_queries = Q``.
@@ -169,7 +169,8 @@ def generate_sessions(key: PRNGKey, queries, num_sessions: int, click_model, *, 
         for field in pair_fields(model):
             size = jnp.shape(getattr(params, field))[0]
             if size < needed:
-                raise ValueError(f"params.{field} has {size} pairs but the queries hold Q·L = {needed} (pair q·L + d); "
+                raise ValueError(f"params.{field} has {size} pairs but the queries hold Q·L = {needed} "
+                                 f"(pair q·L + d); "
                                  f"fit or init the model with num_pairs >= {needed}.")
     elif isinstance(click_model, (CascadeModel, AffineClickModel, FittedUser)):
         if params is not None:
@@ -177,8 +178,8 @@ def generate_sessions(key: PRNGKey, queries, num_sessions: int, click_model, *, 
         check_simulator(click_model, num_positions, labels.shape[0] * labels.shape[1])
         model, simulator = None, click_model
     else:
-        raise ValueError(f"click_model must be a jaxrank.clicks CascadeModel / AffineClickModel / FittedUser or a "
-                         f"jaxrank.click_models ClickModel; got {type(click_model).__name__}.")
+        raise ValueError(f"click_model must be a jaxrank.clicks CascadeModel / AffineClickModel / FittedUser or "
+                         f"a jaxrank.click_models ClickModel; got {type(click_model).__name__}.")
     if ranking is not None:
         if scores is not None:
             raise ValueError("pass scores= or ranking=, not both.")

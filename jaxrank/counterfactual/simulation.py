@@ -99,7 +99,8 @@ def simulate_sessions(key: PRNGKey, queries, num_sessions: int, user: SimulatedU
       key: PRNG key.
       queries: ``labels [Q, L]`` (true grades) and ``mask [Q, L]`` (a ``QueryBatch``).
       num_sessions: ``S``.
-      user: ``jaxrank.clicks.AffineClickModel``, ``CascadeModel`` or ``FittedUser`` (document ``d`` of query ``q`` is id ``q·L + d``).
+      user: ``jaxrank.clicks.AffineClickModel``, ``CascadeModel`` or ``FittedUser`` (document ``d`` of
+        query ``q`` is id ``q·L + d``).
       scores: ``[Q, L]`` logging scores (default all equal: the stored order).
       temperature: Plackett–Luce temperature of the logging policy (0: deterministic).
       num_positions: ``K`` shown.

@@ -67,6 +67,15 @@ def check_choice(name: str, value, choices: Iterable) -> None:
         raise ValueError(f"{name} must be one of {', '.join(map(repr, choices))}; got {value!r}.")
 
 
+def check_distinct_choices(name: str, values, choices: Iterable) -> None:
+    """Rejects an empty or repeating ``values``, or one that is not among ``choices``."""
+    values = tuple(values)
+    if not values or len(set(values)) != len(values):
+        raise ValueError(f"{name} must name each of its values once; got {values}.")
+    for value in values:
+        check_choice(name, value, choices)
+
+
 def check_key(name: str, key) -> None:
     """Rejects anything but a PRNG key: a typed key (``jax.random.key(seed)``) or a raw uint32 ``[2]``."""
     if _traced(key):

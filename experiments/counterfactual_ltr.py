@@ -63,9 +63,10 @@ POSITIONS = {"joachims2017": 10, "oosterhuis2023": 5}
 PAIRS = ("shown", "all")
 EXAMINATION = ("inverse_rank", "eye_tracking")
 STEPS_PER_CHUNK = 10  # L-BFGS iterations between checkpoints
-# fits x L-BFGS iterations per second on MQ2008 (471 training queries) on a 2-core CPU, the
-# simulation, the direct method and the compiles included (measured on the oosterhuis2023 study)
-_RATE = 20.0
+# fits x L-BFGS iterations per second on one MQ2008 fold, the simulation, the direct method and the
+# compile included: 4.2 (oosterhuis2023, 120 fits x 30 iterations in 855 s) and 6.2 (joachims2017,
+# 120 fits x 50 iterations in 971 s), measured on a 2-core CPU shared with other jobs
+_RATE = 5.0
 MAX_BUDGET = 2**31 - 1  # the simulation's int32 click and session counters
 
 

@@ -100,12 +100,12 @@ SECTIONS = (
         Part("counterfactual_ltr", "Joachims et al. (WSDM 2017, §6): Propensity SVM-Rank (IPS) rises above the naive "
              "ranker as clicks grow and approaches the skyline; clipping trades bias for variance.",
              ("etas=1.0", "click_budgets=1000,100000", "num_seeds=2", "pairs=all"), ("pairs=all",),
-             name="counterfactual_ltr (Joachims et al. 2017)"),
+             name="counterfactual_ltr_joachims2017"),
         Part("counterfactual_ltr", "Oosterhuis (TOIS 2023): the doubly robust estimator needs far fewer sessions than "
              "IPS to reach the same NDCG (Plackett–Luce top-5 logger, trust-bias users).",
              ("protocol=oosterhuis2023", "session_budgets=1000,100000", "num_seeds=2"),
              ("protocol=oosterhuis2023", "folds=1,2,3,4,5", "num_seeds=10"),
-             name="counterfactual_ltr (Oosterhuis 2023)"),
+             name="counterfactual_ltr_oosterhuis2023"),
     )),
     ("SOLAR: scalable online learning to rank (Wang, Wan, Zhang, Hoi, ACL 2015)", (
         Part("solar_online", "Table 2 / Fig. 2: SOLAR-II ≥ SOLAR-I > Com-P > Prank (pairwise) > Prank (pointwise) "

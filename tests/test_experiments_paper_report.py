@@ -180,7 +180,7 @@ def test_an_experiment_run_twice_is_two_parts_each_claim_under_its_protocol(tmp_
     one experiment, each with its own run, progress entry and verdicts."""
     cf = [p for _, parts in paper_report.SECTIONS for p in parts if p.experiment == "counterfactual_ltr"]
     assert len({p.key for p in cf}) == 2
-    by_paper = {("Oosterhuis" if "Oosterhuis" in p.key else "Joachims"): p for p in cf}
+    by_paper = {("Oosterhuis" if p.key.endswith("oosterhuis2023") else "Joachims"): p for p in cf}
     for mode in ("quick", "full"):
         assert "protocol=oosterhuis2023" in getattr(by_paper["Oosterhuis"], mode)
         assert not any(o.startswith("protocol=") for o in getattr(by_paper["Joachims"], mode))

@@ -452,7 +452,8 @@ def announce(config: Config) -> float:
     iterations = -(-config.num_steps // STEPS_PER_CHUNK) * STEPS_PER_CHUNK
     return budget.announce("counterfactual_ltr", work=fits * iterations, rate=_RATE, unit="fit-iterations",
                            note=f"{fits} fits ({parts} parts x {config.num_seeds} seeds x {len(rows_of(config))} rows "
-                                f"x {len(budgets_of(config))} budgets) x {iterations} L-BFGS iterations, on MQ2008-sized folds")
+                                f"x {len(budgets_of(config))} budgets) x {iterations} L-BFGS iterations, "
+                                "on MQ2008-sized folds")
 
 
 @register("counterfactual_ltr", Config, report=analysis.report)

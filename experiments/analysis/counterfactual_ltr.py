@@ -200,7 +200,8 @@ def table(results: dict) -> str:
                   f"{skyline:.4f} (‖∇J‖/‖∇J(0)‖ {sky_grad:.1e}, last-{STEPS} ΔJ share {sky_last:.1e}); every row and "
                   f"the skyline {iters} L-BFGS iterations; the optimality columns are the largest over the part's "
                   f"seeds and budgets; propensities {', '.join(f'{p:.3f}' for p in first['propensities']['true'])}",
-                  "", f"| row | " + " | ".join(f"{b:,}" for b in budgets) + f" | ‖∇J‖/‖∇J(0)‖ | last-{STEPS} ΔJ share |",
+                  "", "| row | " + " | ".join(f"{b:,}" for b in budgets)
+                  + f" | ‖∇J‖/‖∇J(0)‖ | last-{STEPS} ΔJ share |",
                   "|---|" + "---|" * (len(budgets) + 2)]
         for row in results["learners"]:
             values = _values(results, parts, row)

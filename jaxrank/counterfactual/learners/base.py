@@ -75,7 +75,8 @@ def optimality(start_objective, start_grad, earlier_objective, objective, grad_n
     """``Optimality`` from ``J`` and ``‖∇J‖`` at ``w = 0``, ``J`` ``m`` steps before the end, and at the end."""
     tiny = jnp.finfo(jnp.float32).tiny
     total = jnp.maximum(start_objective - objective, tiny)
-    return Optimality(grad_norm / jnp.maximum(start_grad, tiny), jnp.maximum(earlier_objective - objective, 0.0) / total)
+    last = jnp.maximum(earlier_objective - objective, 0.0) / total
+    return Optimality(grad_norm / jnp.maximum(start_grad, tiny), last)
 
 
 class CounterfactualLearner(NamedTuple):

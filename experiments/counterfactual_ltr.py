@@ -21,7 +21,9 @@ under the protocol of the paper whose claims are tested (``protocol``).
 
 Every row is the same learner (``jaxrank.counterfactual.COUNTERFACTUAL_LEARNERS``: a linear ranker
 fitted by L-BFGS to the pairwise Huberised-hinge objective on the row's relevance targets), trained
-``num_steps`` iterations; its final gradient norm is reported as the statement of optimality. The
+``num_steps`` iterations; the statement of optimality reported per row is the largest, over seeds and
+budgets, relative gradient norm ``‖∇J(w)‖/‖∇J(0)‖`` and share of the objective's decrease made by the
+last ``STEPS_PER_CHUNK`` iterations (``base.Optimality``). The
 skyline is the same learner on every training query's true relevance, the logging ranker's NDCG the
 floor. Each part's seeds are the lanes of one ``jaxrank.lanes.run_lanes`` program (seed ``s`` draws
 from ``fold_in(key, s)``), checkpointed, so ``--resume`` continues a killed run with identical files.
@@ -61,6 +63,10 @@ POSITIONS = {"joachims2017": 10, "oosterhuis2023": 5}
 PAIRS = ("shown", "all")
 EXAMINATION = ("inverse_rank", "eye_tracking")
 STEPS_PER_CHUNK = 10  # L-BFGS iterations between checkpoints
+# fits x L-BFGS iterations per second on one MQ2008 fold, the simulation, the direct method and the
+# compile included: 4.2 (oosterhuis2023, 120 fits x 30 iterations in 855 s) and 6.2 (joachims2017,
+# 120 fits x 50 iterations in 971 s), measured on a 2-core CPU shared with other jobs
+_RATE = 5.0
 MAX_BUDGET = 2**31 - 1  # the simulation's int32 click and session counters
 
 
@@ -116,7 +122,9 @@ class _Spec(NamedTuple):
 
 class _Carry(NamedTuple):
     states: base.LearnerState  # leaves [C, M, ...]
-    infos: base.StepInfo  # [C, M]
+    infos: base.StepInfo  # [C, M] the latest step's
+    start: base.StepInfo  # [C, M] J and ‖∇J‖ at w = 0 (the first step's)
+    chunk_start: jax.Array  # [C, M] J at the start of the latest chunk of steps
     targets: tuple  # per block of training queries [C, M, Q_b, L_b]
     weights: tuple  # per block [C, Q_b] each query's share of the training sessions
     logged: jax.Array  # [C, 2] clicks and sessions logged (training and validation)
@@ -312,7 +320,7 @@ def _lane_init(key, hparams, shared, lane_data, *, spec: _Spec):
     states, targets, weights, logged, tau, dm_vali = jax.vmap(one_budget)(counts.clicks, counts.displays,
                                                                          counts.sessions)
     infos = base.StepInfo(jnp.zeros(targets.shape[:2]), jnp.zeros(targets.shape[:2]))
-    return _Carry(states, infos, _blocks(targets, shared, spec.widths, 2), _blocks(weights, shared, spec.widths, 1),
+    return _Carry(states, infos, infos, jnp.zeros(targets.shape[:2]), _blocks(targets, shared, spec.widths, 2), _blocks(weights, shared, spec.widths, 1),
                   logged, tau, dm_vali, theta_hat)
 
 
@@ -321,17 +329,18 @@ def _lane_advance(carry: _Carry, chunk, shared, lane_data, *, spec: _Spec):
     del chunk, lane_data, spec
     features, where = shared["blocks"]["features"], shared["blocks"]["where"]
 
-    def step(c, _):
-        states, _ = c
-
+    def step(states, _):
         def row(state, targets, weights):
             return base.fit_step(state, features, where, weights, targets)
 
         per_budget = jax.vmap(jax.vmap(row, in_axes=(0, 0, None)), in_axes=(0, 0, 0))
-        return per_budget(states, carry.targets, carry.weights), None
+        return per_budget(states, carry.targets, carry.weights)
 
-    (states, infos), _ = jax.lax.scan(step, (carry.states, carry.infos), None, length=STEPS_PER_CHUNK)
-    return carry._replace(states=states, infos=infos)
+    first = carry.states.count == 0  # [C, M]
+    states, infos = jax.lax.scan(step, carry.states, None, length=STEPS_PER_CHUNK)
+    at = lambda t: jax.tree.map(lambda x: x[t], infos)  # noqa: E731
+    start = jax.tree.map(lambda new, old: jnp.where(first, new, old), at(0), carry.start)
+    return carry._replace(states=states, infos=at(-1), start=start, chunk_start=infos.objective[0])
 
 
 def _lane_result(carry: _Carry, shared, lane_data, *, spec: _Spec):
@@ -339,11 +348,14 @@ def _lane_result(carry: _Carry, shared, lane_data, *, spec: _Spec):
     ndcg = jax.vmap(jax.vmap(lambda w: _ndcg(w, shared["test"])))(carry.states.params)
     features, where = shared["blocks"]["features"], shared["blocks"]["where"]
 
-    def final_gradient(state, targets, weights):
-        return jnp.linalg.norm(jax.grad(base.objective)(state.params, features, where, weights, targets, state.lam))
+    def final(state, targets, weights):
+        value, grad = jax.value_and_grad(base.objective)(state.params, features, where, weights, targets, state.lam)
+        return value, jnp.linalg.norm(grad)
 
-    grad_norm = jax.vmap(jax.vmap(final_gradient, in_axes=(0, 0, None)))(carry.states, carry.targets, carry.weights)
-    return {"ndcg": ndcg, "grad_norm": grad_norm, "objective": carry.infos.objective,
+    value, grad_norm = jax.vmap(jax.vmap(final, in_axes=(0, 0, None)))(carry.states, carry.targets, carry.weights)
+    optimality = base.optimality(carry.start.objective, carry.start.grad_norm, carry.chunk_start, value, grad_norm)
+    return {"ndcg": ndcg, "grad_norm": grad_norm, "objective": value, "relative_grad": optimality.relative_grad,
+            "last_decrease": optimality.last_decrease,
             "logged": carry.logged, "tau": carry.tau, "dm_vali": carry.dm_vali, "theta_hat": carry.theta_hat}
 
 
@@ -400,13 +412,17 @@ def _part(config: Config, run_dir, name: str, train_r, vali_r, test_r, eta: floa
     out = lanes.run_lanes(study, keys, hparams, data=shared, chunks=np.arange(num_chunks), checkpoint=saved,
                           label=f"counterfactual_ltr {name}", progress=(np.arange(num_chunks) + 1) * STEPS_PER_CHUNK)
     q = num_train
-    sky_state, sky_info = _skyline(jax.random.fold_in(seed_key, 1), padded.features[:q], mask[:q], relevance[:q],
-                                   jnp.float32(config.lam), num_steps=num_chunks * STEPS_PER_CHUNK)
+    sky_state, sky_opt = _skyline(jax.random.fold_in(seed_key, 1), padded.features[:q], mask[:q], relevance[:q],
+                                  jnp.float32(config.lam), num_steps=num_chunks * STEPS_PER_CHUNK)
     theta = user.alpha / user.alpha[0]
     return {"eta": f"{eta:g}", "logging_queries": len(chosen), "logging_ndcg": round(float(_ndcg(w0, shared["test"])), 6),
             "skyline_ndcg": round(float(_ndcg(sky_state.params, shared["test"])), 6),
-            "skyline_grad_norm": _rounded(sky_info.grad_norm[-1], 8),
+            "skyline_relative_grad": _rounded(sky_opt.relative_grad, 8),
+            "skyline_last_decrease": _rounded(sky_opt.last_decrease, 10),
             "ndcg": _rounded(out["ndcg"]), "grad_norm_max": _rounded(np.max(out["grad_norm"]), 8),
+            # per row, the largest over seeds and budgets (base.Optimality)
+            "relative_grad_max": _rounded(np.max(out["relative_grad"], axis=(0, 1)), 8),
+            "last_decrease_max": _rounded(np.max(out["last_decrease"], axis=(0, 1)), 10),
             "logged_clicks": _rounded(out["logged"][..., 0].mean(0), 1),
             "logged_sessions": _rounded(out["logged"][..., 1].mean(0), 1), "tau": _rounded(out["tau"][0]),
             "dm_vali_loss": _rounded(out["dm_vali"].mean(0)),
@@ -415,20 +431,36 @@ def _part(config: Config, run_dir, name: str, train_r, vali_r, test_r, eta: floa
 
 @functools.partial(jax.jit, static_argnames=("num_steps",))
 def _skyline(key, features, where, relevance, lam, *, num_steps: int):
-    """The same learner on every training query's true relevance, the queries weighted equally."""
+    """``(state, Optimality)``: the same learner on every training query's true relevance, the queries
+    weighted equally."""
     learner = COUNTERFACTUAL_LEARNERS.build("full_info")
     num_queries = features.shape[0]
     zeros = jnp.zeros(where.shape, jnp.float32)
     log = base.ClickLog(features, where, zeros, zeros, zeros, zeros, zeros, relevance,
                         jnp.full(num_queries, 1.0 / num_queries))
     key_init, key_steps = jax.random.split(key)
-    return base.train(key_steps, learner, learner.init(key_init, features.shape[-1], lam=lam), log, num_steps)
+    state, infos = base.train(key_steps, learner, learner.init(key_init, features.shape[-1], lam=lam), log, num_steps)
+    value, grad = jax.value_and_grad(base.objective)(state.params, features, where, log.weights, relevance, lam)
+    earlier = infos.objective[max(num_steps - STEPS_PER_CHUNK, 0)]
+    return state, base.optimality(infos.objective[0], infos.grad_norm[0], earlier, value, jnp.linalg.norm(grad))
+
+
+def announce(config: Config) -> float:
+    """Prints the run's work (fits of a row at a budget x L-BFGS iterations) and its estimated time."""
+    parts = len(config.folds) * (len(config.etas) if config.protocol == "joachims2017" else 1)
+    fits = parts * config.num_seeds * len(rows_of(config)) * len(budgets_of(config))
+    iterations = -(-config.num_steps // STEPS_PER_CHUNK) * STEPS_PER_CHUNK
+    return budget.announce("counterfactual_ltr", work=fits * iterations, rate=_RATE, unit="fit-iterations",
+                           note=f"{fits} fits ({parts} parts x {config.num_seeds} seeds x {len(rows_of(config))} rows "
+                                f"x {len(budgets_of(config))} budgets) x {iterations} L-BFGS iterations, "
+                                "on MQ2008-sized folds")
 
 
 @register("counterfactual_ltr", Config, report=analysis.report)
 def run(config: Config, run_dir) -> dict:
     """Every part's per-seed test NDCG@10 for every row and budget (module docstring)."""
     _check(config)
+    announce(config)
     ds = letor_datasets.resolve(config.dataset, "counterfactual_ltr", single_file=True)
     root = jax.random.key(config.seed)
     start = time.perf_counter()

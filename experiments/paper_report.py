@@ -49,6 +49,11 @@ class Part:
     claim: str  # what the paper reports, to read the table against
     quick: tuple[str, ...] = ()  # --set overrides in quick mode
     full: tuple[str, ...] = ()  # --set overrides in full mode: the paper's settings where the default is a CPU budget
+    name: str = ""  # the part's name in the report when an experiment runs more than once (default: the experiment)
+
+    @property
+    def key(self) -> str:
+        return self.name or self.experiment
 
 
 SECTIONS = (
@@ -94,9 +99,16 @@ SECTIONS = (
         Part("closed_loop", "A DBN fitted to a cascade user's log (MQ2008), its attraction linear in the features or "
              "per-pair tables, drives PDGD as the user does: paired offline NDCG@10 differences within their 95% CIs.",
              ("num_sessions=20000", "num_runs=8", "num_impressions=3000")),
-        Part("counterfactual_ltr", "Propensity SVM-Rank rises above the naive ranker as clicks grow and approaches the "
-             "skyline; doubly robust reaches IPS's NDCG with fewer clicks; clipping trades bias for variance.",
-             ("etas=1.0", "click_budgets=1000,100000", "num_seeds=2")),
+        # each claim under the protocol of the paper that makes it
+        Part("counterfactual_ltr", "Joachims et al. (WSDM 2017, §6): Propensity SVM-Rank (IPS) rises above the naive "
+             "ranker as clicks grow and approaches the skyline; clipping trades bias for variance.",
+             ("etas=1.0", "click_budgets=1000,100000", "num_seeds=2", "pairs=all"), ("pairs=all",),
+             name="counterfactual_ltr_joachims2017"),
+        Part("counterfactual_ltr", "Oosterhuis (TOIS 2023): the doubly robust estimator needs far fewer sessions than "
+             "IPS to reach the same NDCG (Plackett–Luce top-5 logger, trust-bias users).",
+             ("protocol=oosterhuis2023", "session_budgets=1000,100000", "num_seeds=2"),
+             ("protocol=oosterhuis2023", "folds=1,2,3,4,5", "num_seeds=10"),
+             name="counterfactual_ltr_oosterhuis2023"),
     )),
     ("SOLAR: scalable online learning to rank (Wang, Wan, Zhang, Hoi, ACL 2015)", (
         Part("solar_online", "Table 2 / Fig. 2: SOLAR-II ≥ SOLAR-I > Com-P > Prank (pairwise) > Prank (pointwise) "
@@ -131,12 +143,12 @@ class Config:
 
 
 def _parts(config: Config):
-    known = {p.experiment for _, parts in SECTIONS for p in parts}
+    known = {n for _, parts in SECTIONS for p in parts for n in (p.experiment, p.key)}
     unknown = set(config.only) - known
     if unknown:
         raise ValueError(f"only: unknown experiments {sorted(unknown)}; choose from {sorted(known)}.")
     for title, parts in SECTIONS:
-        chosen = [p for p in parts if (not config.only or p.experiment in config.only) and p.experiment in registry.names()]
+        chosen = [p for p in parts if (not config.only or {p.experiment, p.key} & set(config.only)) and p.experiment in registry.names()]
         if chosen:
             yield title, chosen
 
@@ -178,7 +190,7 @@ def collect_verdicts(experiment: str, outcome: dict) -> list:
 
 
 def _section(part: Part, outcome: dict, run_dir: Path) -> list[str]:
-    lines = [f"### `{part.experiment}`", "", f"*Paper:* {part.claim}", ""]
+    lines = [f"### `{part.key}`", "", f"*Paper:* {part.claim}", ""]
     verdicts = ["**Verdicts**", "", *V.rows(outcome["verdicts"]), ""]
     if outcome["status"] != "ok":
         return lines + [f"**Failed** after {outcome['seconds']:.0f} s: `{outcome['error']}`", ""] + verdicts
@@ -193,7 +205,7 @@ def _section(part: Part, outcome: dict, run_dir: Path) -> list[str]:
         lines += [_without_verdicts(timings.read_text()), ""]
     lines += verdicts
     for figure in sorted(child.glob("*.png")):
-        lines += [f"![{part.experiment}: {figure.stem}]({rel / figure.name})", ""]
+        lines += [f"![{part.key}: {figure.stem}]({rel / figure.name})", ""]
     return lines
 
 
@@ -229,10 +241,13 @@ def _last_progress(child: Path) -> Optional[float]:
     return max(times) if times else None
 
 
-def _run_part(experiment: str, run_dir: Path, overrides: list, seed, progress: dict) -> tuple[str, float]:
+def _run_part(experiment: str, run_dir: Path, overrides: list, seed, progress: dict,
+              key: Optional[str] = None) -> tuple[str, float]:
     """``(child run directory, seconds)`` of one part: kept when finished by an earlier process,
-    resumed from its checkpoints when interrupted, launched otherwise (module docstring)."""
-    record = progress.get(experiment)
+    resumed from its checkpoints when interrupted, launched otherwise (module docstring); ``key`` names
+    the part in ``progress`` (default the experiment)."""
+    key = key or experiment
+    record = progress.get(key)
     last = None if record is None else _last_progress(Path(record["run_dir"]))
     if record is not None and (record["done"] or Path(record["run_dir"], "results.json").is_file()):
         return record["run_dir"], record["seconds"] + (0.0 if record["done"] else max(0.0, last - record["started"]))
@@ -240,17 +255,17 @@ def _run_part(experiment: str, run_dir: Path, overrides: list, seed, progress: d
     spent = 0.0
     if last is not None:  # interrupted after a checkpoint: continue it
         spent = record["seconds"] + max(0.0, last - record["started"])
-        progress[experiment] = dict(record, seconds=spent, started=time.time())
+        progress[key] = dict(record, seconds=spent, started=time.time())
         _save_progress(run_dir, progress)
         child = registry.resume(record["run_dir"])
     else:
         def started(child: Path) -> None:
-            progress[experiment] = {"run_dir": str(child), "seconds": 0.0, "started": time.time(), "done": False}
+            progress[key] = {"run_dir": str(child), "seconds": 0.0, "started": time.time(), "done": False}
             _save_progress(run_dir, progress)
 
         child = registry.launch(experiment, run_dir / "runs", overrides, seed=seed, on_start=started)
     seconds = spent + time.perf_counter() - start
-    progress[experiment] = dict(progress[experiment], seconds=seconds, done=True)
+    progress[key] = dict(progress[key], seconds=seconds, done=True)
     _save_progress(run_dir, progress)
     return str(child), seconds
 
@@ -271,21 +286,21 @@ def run(config: Config, run_dir) -> dict:
             overrides = list(part.quick if config.mode == "quick" else part.full)
             fields = {f.name for f in dataclasses.fields(registry.get(part.experiment).config_cls)}
             seed = config.seed if "seed" in fields else None
-            print(f"[paper_report] {part.experiment} {' '.join(overrides)}", flush=True)
+            print(f"[paper_report] {part.key} {' '.join(overrides)}", flush=True)
             start = time.perf_counter()
             try:
-                child, seconds = _run_part(part.experiment, run_dir, overrides, seed, progress)
+                child, seconds = _run_part(part.experiment, run_dir, overrides, seed, progress, part.key)
                 outcome = {"status": "ok", "run_dir": child}
             except Exception as e:  # one failing experiment must not lose the others
                 traceback.print_exc()
                 outcome = {"status": "failed", "error": f"{type(e).__name__}: {e}".splitlines()[0]}
                 seconds = time.perf_counter() - start
-                progress.pop(part.experiment, None)  # a failed part runs again on resume
+                progress.pop(part.key, None)  # a failed part runs again on resume
                 _save_progress(run_dir, progress)
             here += time.perf_counter() - start
             outcome.update(seconds=round(seconds, 1), overrides=overrides)
             outcome["verdicts"] = collect_verdicts(part.experiment, outcome)
-            outcomes[part.experiment] = outcome
+            outcomes[part.key] = outcome
             body += _section(part, outcome, run_dir)
     # the parts' seconds (over every process that ran them) and this process's time between them
     total = sum(o["seconds"] for o in outcomes.values()) + time.perf_counter() - start_all - here

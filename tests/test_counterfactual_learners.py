@@ -176,6 +176,16 @@ def test_training_reaches_a_small_gradient_norm():
     # float32 line searches stall near 1e-4 relative (a step cannot lower J by less than its rounding)
     assert final < 1e-3 * first, (final, first)
     assert np.all(np.diff(np.asarray(infos.objective)) <= 1e-6)
+    # the stated optimality: relative gradient norm, and the share of J(0) − J(w_T) made by the last 10 steps
+    value = float(base.objective(state.params, features, where, log.weights, relevance, 1e-2))
+    j0 = float(base.objective(jnp.zeros(3), features, where, log.weights, relevance, 1e-2))
+    opt = base.optimality(infos.objective[0], infos.grad_norm[0], infos.objective[-10], value, final)
+    assert float(opt.relative_grad) == pytest.approx(final / first, rel=1e-5)
+    assert float(opt.last_decrease) == pytest.approx((float(infos.objective[-10]) - value) / (j0 - value), abs=1e-6)
+    assert float(opt.last_decrease) < 1e-4
+    early = base.optimality(infos.objective[0], infos.grad_norm[0], infos.objective[0], infos.objective[1],
+                            infos.grad_norm[1])
+    assert float(early.last_decrease) == pytest.approx(1.0) and float(early.relative_grad) > 1e-3
 
 
 def test_direct_method_loss_matches_the_reference_and_the_intercept_fits_a_base_rate():

@@ -31,7 +31,12 @@ def test_joachims_protocol_end_to_end(tmp_path, no_data):
     assert part["propensities"]["true"] == [1.0, 0.25, 0.111111, 0.0625]
     assert all(b <= n for b, n in zip((100, 2000), part["logged_clicks"]))
     assert part["grad_norm_max"] < 1.0
+    # each row's optimality: the largest relative gradient norm and last-10-steps share of the decrease
+    assert len(part["relative_grad_max"]) == 3 and all(0 < g < 1 for g in part["relative_grad_max"])
+    assert all(0 <= d <= 1 for d in part["last_decrease_max"]) and 0 < part["skyline_relative_grad"] < 1
     table = (run_dir / "table.md").read_text()
+    ips_row = next(line for line in table.splitlines() if line.startswith("| IPS |"))
+    assert ips_row.endswith(f"| {part['relative_grad_max'][1]:.1e} | {part['last_decrease_max'][1]:.1e} |")
     rise = next(d for c, v, d in analysis.verdicts(results) if c == analysis.CLAIMS["rise"])
     diff = ndcg[:, -1, 1] - ndcg[:, -1, 0]
     assert f"2,000: {diff.mean():+.4f}" in rise and "Verdicts:" in table

@@ -173,3 +173,37 @@ def test_an_interrupted_part_continues_from_its_checkpoints(tmp_path, monkeypatc
     assert resumed == [str(child)] and run_dir == str(child)
     assert 45.0 <= seconds < 50.0 and progress["rcs_regret"]["done"]
     assert paper_report._load_progress(tmp_path) == progress
+
+
+def test_an_experiment_run_twice_is_two_parts_each_claim_under_its_protocol(tmp_path, monkeypatch):
+    """The counterfactual claims run under the protocol of the paper that makes them, as two parts of
+    one experiment, each with its own run, progress entry and verdicts."""
+    cf = [p for _, parts in paper_report.SECTIONS for p in parts if p.experiment == "counterfactual_ltr"]
+    assert len({p.key for p in cf}) == 2
+    by_paper = {("Oosterhuis" if p.key.endswith("oosterhuis2023") else "Joachims"): p for p in cf}
+    for mode in ("quick", "full"):
+        assert "protocol=oosterhuis2023" in getattr(by_paper["Oosterhuis"], mode)
+        assert not any(o.startswith("protocol=") for o in getattr(by_paper["Joachims"], mode))
+    launched = []
+
+    def fake_launch(name, workdir, overrides, seed=None, on_start=None):
+        child = Path(workdir) / name / f"run{len(launched)}"
+        launched.append((name, list(overrides)))
+        child.mkdir(parents=True)
+        on_start(child)
+        (child / "results.json").write_text(json.dumps({"value": len(launched)}))
+        (child / "timings.json").write_text(json.dumps({"seconds": 1.0}))
+        return child
+
+    monkeypatch.setattr(paper_report, "verdict_function",
+                        lambda name: lambda summary: [("claim", "holds", f"run {summary['value']}")])
+    monkeypatch.setattr(paper_report.registry, "launch", fake_launch)
+    parts = (paper_report.Part("feature_rankers", "first", ("a=1",), name="first"),
+             paper_report.Part("feature_rankers", "second", ("a=2",), name="second"))
+    monkeypatch.setattr(paper_report, "SECTIONS", (("A paper", parts),))
+    out = paper_report.run(paper_report.Config(mode="quick", only=("second",)), tmp_path)
+    assert launched == [("feature_rankers", ["a=2"])] and list(out["experiments"]) == ["second"]
+    out = paper_report.run(paper_report.Config(mode="quick"), tmp_path / "both")
+    assert [o["verdicts"] for o in out["experiments"].values()] == [[["claim", "holds", "run 2"]],
+                                                                     [["claim", "holds", "run 3"]]]
+    assert "### `first`" in (tmp_path / "both" / "report.md").read_text()

@@ -167,6 +167,22 @@ def verdicts(results: dict) -> list[tuple[str, str, str]]:
     return out
 
 
+STEPS = 10  # the iterations the "last ΔJ share" covers (experiments.counterfactual_ltr.STEPS_PER_CHUNK)
+
+
+def _optimality(results: dict, parts, row: str) -> tuple[float, float]:
+    """The largest relative gradient norm and last-iterations share of the decrease of ``row`` (or
+    ``"skyline"``) over ``parts`` (nan for results written without them)."""
+    if row == "skyline":
+        pairs = [(results["parts"][p].get("skyline_relative_grad", np.nan),
+                  results["parts"][p].get("skyline_last_decrease", np.nan)) for p in parts]
+    else:
+        m = results["learners"].index(row)
+        pairs = [(results["parts"][p].get("relative_grad_max", [np.nan] * (m + 1))[m],
+                  results["parts"][p].get("last_decrease_max", [np.nan] * (m + 1))[m]) for p in parts]
+    return float(max(g for g, _ in pairs)), float(max(d for _, d in pairs))
+
+
 def table(results: dict) -> str:
     budgets = results["budgets"]
     unit = results["budget_unit"]
@@ -178,15 +194,21 @@ def table(results: dict) -> str:
         first = results["parts"][parts[0]]
         logging = np.mean([results["parts"][p]["logging_ndcg"] for p in parts])
         skyline = np.mean([results["parts"][p]["skyline_ndcg"] for p in parts])
-        grad = max(results["parts"][p]["grad_norm_max"] for p in parts)
+        sky_grad, sky_last = _optimality(results, parts, "skyline")
+        iters = results["settings"].get("lbfgs_iterations", "")
         lines += [f"{group} ({len(parts)} part{'s' * (len(parts) > 1)}): logging ranker {logging:.4f}, skyline "
-                  f"{skyline:.4f}; largest final gradient norm of any row {grad:.2e}; propensities "
-                  f"{', '.join(f'{p:.3f}' for p in first['propensities']['true'])}", "",
-                  f"| row | " + " | ".join(f"{b:,}" for b in budgets) + " |", "|---|" + "---|" * len(budgets)]
+                  f"{skyline:.4f} (‖∇J‖/‖∇J(0)‖ {sky_grad:.1e}, last-{STEPS} ΔJ share {sky_last:.1e}); every row and "
+                  f"the skyline {iters} L-BFGS iterations; the optimality columns are the largest over the part's "
+                  f"seeds and budgets; propensities {', '.join(f'{p:.3f}' for p in first['propensities']['true'])}",
+                  "", "| row | " + " | ".join(f"{b:,}" for b in budgets)
+                  + f" | ‖∇J‖/‖∇J(0)‖ | last-{STEPS} ΔJ share |",
+                  "|---|" + "---|" * (len(budgets) + 2)]
         for row in results["learners"]:
             values = _values(results, parts, row)
             cells = [mean_half(values[:, c]) for c in range(values.shape[1])]
-            lines.append(f"| {LABELS.get(row, row)} | " + " | ".join(f"{m:.4f} ± {h:.4f}" for m, h in cells) + " |")
+            grad, last = _optimality(results, parts, row)
+            lines.append(f"| {LABELS.get(row, row)} | " + " | ".join(f"{m:.4f} ± {h:.4f}" for m, h in cells)
+                         + f" | {grad:.1e} | {last:.1e} |")
         lines.append("")
     lines += ["Verdicts:", ""] + [f"- **{v}**: {c}. {d}." for c, v, d in verdicts(results)]
     return "\n".join(lines) + "\n"

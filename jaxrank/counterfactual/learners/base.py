@@ -20,7 +20,7 @@ can be) keep ``J`` bounded below: ``h_δ`` grows linearly and the penalty quadra
 The pairwise sum costs ``O(L log L)`` per query (one sort and prefix sums of the sorted scores
 and their squares), never ``[Q, L, L]``.
 
-The step is one iteration of optax's L-BFGS with a backtracking line search (full batch), keys first:
+The step is one iteration of optax's L-BFGS with a halving backtracking line search (full batch), keys first:
 ``step(key, state, log) -> (state, StepInfo)``.
 """
 
@@ -61,6 +61,22 @@ class LearnerState(NamedTuple):
 class StepInfo(NamedTuple):
     objective: Array  # [] f32 J(w) before the step
     grad_norm: Array  # [] f32 ‖∇J(w)‖ before the step (optimality)
+
+
+class Optimality(NamedTuple):
+    """How close a fit is to the minimiser of ``J`` (both 0 at the minimiser)."""
+
+    relative_grad: Array  # ‖∇J(w_T)‖ / ‖∇J(0)‖
+    last_decrease: Array  # (J(w_{T−m}) − J(w_T)) / (J(0) − J(w_T)): the share of the decrease from w = 0
+    # made by the last m steps (0 when the objective has stopped moving)
+
+
+def optimality(start_objective, start_grad, earlier_objective, objective, grad_norm) -> Optimality:
+    """``Optimality`` from ``J`` and ``‖∇J‖`` at ``w = 0``, ``J`` ``m`` steps before the end, and at the end."""
+    tiny = jnp.finfo(jnp.float32).tiny
+    total = jnp.maximum(start_objective - objective, tiny)
+    last = jnp.maximum(earlier_objective - objective, 0.0) / total
+    return Optimality(grad_norm / jnp.maximum(start_grad, tiny), last)
 
 
 class CounterfactualLearner(NamedTuple):
@@ -120,8 +136,11 @@ def objective(params: Array, features, where, weights, targets, lam, smoothing=S
 
 
 # backtracking (Armijo) rather than optax's default zoom line search: under ``vmap`` over many rows
-# the zoom search's nested loops compile and run several times slower for the same iterates' quality
-_LBFGS = optax.lbfgs(linesearch=optax.scale_by_backtracking_linesearch(max_backtracking_steps=20, store_grad=True))
+# the zoom search's nested loops compile and run several times slower for the same iterates' quality.
+# Halving (optax's default shrinks by 0.8) because under ``vmap`` every row waits for the row that
+# backtracks most: on MQ2008 it halves the time of 60 iterations at the same gradient norms.
+_LBFGS = optax.lbfgs(linesearch=optax.scale_by_backtracking_linesearch(
+    max_backtracking_steps=12, decrease_factor=0.5, store_grad=True))
 
 
 def init_state(num_features: int, lam, clip) -> LearnerState:

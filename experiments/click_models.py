@@ -41,7 +41,7 @@ from experiments.analysis import click_models as analysis
 from experiments.common import budget, letor_datasets
 from experiments.common.registry import checkpoint_dir, register
 from jaxrank import data, lanes
-from jaxrank.click_models import CLICK_MODELS, generate_sessions, metrics, probabilities, study
+from jaxrank.click_models import CLICK_MODELS, generate_logs, generate_sessions, metrics, probabilities, study
 from jaxrank.click_models import em as em_lib
 from jaxrank.click_models import gradient
 from jaxrank.click_models.examination import cascade_examination
@@ -251,10 +251,12 @@ def simulate(config: Config, queries, name: str, seed: int, grades: int):
 def simulate_seeds(config: Config, queries, name: str, grades: int) -> list:
     """``[(train, test)]`` of every seed of simulator ``name``, generated as one program vmapped over
     the seeds (each lane's bytes are ``simulate``'s)."""
-    seeds = jnp.arange(config.num_seeds)
-    keys = jax.vmap(lambda s: _session_key(config, name, s))(seeds)
-    scores = jax.vmap(lambda s: production_scores(config, queries, s))(seeds)
-    logs = jax.tree.map(np.asarray, jax.vmap(lambda k, x: _generate(config, queries, name, grades, k, x))(keys, scores))
+    seeds = range(config.num_seeds)
+    keys = jnp.stack([_session_key(config, name, s) for s in seeds])
+    scores = jnp.stack([production_scores(config, queries, s) for s in seeds])
+    logs = jax.tree.map(np.asarray, generate_logs(keys, queries, config.num_sessions, simulator(config, name, grades),
+                                                  scores=scores, temperature=config.temperature,
+                                                  num_positions=config.num_positions))
     return [split(config, jax.tree.map(lambda x, s=s: x[s], logs)) for s in range(config.num_seeds)]
 
 
@@ -372,8 +374,7 @@ def run(config: Config, run_dir) -> dict:
     elif real:
         path, whole = _real_log(config)
         rows, queries, grades, labels = [LOG_SIMULATOR], None, None, None
-        split_keys = jax.vmap(lambda s: jax.random.fold_in(jax.random.key(config.seed), s))(
-            jnp.arange(config.num_seeds))
+        split_keys = lanes.fold_in_keys(jax.random.key(config.seed), config.num_seeds)
         train, test = study.shuffled_splits(split_keys, whole, num_train(config, whole.pair.shape[0]))
         dataset = {"log": str(path), "num_sessions": int(whole.pair.shape[0]), "num_queries": int(whole.num_queries),
                    "num_pairs": int(whole.num_pairs)}
@@ -393,7 +394,7 @@ def run(config: Config, run_dir) -> dict:
         test = jax.tree.map(lambda *x: np.stack(x), *[t for _, t in splits])
     num_pairs = int(train.num_pairs[0])
     num_lanes = train.pair.shape[0]
-    keys = jax.vmap(lambda i: jax.random.fold_in(jax.random.key(config.seed + 1), i))(jnp.arange(num_lanes))
+    keys = lanes.fold_in_keys(jax.random.key(config.seed + 1), num_lanes)
     if not real:
         pairs = jnp.arange(num_pairs, dtype=jnp.int32).reshape(queries.labels.shape)
         production = np.asarray([_ndcg_of(production_scores(config, queries, s), queries.labels, queries.mask,

@@ -404,7 +404,7 @@ def _part(config: Config, run_dir, name: str, train_r, vali_r, test_r, eta: floa
                  num_train, config.dm_model, config.dm_steps, config.propensity_sessions, tuple(block_widths))
     study = lanes.Study(functools.partial(_lane_init, spec=spec), functools.partial(_lane_advance, spec=spec),
                         functools.partial(_lane_result, spec=spec))
-    keys = jax.vmap(lambda s: jax.random.fold_in(key_lanes, s))(jnp.arange(config.num_seeds))
+    keys = lanes.fold_in_keys(key_lanes, config.num_seeds)
     hparams = {"lam": np.full(config.num_seeds, config.lam), "clip": np.full(config.num_seeds, config.clip),
                "learning_rate": np.full(config.num_seeds, config.learning_rate)}
     num_chunks = -(-config.num_steps // STEPS_PER_CHUNK)

@@ -125,6 +125,11 @@ def lane_mesh(devices=None) -> Mesh:
     return Mesh(np.asarray(devices, dtype=object), (LANE_AXIS,))
 
 
+def fold_in_keys(key, num_lanes: int) -> jax.Array:
+    """``[num_lanes]`` keys ``fold_in(key, n)``: lane ``n``'s key does not depend on how many lanes run."""
+    return jax.vmap(lambda n: jax.random.fold_in(key, n))(jnp.arange(num_lanes))
+
+
 def is_key(x) -> bool:
     return jnp.issubdtype(getattr(x, "dtype", np.float32), jax.dtypes.prng_key)
 

@@ -196,3 +196,16 @@ def test_pyclick_conventions_score_cm_by_pyclick_rule():
         float(click_models.log_likelihood(dbn, dbn_params, log))
     with pytest.raises(ValueError, match="conventions"):
         click_models.log_likelihood(model, params, log, conventions="clax")
+
+
+def test_generate_logs_lanes_hold_each_keys_log():
+    """One program over keys and per-lane rankers: lane n is ``generate_sessions`` with key n and scores n."""
+    queries = _queries()
+    keys = jax.random.split(jax.random.key(3), 3)
+    scores = jax.random.normal(jax.random.key(4), (3,) + queries.labels.shape)
+    user = cascade_model("navigational", 3)
+    logs = click_models.generate_logs(keys, queries, 50, user, scores=scores, temperature=0.5, num_positions=4)
+    for n in range(3):
+        one = generate_sessions(keys[n], queries, 50, user, scores=scores[n], temperature=0.5, num_positions=4)
+        for field, a, b in zip(one._fields, jax.tree.leaves(logs), jax.tree.leaves(one)):
+            np.testing.assert_array_equal(np.asarray(a)[n], np.asarray(b), err_msg=f"lane {n}: {field}", strict=True)

@@ -26,7 +26,7 @@ from jaxrank.click_models import (ccm, chain, cm, dbn, dcm, dctr, examination, g
 from jaxrank.click_models.base import (PRIOR, PROB_CAP, ClickModel, Statistics, from_probabilities, log1mexp, logit,
                                        maximize, probabilities, session_log_likelihood)
 from jaxrank.click_models.em import EMInfo, EMState, em_step, expected_statistics, fit_em, run_em
-from jaxrank.click_models.generate import generate_sessions
+from jaxrank.click_models.generate import generate_logs, generate_sessions
 from jaxrank.click_models.gradient import GradientInfo, fit_gradient, gradient_fitter
 from jaxrank.click_models.metrics import Perplexity, conditional_perplexity, log_likelihood, perplexity
 from jaxrank.click_models import study  # noqa: E402  (after the fitters it runs as lanes)
@@ -69,6 +69,7 @@ __all__ = [
     "fit_gradient",
     "from_probabilities",
     "gctr",
+    "generate_logs",
     "generate_sessions",
     "gradient",
     "gradient_fitter",

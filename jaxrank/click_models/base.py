@@ -28,6 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxrank.types import Array
+from jaxrank.utils.checks import check_int
 
 PROB_CAP = 1.0 - 1e-6  # PyClick's ParamEM: probabilities are capped at 1 - PROB_MIN
 PRIOR = (1.0, 2.0)  # PyClick's Param: numerator 1, denominator 2 before any session (a start of 0.5)
@@ -284,6 +285,19 @@ def check_fit_log(log, num_pairs: int) -> None:
         bad = low if low < 0 else high
         raise ValueError(f"pair id {bad} of the log is outside [0, num_pairs = {num_pairs}); pass num_pairs > "
                          f"{max(high, 0)} or renumber the pairs (jaxrank.data.session_log checks its ids).")
+
+
+def checked_num_pairs(log, num_pairs, fit: str) -> int:
+    """``num_pairs`` (default ``int(log.num_pairs)``), checked with ``check_fit_log`` before a fit named ``fit``."""
+    if num_pairs is None:
+        try:
+            num_pairs = int(log.num_pairs)
+        except (jax.errors.ConcretizationTypeError, TypeError):
+            raise ValueError(f"log.num_pairs is traced ({fit} inside jit or vmap); pass num_pairs= as an int.") \
+                from None
+    check_int("num_pairs", num_pairs, minimum=0)
+    check_fit_log(log, num_pairs)
+    return num_pairs
 
 
 def check_sizes(num_pairs, num_positions) -> None:

@@ -32,7 +32,7 @@ from typing import Any, NamedTuple
 import jax
 import jax.numpy as jnp
 
-from jaxrank.click_models.base import (DEFAULT_CHUNK_SIZE, EM_HPARAMS, ClickModel, check_fit_log, maximize,
+from jaxrank.click_models.base import (DEFAULT_CHUNK_SIZE, EM_HPARAMS, ClickModel, checked_num_pairs, maximize,
                                        session_log_likelihood)
 from jaxrank.data.sessions import SessionLog
 from jaxrank.types import Array, PRNGKey
@@ -170,14 +170,7 @@ def fit_em(log: SessionLog, model: ClickModel, *, num_iterations: int = 50, init
       ValueError: for a bad option, a log with no session, or a shown pair id outside ``[0, num_pairs)``.
     """
     check_int("num_iterations", num_iterations, minimum=1)
-    if num_pairs is None:
-        try:
-            num_pairs = int(log.num_pairs)
-        except (jax.errors.ConcretizationTypeError, TypeError):
-            raise ValueError("log.num_pairs is traced (fit_em inside jit or vmap); pass num_pairs= as an int.") \
-                from None
-    check_int("num_pairs", num_pairs, minimum=0)
-    check_fit_log(log, num_pairs)
+    num_pairs = checked_num_pairs(log, num_pairs, "fit_em")
     if chunk_size is not None:
         check_int("chunk_size", chunk_size, minimum=1)
     dtype = jnp.dtype(jax.dtypes.canonicalize_dtype(jnp.float64) if dtype is None else dtype)

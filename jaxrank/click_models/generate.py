@@ -114,6 +114,16 @@ def _generate(key, labels, labels_mask, num_queries, scores, ranking, temperatur
                       jnp.asarray(labels.shape[0] * num_docs, jnp.int32), jnp.asarray(labels.shape[0], jnp.int32))
 
 
+def generate_logs(keys: Array, queries, num_sessions: int, click_model, *, scores: Optional[Array] = None,
+                  **options) -> SessionLog:
+    """``[N, S, K]`` logs, one per key, as one program: lane ``n`` holds the bytes of
+    ``generate_sessions(keys[n], queries, num_sessions, click_model, scores=scores[n], **options)``
+    (``scores`` ``[N, Q, L]`` one ranker per lane, or ``[Q, L]`` / ``None`` shared)."""
+    per_lane = scores is not None and jnp.ndim(scores) == 3
+    one = lambda key, s: generate_sessions(key, queries, num_sessions, click_model, scores=s, **options)  # noqa: E731
+    return jax.vmap(one, in_axes=(0, 0 if per_lane else None))(keys, scores)
+
+
 def check_simulator(simulator, num_positions: int, num_pairs: Optional[int] = None) -> None:
     """Raises ``ValueError`` unless ``simulator`` is a valid ``jaxrank.clicks`` user (``CascadeModel``,
     ``AffineClickModel`` covering ``num_positions`` ranks, or a ``FittedUser`` of ``num_pairs = Q·L``

@@ -63,7 +63,7 @@ import jax.numpy as jnp
 import optax
 
 from jaxrank.click_models import parametrization as param_lib
-from jaxrank.click_models.base import ClickModel, check_fit_log, session_log_likelihood
+from jaxrank.click_models.base import ClickModel, checked_num_pairs, session_log_likelihood
 from jaxrank.data.sessions import SessionLog
 from jaxrank.types import Array, PRNGKey
 from jaxrank.utils.checks import check_choice, check_int, check_key, check_number
@@ -399,14 +399,7 @@ def fit_gradient(key: PRNGKey, log: SessionLog, model: ClickModel, *, parametriz
     prior = check_options(num_epochs=num_epochs, batch_size=batch_size, optimizer=optimizer, schedule=schedule,
                           prior=prior, learning_rate=learning_rate, weight_decay=weight_decay, validation=validation)
     check_number("init", init, low=0.0, high=1.0)
-    if num_pairs is None:
-        try:
-            num_pairs = int(log.num_pairs)
-        except (jax.errors.ConcretizationTypeError, TypeError):
-            raise ValueError("log.num_pairs is traced (fit_gradient inside jit or vmap); pass num_pairs= as an int.") \
-                from None
-    check_int("num_pairs", num_pairs, minimum=0)
-    check_fit_log(log, num_pairs)
+    num_pairs = checked_num_pairs(log, num_pairs, "fit_gradient")
     parametrization = param_lib.check_parametrization(parametrization, model, features, num_pairs)
     dtype = jnp.dtype(jax.dtypes.canonicalize_dtype(jnp.float64) if dtype is None else dtype)
     prior_a, prior_b = (0.0, 0.0) if prior is None else prior

@@ -54,14 +54,14 @@ def measure(fmt: str, sessions: int, out: Path, keep: bool) -> dict:
         path.unlink()
         path.with_suffix(".json").unlink()
     assert got["sessions"] == sessions, (got["sessions"], sessions)
+    entries = got["queries"] + got["docs"] + got["pairs"]
+    result = got["log_bytes"] + got["vocab_bytes"]
     return {"format": fmt, "sessions": sessions, "file MB": size / 1e6, "write s": round(written, 1),
-            "read s": got["seconds"], "read cpu s": got["cpu_seconds"], "MB/s (wall)": size / 1e6 / got["seconds"],
-            "log MB": got["log_bytes"] / 1e6, "peak RSS MB": got["peak_rss"] / 1e6,
-            "peak / log": got["peak_rss"] / got["log_bytes"], "start RSS MB": got["rss_before"] / 1e6,
-            "(peak - start) / log": (got["peak_rss"] - got["rss_before"]) / got["log_bytes"],
-            "vocabulary MB": got["vocab_bytes"] / 1e6,
-            "(peak - start) / (log + vocabulary)": (got["peak_rss"] - got["rss_before"]) /
-                                                   (got["log_bytes"] + got["vocab_bytes"]),
+            "read s": got["seconds"], "read cpu s": got["cpu_seconds"], "cpu s per MB": got["cpu_seconds"] / (size / 1e6),
+            "log MB": got["log_bytes"] / 1e6, "vocabulary MB": got["vocab_bytes"] / 1e6,
+            "vocabulary bytes per entry": got["vocab_bytes"] / entries, "result MB": result / 1e6,
+            "peak RSS MB": got["peak_rss"] / 1e6, "start RSS MB": got["rss_before"] / 1e6,
+            "peak / result": got["peak_rss"] / result, "(peak - start) / result": (got["peak_rss"] - got["rss_before"]) / result,
             "queries": got["queries"], "docs": got["docs"], "pairs": got["pairs"]}
 
 
@@ -84,13 +84,13 @@ def main() -> None:
                              f"{k} {v}" for k, v in row.items()), flush=True)
     figures = {}
     for fmt in args.formats:
-        mine = [r for r in rows if r["format"] == fmt]
-        if len(mine) > 1:  # linear time: seconds per MB at the largest size over the smallest
-            figures[f"{fmt} seconds per MB, largest / smallest"] = ((mine[-1]["read cpu s"] / mine[-1]["file MB"]) /
-                                                                  (mine[0]["read cpu s"] / mine[0]["file MB"]))
-        figures[f"{fmt} largest (peak - start) / log"] = max(r["(peak - start) / log"] for r in mine)
-        figures[f"{fmt} largest (peak - start) / (log + vocabulary)"] = max(
-            r["(peak - start) / (log + vocabulary)"] for r in mine)
+        mine = sorted((r for r in rows if r["format"] == fmt), key=lambda r: r["sessions"])
+        for small, large in zip(mine, mine[1:]):  # linear time: CPU seconds per MB, one size over the one before
+            figures[f"{fmt} CPU s per MB, {large['sessions']:.0e} / {small['sessions']:.0e} sessions"] = (
+                large["cpu s per MB"] / small["cpu s per MB"])
+        if mine:
+            figures[f"{fmt} largest peak / result"] = max(r["peak / result"] for r in mine)
+            figures[f"{fmt} largest (peak - start) / result"] = max(r["(peak - start) / result"] for r in mine)
     if args.json:
         from report import write_json  # benchmarks/report.py: the one JSON shape BENCHMARKS.md is built from
 

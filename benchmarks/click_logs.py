@@ -1,14 +1,17 @@
 """Reading click logs: time and peak memory of ``jaxrank.data.read_click_log`` against the log's size.
 
     python benchmarks/click_logs.py [--sessions 1000000 10000000] [--formats wscd pyclick tsv]
-                                    [--out /tmp/jaxrank-logs] [--keep] [--json PATH]
+                                    [--out /tmp/jaxrank-logs] [--keep] [--json PATH [--append]]
 
 Each (format, size) is a seeded log of ``benchmarks/datasets.py``'s ``CLICK_LOG_SHAPE`` (the same
 pages in every format), written under ``--out`` (never commit it) and read in a fresh process, so the
 peak resident memory (``ru_maxrss``) is the reader's alone. The table gives the file size, the read's
-wall and CPU seconds, the parsed ``SessionLog``'s bytes, the peak and its ratio to the parsed log, and
-the vocabulary's sizes and bytes; "start" is the process's resident memory before the read (Python, NumPy
-and JAX imported), so ``(peak - start) / log`` is what the read itself holds at its peak. A file is deleted after its read unless ``--keep``.
+wall and CPU seconds (and CPU seconds per MB: linear time keeps it flat across sizes), the result's
+bytes (the ``SessionLog`` plus the ``Vocabulary``), the peak and its ratio to the result, and the
+vocabulary's sizes; "start" is the process's resident memory before the read (Python, NumPy and JAX
+imported), so ``(peak - start) / result`` is what the read itself holds at its peak. A file is deleted
+after its read unless ``--keep``; ``--append`` adds the rows to those already in ``--json``, so large
+logs can be run one at a time.
 """
 
 import argparse
@@ -73,9 +76,15 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("/tmp/jaxrank-logs"))
     parser.add_argument("--keep", action="store_true", help="keep the generated logs")
     parser.add_argument("--json", help="write the figures to this JSON file (benchmarks/report.py)")
+    parser.add_argument("--append", action="store_true",
+                        help="keep the rows already in --json (other sizes and formats, run one at a time)")
     args = parser.parse_args()
     load_start = os.getloadavg()[0]
-    rows = []
+    rows, earlier = [], None
+    if args.append and args.json and Path(args.json).exists():
+        earlier = json.loads(Path(args.json).read_text())
+        done = set((f, n) for f in args.formats for n in args.sessions)
+        rows = [r for r in earlier["rows"] if (r["format"], r["sessions"]) not in done]
     for sessions in args.sessions:
         for fmt in args.formats:
             row = measure(fmt, sessions, args.out, args.keep)
@@ -83,7 +92,7 @@ def main() -> None:
             print(" | ".join(f"{k} {v:,.3g}" if isinstance(v, float) else f"{k} {v:,}" if isinstance(v, int) else
                              f"{k} {v}" for k, v in row.items()), flush=True)
     figures = {}
-    for fmt in args.formats:
+    for fmt in datasets.CLICK_LOG_FORMATS:
         mine = sorted((r for r in rows if r["format"] == fmt), key=lambda r: r["sessions"])
         for small, large in zip(mine, mine[1:]):  # linear time: CPU seconds per MB, one size over the one before
             figures[f"{fmt} CPU s per MB, {large['sessions']:.0e} / {small['sessions']:.0e} sessions"] = (
@@ -94,7 +103,12 @@ def main() -> None:
     if args.json:
         from report import write_json  # benchmarks/report.py: the one JSON shape BENCHMARKS.md is built from
 
-        write_json(args.json, __file__, rows=rows, figures=figures, load_start=load_start)
+        rows.sort(key=lambda r: (r["sessions"], datasets.CLICK_LOG_FORMATS.index(r["format"])))
+        out = write_json(args.json, __file__, rows=rows, figures=figures, load_start=load_start)
+        if earlier is not None:  # one file for the runs: their commands and the first run's start load
+            out["command"] = f"{earlier['command']}; {out['command']}"
+            out["load_average"]["start"] = earlier["load_average"]["start"]
+            Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
 
 
 if __name__ == "__main__":

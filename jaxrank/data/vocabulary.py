@@ -63,19 +63,41 @@ class IdTable:
 
     Keys are ``int64`` while every token is a canonical decimal and bytes otherwise. The table holds
     only sorted runs of ``(keys, int32 ids)``, 12 bytes a key for ``int64`` keys; the keys in id order
-    (``keys``) are rebuilt on request. Each chunk's new keys form a run; a run is merged into the one
-    before it once it is at least a quarter of its size, so the runs shrink geometrically (about
-    ``log4(n / chunk)`` of them), a key is copied ``O(log n)`` times in all and a lookup searches the
-    largest run first and the smaller ones only for the keys still missing."""
+    (``keys``) are rebuilt on request. Integer keys are spread over ``SHARDS`` shards by a
+    multiplicative hash, so a merge copies one shard (a sixteenth of the table), never the whole
+    table. In each shard, a chunk's new keys form a run, merged into the run before it once it is at
+    least a quarter of its size: the runs shrink geometrically (about ``log4(n / chunk)`` of them), a
+    key is copied ``O(log n)`` times in all, and a lookup searches the largest run first and the
+    smaller ones only for the keys still missing."""
 
+    SHARDS = 16
     _RATIO = 4
+    _MIX = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the top bits of key * 2^64 / phi
 
     def __init__(self, keys: np.ndarray):
         ints = _as_ints(keys)
         keys = keys if ints is None else ints
         self._size = keys.shape[0]
         self._dtype = keys.dtype
-        self._runs = [self._sorted(keys, np.arange(self._size, dtype=np.int64))] if self._size else []
+        self._set_runs(keys, np.arange(self._size, dtype=np.int64))
+
+    def _shard(self, keys: np.ndarray) -> np.ndarray:
+        """``[N] u8`` the shard of each key (0 for bytes keys: one shard)."""
+        if self._dtype.kind not in "iu":
+            return np.zeros(keys.shape[0], np.uint8)
+        return ((keys.view(np.uint64) * self._MIX) >> np.uint64(60)).astype(np.uint8)
+
+    def _split(self, keys: np.ndarray):
+        """``[(shard, index)]``: the positions of ``keys`` in each shard, each in the order given."""
+        shard = self._shard(keys)
+        order = np.argsort(shard, kind="stable")  # radix sort of bytes
+        bounds = np.concatenate([[0], np.cumsum(np.bincount(shard, minlength=len(self._shards)))])
+        return [(s, order[bounds[s]:bounds[s + 1]]) for s in range(len(self._shards)) if bounds[s + 1] > bounds[s]]
+
+    def _set_runs(self, keys, ids):
+        self._shards = [[] for _ in range(self.SHARDS if self._dtype.kind in "iu" else 1)]
+        for s, index in self._split(keys):
+            self._shards[s].append(self._sorted(keys[index], ids[index]))
 
     @staticmethod
     def _sorted(keys, ids):
@@ -87,6 +109,10 @@ class IdTable:
         """Two sorted runs ``(keys, ids)`` as one, in ``O(len(a) + len(b))``."""
         at = np.searchsorted(a[0], b[0])
         return np.insert(a[0], at, b[0]), np.insert(a[1], at, b[1])
+
+    @property
+    def _runs(self):
+        return [run for runs in self._shards for run in runs]
 
     def __len__(self) -> int:
         return self._size
@@ -116,27 +142,27 @@ class IdTable:
                 return ints
             keys = _as_bytes(self.keys)  # bytes sort in another order than integers: sort again
             self._dtype = keys.dtype
-            self._runs = [self._sorted(keys, np.arange(self._size, dtype=np.int64))] if self._size else []
+            self._set_runs(keys, np.arange(self._size, dtype=np.int64))
         values = _as_bytes(values)
         dtype = np.promote_types(self._dtype, values.dtype)
         if dtype != self._dtype:
             self._dtype = dtype
-            self._runs = [(k.astype(dtype), i) for k, i in self._runs]
+            self._shards = [[(k.astype(dtype), i) for k, i in runs] for runs in self._shards]
         return values.astype(dtype, copy=False)
 
     def find(self, values: np.ndarray) -> np.ndarray:
         """``[N] i64`` the id of each value, -1 for a value not in the table."""
         values = self._common(values)
         ids = np.full(values.shape, -1, np.int64)
-        todo = np.arange(values.shape[0])
-        for keys, run_ids in self._runs:
-            if not todo.size:
-                break
-            wanted = values[todo]
-            pos = np.minimum(np.searchsorted(keys, wanted), keys.size - 1)
-            hit = keys[pos] == wanted
-            ids[todo[hit]] = run_ids[pos[hit]]
-            todo = todo[~hit]
+        for s, todo in self._split(values):
+            for keys, run_ids in self._shards[s]:
+                if not todo.size:
+                    break
+                wanted = values[todo]
+                pos = np.minimum(np.searchsorted(keys, wanted), keys.size - 1)
+                hit = keys[pos] == wanted
+                ids[todo[hit]] = run_ids[pos[hit]]
+                todo = todo[~hit]
         return ids
 
     def ids(self, unique: np.ndarray, first: np.ndarray) -> np.ndarray:
@@ -146,16 +172,18 @@ class IdTable:
         unique = self._common(unique)
         new = np.flatnonzero(ids < 0)
         if new.size:
-            by_first = new[np.argsort(first[new], kind="stable")]
+            by_first = new[np.argsort(first[new])]
             ids[by_first] = np.arange(self._size, self._size + new.size)
             self._size += new.size
-            run = (unique[new], ids[new].astype(np.int32))
-            if run[0].size > 1 and not (run[0][1:] > run[0][:-1]).all():  # integers turned to bytes sort anew
-                run = self._sorted(*run)
-            self._runs.append(run)
-            while len(self._runs) > 1 and self._runs[-1][0].size * self._RATIO >= self._runs[-2][0].size:
-                small = self._runs.pop()
-                self._runs[-1] = self._merge(self._runs[-1], small)
+            for s, index in self._split(unique[new]):
+                run = (unique[new[index]], ids[new[index]].astype(np.int32))
+                if run[0].size > 1 and not (run[0][1:] > run[0][:-1]).all():  # integers turned to bytes sort anew
+                    run = self._sorted(*run)
+                runs = self._shards[s]
+                runs.append(run)
+                while len(runs) > 1 and runs[-1][0].size * self._RATIO >= runs[-2][0].size:
+                    small = runs.pop()
+                    runs[-1] = self._merge(runs[-1], small)
         return ids
 
 
@@ -230,7 +258,7 @@ class Vocabulary:
         for name in ("_queries", "_docs", "_pairs"):
             table = getattr(self, name)
             clone = IdTable.__new__(IdTable)
-            clone._size, clone._dtype, clone._runs = table._size, table._dtype, list(table._runs)
+            clone._size, clone._dtype, clone._shards = table._size, table._dtype, [list(r) for r in table._shards]
             setattr(other, name, clone)  # arrays are replaced, never written in place, so sharing them is safe
         return other
 

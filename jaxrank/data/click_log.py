@@ -239,10 +239,8 @@ def _wscd_chunk(b: np.ndarray, errors: _Errors, state: _State) -> _Chunk:
 
 def _pyclick_chunk(b: np.ndarray, errors: _Errors, state: _State) -> _Chunk:
     k = state.k
-    nl_before = np.cumsum(b == _NL)
-    if (b == 32).any():
-        keep = b != 32
-        b, nl_before = b[keep], nl_before[keep]
+    if (b == 32).any():  # spaces carry nothing (tokens hold none), and removing them keeps the lines
+        b = b[b != 32]
     starts, ends = tc.split(b, b"\t,:;\n")
     term = b[ends]
     lens = ends - starts
@@ -259,7 +257,7 @@ def _pyclick_chunk(b: np.ndarray, errors: _Errors, state: _State) -> _Chunk:
     sep = (term == _TAB) | (term == _COLON)
     seen = np.cumsum(sep) - sep
     seg = seen - seen[first][rec]
-    rec_line = nl_before[starts[first]] - (b[starts[first]] == _NL)  # lines before the record's first byte
+    rec_line = np.searchsorted(np.flatnonzero(b == _NL), starts[first])  # lines before the record's first byte
     live = num
     records = np.flatnonzero(~blank)
     if records.size > state.remaining():

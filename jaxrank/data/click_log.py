@@ -2,8 +2,9 @@
 
 ``read_click_log(path)`` reads three text formats, plain or compressed (gzip, bzip2, xz; recognised by
 their first bytes), in chunks of a few MiB tokenised with NumPy (``jaxrank.data.text_chunks``): time is
-linear in the file and memory is the parsed log plus one chunk's work (no Python object per session,
-position or click). Every format is ASCII text whose lines end in ``\\n`` (``\\r\\n`` accepted).
+linear in the file and memory is the result (the parsed log, allocated once from the file's size,
+and the vocabulary's sorted id tables) plus one chunk's work (no Python object per session, position
+or click). Every format is ASCII text whose lines end in ``\\n`` (``\\r\\n`` accepted).
 
 ``wscd`` -- the Yandex Relevance Prediction Challenge log (WSCD 2012), as published and as read by
 PyClick's ``YandexRelPredChallengeParser``; tab-separated lines of two kinds::

@@ -250,7 +250,7 @@ class Vocabulary:
 
     @property
     def nbytes(self) -> int:
-        """Bytes the vocabulary holds (its tokens in id order and their sorted index)."""
+        """Bytes the vocabulary holds (its sorted keys and their ids: 12 a key for integer tokens)."""
         return self._queries.nbytes + self._docs.nbytes + self._pairs.nbytes
 
     def copy(self) -> "Vocabulary":

@@ -19,7 +19,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -43,9 +42,7 @@ print(json.dumps({"seconds": wall, "cpu_seconds": cpu, "peak_rss": resource.getr
 
 
 def measure(fmt: str, sessions: int, out: Path, keep: bool) -> dict:
-    start = time.perf_counter()
     path = datasets.write_click_log(fmt, sessions, out, log=None)
-    written = time.perf_counter() - start
     size = path.stat().st_size
     env = dict(os.environ, PYTHONPATH=str(HERE.parent) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     result = subprocess.run([sys.executable, "-c", _CHILD, str(path), fmt], capture_output=True, text=True, env=env,
@@ -59,12 +56,13 @@ def measure(fmt: str, sessions: int, out: Path, keep: bool) -> dict:
     assert got["sessions"] == sessions, (got["sessions"], sessions)
     entries = got["queries"] + got["docs"] + got["pairs"]
     result = got["log_bytes"] + got["vocab_bytes"]
-    return {"format": fmt, "sessions": sessions, "file MB": size / 1e6, "write s": round(written, 1),
-            "read s": got["seconds"], "read cpu s": got["cpu_seconds"], "cpu s per MB": got["cpu_seconds"] / (size / 1e6),
+    return {"format": fmt, "sessions": sessions, "file MB": size / 1e6, "read s": got["seconds"],
+            "read cpu s": got["cpu_seconds"], "cpu s per MB": got["cpu_seconds"] / (size / 1e6),
             "log MB": got["log_bytes"] / 1e6, "vocabulary MB": got["vocab_bytes"] / 1e6,
             "vocabulary bytes per entry": got["vocab_bytes"] / entries, "result MB": result / 1e6,
             "peak RSS MB": got["peak_rss"] / 1e6, "start RSS MB": got["rss_before"] / 1e6,
-            "peak / result": got["peak_rss"] / result, "(peak - start) / result": (got["peak_rss"] - got["rss_before"]) / result,
+            "peak / result": got["peak_rss"] / result,
+            "(peak - start) / result": (got["peak_rss"] - got["rss_before"]) / result,
             "queries": got["queries"], "docs": got["docs"], "pairs": got["pairs"]}
 
 

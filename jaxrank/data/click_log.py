@@ -447,9 +447,11 @@ def _chunks(path, format, state, chunk_bytes):
 
 class _Assembly:
     """The log's ``[S, K]`` arrays, allocated once for the sessions the file is expected to hold (its
-    size times the sessions per byte read so far; untouched pages take no memory) and grown or cut in
-    place with ``ndarray.resize`` (``realloc``, which moves a large block by remapping its pages, not
-    by copying), so the peak is the log itself, not the log plus a copy."""
+    size times the sessions per byte read so far, 2% over; pages never written take no memory) and
+    cut to the sessions read at the end with ``ndarray.resize`` (in place), so the peak is the log
+    itself, not the log plus a concatenated copy. A compressed file (size unknown) or an estimate
+    short of the file grows the arrays by a quarter, one array at a time: the growth holds at most
+    one field twice."""
 
     _GROWTH = 1.25
 

@@ -66,6 +66,21 @@ def measure(fmt: str, sessions: int, out: Path, keep: bool) -> dict:
             "queries": got["queries"], "docs": got["docs"], "pairs": got["pairs"]}
 
 
+def summary(rows: list[dict]) -> dict:
+    """Per format: CPU seconds per MB of each size over the size before (1: linear), and the largest
+    peak over the result."""
+    figures = {}
+    for fmt in datasets.CLICK_LOG_FORMATS:
+        mine = sorted((r for r in rows if r["format"] == fmt), key=lambda r: r["sessions"])
+        for small, large in zip(mine, mine[1:]):
+            figures[f"{fmt} CPU s per MB, {large['sessions']:.0e} / {small['sessions']:.0e} sessions"] = (
+                large["cpu s per MB"] / small["cpu s per MB"])
+        if mine:
+            figures[f"{fmt} largest peak / result"] = max(r["peak / result"] for r in mine)
+            figures[f"{fmt} largest (peak - start) / result"] = max(r["(peak - start) / result"] for r in mine)
+    return figures
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sessions", type=int, nargs="+", default=[1_000_000, 10_000_000])
@@ -89,15 +104,7 @@ def main() -> None:
             rows.append(row)
             print(" | ".join(f"{k} {v:,.3g}" if isinstance(v, float) else f"{k} {v:,}" if isinstance(v, int) else
                              f"{k} {v}" for k, v in row.items()), flush=True)
-    figures = {}
-    for fmt in datasets.CLICK_LOG_FORMATS:
-        mine = sorted((r for r in rows if r["format"] == fmt), key=lambda r: r["sessions"])
-        for small, large in zip(mine, mine[1:]):  # linear time: CPU seconds per MB, one size over the one before
-            figures[f"{fmt} CPU s per MB, {large['sessions']:.0e} / {small['sessions']:.0e} sessions"] = (
-                large["cpu s per MB"] / small["cpu s per MB"])
-        if mine:
-            figures[f"{fmt} largest peak / result"] = max(r["peak / result"] for r in mine)
-            figures[f"{fmt} largest (peak - start) / result"] = max(r["(peak - start) / result"] for r in mine)
+    figures = summary(rows)
     if args.json:
         from report import write_json  # benchmarks/report.py: the one JSON shape BENCHMARKS.md is built from
 

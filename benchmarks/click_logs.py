@@ -1,14 +1,17 @@
 """Reading click logs: time and peak memory of ``jaxrank.data.read_click_log`` against the log's size.
 
     python benchmarks/click_logs.py [--sessions 1000000 10000000] [--formats wscd pyclick tsv]
-                                    [--out /tmp/jaxrank-logs] [--keep] [--json PATH]
+                                    [--out /tmp/jaxrank-logs] [--keep] [--json PATH [--append]]
 
 Each (format, size) is a seeded log of ``benchmarks/datasets.py``'s ``CLICK_LOG_SHAPE`` (the same
 pages in every format), written under ``--out`` (never commit it) and read in a fresh process, so the
 peak resident memory (``ru_maxrss``) is the reader's alone. The table gives the file size, the read's
-wall and CPU seconds, the parsed ``SessionLog``'s bytes, the peak and its ratio to the parsed log, and
-the vocabulary's sizes and bytes; "start" is the process's resident memory before the read (Python, NumPy
-and JAX imported), so ``(peak - start) / log`` is what the read itself holds at its peak. A file is deleted after its read unless ``--keep``.
+wall and CPU seconds (and CPU seconds per MB: linear time keeps it flat across sizes), the result's
+bytes (the ``SessionLog`` plus the ``Vocabulary``), the peak and its ratio to the result, and the
+vocabulary's sizes; "start" is the process's resident memory before the read (Python, NumPy and JAX
+imported), so ``(peak - start) / result`` is what the read itself holds at its peak. A file is deleted
+after its read unless ``--keep``; ``--append`` adds the rows to those already in ``--json``, so large
+logs can be run one at a time.
 """
 
 import argparse
@@ -16,7 +19,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -40,9 +42,7 @@ print(json.dumps({"seconds": wall, "cpu_seconds": cpu, "peak_rss": resource.getr
 
 
 def measure(fmt: str, sessions: int, out: Path, keep: bool) -> dict:
-    start = time.perf_counter()
     path = datasets.write_click_log(fmt, sessions, out, log=None)
-    written = time.perf_counter() - start
     size = path.stat().st_size
     env = dict(os.environ, PYTHONPATH=str(HERE.parent) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     result = subprocess.run([sys.executable, "-c", _CHILD, str(path), fmt], capture_output=True, text=True, env=env,
@@ -54,15 +54,31 @@ def measure(fmt: str, sessions: int, out: Path, keep: bool) -> dict:
         path.unlink()
         path.with_suffix(".json").unlink()
     assert got["sessions"] == sessions, (got["sessions"], sessions)
-    return {"format": fmt, "sessions": sessions, "file MB": size / 1e6, "write s": round(written, 1),
-            "read s": got["seconds"], "read cpu s": got["cpu_seconds"], "MB/s (wall)": size / 1e6 / got["seconds"],
-            "log MB": got["log_bytes"] / 1e6, "peak RSS MB": got["peak_rss"] / 1e6,
-            "peak / log": got["peak_rss"] / got["log_bytes"], "start RSS MB": got["rss_before"] / 1e6,
-            "(peak - start) / log": (got["peak_rss"] - got["rss_before"]) / got["log_bytes"],
-            "vocabulary MB": got["vocab_bytes"] / 1e6,
-            "(peak - start) / (log + vocabulary)": (got["peak_rss"] - got["rss_before"]) /
-                                                   (got["log_bytes"] + got["vocab_bytes"]),
+    entries = got["queries"] + got["docs"] + got["pairs"]
+    result = got["log_bytes"] + got["vocab_bytes"]
+    return {"format": fmt, "sessions": sessions, "file MB": size / 1e6, "read s": got["seconds"],
+            "read cpu s": got["cpu_seconds"], "cpu s per MB": got["cpu_seconds"] / (size / 1e6),
+            "log MB": got["log_bytes"] / 1e6, "vocabulary MB": got["vocab_bytes"] / 1e6,
+            "vocabulary bytes per entry": got["vocab_bytes"] / entries, "result MB": result / 1e6,
+            "peak RSS MB": got["peak_rss"] / 1e6, "start RSS MB": got["rss_before"] / 1e6,
+            "peak / result": got["peak_rss"] / result,
+            "(peak - start) / result": (got["peak_rss"] - got["rss_before"]) / result,
             "queries": got["queries"], "docs": got["docs"], "pairs": got["pairs"]}
+
+
+def summary(rows: list[dict]) -> dict:
+    """Per format: CPU seconds per MB of each size over the size before (1: linear), and the largest
+    peak over the result."""
+    figures = {}
+    for fmt in datasets.CLICK_LOG_FORMATS:
+        mine = sorted((r for r in rows if r["format"] == fmt), key=lambda r: r["sessions"])
+        for small, large in zip(mine, mine[1:]):
+            figures[f"{fmt} CPU s per MB, {large['sessions']:.0e} / {small['sessions']:.0e} sessions"] = (
+                large["cpu s per MB"] / small["cpu s per MB"])
+        if mine:
+            figures[f"{fmt} largest peak / result"] = max(r["peak / result"] for r in mine)
+            figures[f"{fmt} largest (peak - start) / result"] = max(r["(peak - start) / result"] for r in mine)
+    return figures
 
 
 def main() -> None:
@@ -73,28 +89,31 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("/tmp/jaxrank-logs"))
     parser.add_argument("--keep", action="store_true", help="keep the generated logs")
     parser.add_argument("--json", help="write the figures to this JSON file (benchmarks/report.py)")
+    parser.add_argument("--append", action="store_true",
+                        help="keep the rows already in --json (other sizes and formats, run one at a time)")
     args = parser.parse_args()
     load_start = os.getloadavg()[0]
-    rows = []
+    rows, earlier = [], None
+    if args.append and args.json and Path(args.json).exists():
+        earlier = json.loads(Path(args.json).read_text())
+        done = set((f, n) for f in args.formats for n in args.sessions)
+        rows = [r for r in earlier["rows"] if (r["format"], r["sessions"]) not in done]
     for sessions in args.sessions:
         for fmt in args.formats:
             row = measure(fmt, sessions, args.out, args.keep)
             rows.append(row)
             print(" | ".join(f"{k} {v:,.3g}" if isinstance(v, float) else f"{k} {v:,}" if isinstance(v, int) else
                              f"{k} {v}" for k, v in row.items()), flush=True)
-    figures = {}
-    for fmt in args.formats:
-        mine = [r for r in rows if r["format"] == fmt]
-        if len(mine) > 1:  # linear time: seconds per MB at the largest size over the smallest
-            figures[f"{fmt} seconds per MB, largest / smallest"] = ((mine[-1]["read cpu s"] / mine[-1]["file MB"]) /
-                                                                  (mine[0]["read cpu s"] / mine[0]["file MB"]))
-        figures[f"{fmt} largest (peak - start) / log"] = max(r["(peak - start) / log"] for r in mine)
-        figures[f"{fmt} largest (peak - start) / (log + vocabulary)"] = max(
-            r["(peak - start) / (log + vocabulary)"] for r in mine)
+    figures = summary(rows)
     if args.json:
         from report import write_json  # benchmarks/report.py: the one JSON shape BENCHMARKS.md is built from
 
-        write_json(args.json, __file__, rows=rows, figures=figures, load_start=load_start)
+        rows.sort(key=lambda r: (r["sessions"], datasets.CLICK_LOG_FORMATS.index(r["format"])))
+        out = write_json(args.json, __file__, rows=rows, figures=figures, load_start=load_start)
+        if earlier is not None:  # one file for the runs: their commands and the first run's start load
+            out["command"] = f"{earlier['command']}; {out['command']}"
+            out["load_average"]["start"] = earlier["load_average"]["start"]
+            Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
 
 
 if __name__ == "__main__":

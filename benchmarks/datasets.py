@@ -215,12 +215,17 @@ def write(name: str, out: Path, *, seed: int = 0, scale: float = 1.0, log=print)
 
 
 CLICK_LOG_FORMATS = ("wscd", "pyclick", "tsv")
-# The WSCD 2012 relevance-prediction log: 146,278,823 result pages (CLAX's Yandex config), 10 URLs a
-# page; the shares below are this generator's choices, set to give the published log's size per page
-# (1.0 GB of text for 6.85M pages in the WSCD format): a query for every 4.8 pages, a Zipf-like query
-# popularity, 10 of a query's 15 URLs a page, about 1.3 clicks a page decaying with the rank.
-CLICK_LOG_SHAPE = {"positions": 10, "pool": 15, "pages_per_query": 4.8, "pages_per_session_id": 3.3,
-                   "click_rate": 0.37, "click_decay": 0.8, "popularity_exponent": 2.5}
+# The WSCD 2012 relevance-prediction log: 146,278,823 result pages (CLAX's Yandex config) showing
+# 30,717,251 distinct queries and 117,093,258 distinct URLs, 10 URLs a page. Queries are drawn from a
+# fixed universe with a Zipf-like popularity (query ``floor(U * u**a)``, density ~ x^(1/a - 1)), so
+# the distinct queries grow sublinearly with the pages (Heaps' law, about N^0.8 here); the universe
+# and exponent are this generator's choices, set to show about 30.7M distinct queries in 146M pages.
+# A query's 15 candidate URLs are hashed into the 117,093,258 URLs (so URLs are shared between
+# queries), 10 of them shown per page; about 1.3 clicks a page decaying with the rank.
+CLICK_LOG_SHAPE = {"positions": 10, "pool": 15, "query_universe": 70_000_000, "popularity_exponent": 10.0,
+                   "url_universe": 117_093_258, "pages_per_session_id": 3.3, "click_rate": 0.37,
+                   "click_decay": 0.8}
+_URL_MIX = 2_654_435_761  # multiplier of the query-candidate -> URL hash (coprime to the URL universe)
 _BLOCK = 100_000
 
 
@@ -247,20 +252,19 @@ def _only(part, where) -> tuple[np.ndarray, np.ndarray]:
     return part[0], part[1] & np.asarray(where)[:, None]
 
 
-def click_sessions(rng: np.random.Generator, first: int, count: int, total: int) -> dict:
-    """Pages ``first .. first + count - 1`` of a ``total``-page log (``CLICK_LOG_SHAPE``)."""
+def click_sessions(rng: np.random.Generator, first: int, count: int) -> dict:
+    """Pages ``first .. first + count - 1`` of a log of ``CLICK_LOG_SHAPE``."""
     shape = CLICK_LOG_SHAPE
     k, pool = shape["positions"], shape["pool"]
-    num_queries = max(1, round(total / shape["pages_per_query"]))
-    query = np.minimum((num_queries * rng.random(count) ** shape["popularity_exponent"]).astype(np.int64),
-                       num_queries - 1)
+    universe = shape["query_universe"]
+    query = np.minimum((universe * rng.random(count) ** shape["popularity_exponent"]).astype(np.int64), universe - 1)
     rank = np.argsort(rng.random((count, pool)), axis=1)[:, :k]  # 10 of the query's 15 URLs
     clicks = rng.random((count, k)) < shape["click_rate"] / (np.arange(k) + 1.0) ** shape["click_decay"]
     index = np.arange(first, first + count)
-    return {"query": query, "rank": rank, "url": query[:, None] * pool + rank, "clicks": clicks,
-            "session_id": (index / shape["pages_per_session_id"]).astype(np.int64),
-            "time": rng.integers(0, 2000, count), "region": rng.integers(0, 256, count),
-            "num_queries": num_queries}
+    candidate = query[:, None] * pool + rank
+    return {"query": query, "rank": rank, "pair": candidate, "url": candidate * _URL_MIX % shape["url_universe"],
+            "clicks": clicks, "session_id": (index / shape["pages_per_session_id"]).astype(np.int64),
+            "time": rng.integers(0, 2000, count), "region": rng.integers(0, 256, count)}
 
 
 def _wscd_block(s: dict) -> bytes:
@@ -298,10 +302,10 @@ def _pyclick_block(s: dict) -> bytes:
 
 def _tsv_block(s: dict) -> bytes:
     n, k = s["query"].shape[0], s["url"].shape[1]
-    pair = s["query"][:, None] * CLICK_LOG_SHAPE["pool"] + s["rank"]
+    pair = s["pair"]
     parts = [_digits(s["query"]), _literal(n, b"\t")]
     for r in range(k):
-        parts += [_digits(s["rank"][:, r]), _literal(n, b"," if r < k - 1 else b"\t")]
+        parts += [_digits(s["url"][:, r]), _literal(n, b"," if r < k - 1 else b"\t")]
     for r in range(k):
         parts += [_digits(pair[:, r]), _literal(n, b"," if r < k - 1 else b"\t")]
     flags = (s["clicks"].astype(np.uint8) + 48, np.ones((n, k), bool))
@@ -317,7 +321,7 @@ def write_click_log(fmt: str, num_sessions: int, out: Path, *, seed: int = 0, lo
         raise ValueError(f"fmt must be one of {CLICK_LOG_FORMATS}; got {fmt!r}.")
     out.mkdir(parents=True, exist_ok=True)
     path, manifest_path = out / f"clicks-{fmt}-{num_sessions}.txt", out / f"clicks-{fmt}-{num_sessions}.json"
-    settings = {"format": fmt, "sessions": num_sessions, "seed": seed, "shape": CLICK_LOG_SHAPE, "version": 1}
+    settings = {"format": fmt, "sessions": num_sessions, "seed": seed, "shape": CLICK_LOG_SHAPE, "version": 2}
     if path.exists() and manifest_path.exists():
         manifest = json.loads(manifest_path.read_text())
         if manifest.get("settings") == settings and manifest.get("bytes") == path.stat().st_size:
@@ -325,14 +329,14 @@ def write_click_log(fmt: str, num_sessions: int, out: Path, *, seed: int = 0, lo
     start = time.perf_counter()
     render = {"wscd": _wscd_block, "pyclick": _pyclick_block, "tsv": _tsv_block}[fmt]
     tmp = path.with_suffix(".txt.tmp")
-    num_queries = max(1, round(num_sessions / CLICK_LOG_SHAPE["pages_per_query"]))
+    num_queries = CLICK_LOG_SHAPE["query_universe"]
     with open(tmp, "wb") as f:
         if fmt == "tsv":
             f.write(f"# jaxrank sessions: num_queries={num_queries} num_pairs={num_queries * CLICK_LOG_SHAPE['pool']} "
                     f"num_positions={CLICK_LOG_SHAPE['positions']}\n".encode())
         for b, first in enumerate(range(0, num_sessions, _BLOCK)):
             rng = np.random.default_rng([seed, b])
-            f.write(render(click_sessions(rng, first, min(_BLOCK, num_sessions - first), num_sessions)))
+            f.write(render(click_sessions(rng, first, min(_BLOCK, num_sessions - first))))
             if log is not None and b % 100 == 99:
                 log(f"[datasets] {path.name}: {first + _BLOCK:,}/{num_sessions:,} pages, "
                     f"{time.perf_counter() - start:.0f} s")

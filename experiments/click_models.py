@@ -444,6 +444,13 @@ def run(config: Config, run_dir) -> dict:
             ll = table[rows[0]][label]["log_likelihood"][0]
             print(f"[click_models] {label}: fitted {num_lanes} lanes in {fit_s:.1f}s; test LL ({rows[0]}) {ll:.4f}",
                   flush=True)
+            fits_work = [num_lanes * train.pair.shape[1] * (config.num_iterations if e == "em" else config.num_epochs)
+                         for _ in config.models for e in config.estimators]  # session-iterations of each fit
+            done = len(timings)
+            if done < len(fits_work):  # the estimate again, at the rate measured so far (compile included)
+                rate = sum(fits_work[:done]) / (time.perf_counter() - wall)
+                print(f"[click_models] measured {rate:,.0f} session-iterations/s so far: the {len(fits_work) - done} "
+                      f"fits left take about {budget.format_seconds(sum(fits_work[done:]) / rate)}.", flush=True)
     summary = {**dataset, "conventions": config.conventions, "simulators": rows, "models": list(config.models),
                "estimators": list(config.estimators),
                "num_seeds": config.num_seeds, "train_sessions": int(train.pair.shape[1]),

@@ -339,3 +339,33 @@ def test_entry_header_claiming_a_huge_shape_is_repaired_before_allocating(cache_
     assert len(parse_calls) == 2
     _assert_same(load_svmlight(path), first)  # repaired: a hit now
     assert len(parse_calls) == 2
+
+
+def test_docids_header_claiming_a_huge_shape_is_repaired_before_allocating(cache_dir, parse_calls, monkeypatch):
+    """The docids entry is read with the same header check as the arrays: a header claiming 10^15
+    docids is one warning line naming the file, a parse and a rewritten entry, never an allocation."""
+    path = SAMPLE / "vali.txt"
+    first = load_svmlight(path, keep_docids=True)
+    (name,) = _entries(cache_dir)
+    docids = cache_dir / name / "docids.npy"
+    with open(docids, "rb") as f:
+        np.lib.format.read_magic(f)
+        descr = np.lib.format.read_array_header_1_0(f)[2]
+        data = f.read()
+    header = io.BytesIO()
+    np.lib.format.write_array_header_1_0(header, {"descr": np.lib.format.dtype_to_descr(descr), "fortran_order": False,
+                                                  "shape": (10 ** 15,)})
+    docids.write_bytes(header.getvalue() + data)
+    real_empty = np.empty
+    monkeypatch.setattr(np, "empty", lambda n, *a, **k: real_empty(n, *a, **k) if np.prod(n) < 1 << 40
+                        else pytest.fail(f"allocated {n} bytes for a corrupted header"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        again = load_svmlight(path, keep_docids=True)
+    messages = [str(w.message) for w in caught]
+    assert len(messages) == 1 and "\n" not in messages[0], messages
+    assert re.search(rf"docids\.npy .*header claims shape \({10 ** 15},\).*parsing the file again", messages[0])
+    _assert_same(again, first)
+    assert len(parse_calls) == 2
+    _assert_same(load_svmlight(path, keep_docids=True), first)  # repaired: a hit now
+    assert len(parse_calls) == 2

@@ -92,11 +92,13 @@ def _reference(text, k):
     return queries, pages, clicked, ignored
 
 
-@pytest.mark.parametrize("chunk_bytes", [64, 1 << 20])
-def test_wscd_matches_a_line_by_line_reader(tmp_path, chunk_bytes):
+@pytest.mark.parametrize("chunk_bytes, compress", [(64, True), (1 << 20, True), (64, False), (4096, False)])
+def test_wscd_matches_a_line_by_line_reader(tmp_path, chunk_bytes, compress):
+    """Compressed, the log's arrays grow chunk by chunk; plain, they are sized from the file and the
+    first chunk (and grown when that under-estimates)."""
     text = _wscd_text(np.random.default_rng(3), 600)
-    path = tmp_path / "clicks.txt.bz2"
-    path.write_bytes(bz2.compress(text.encode()))
+    path = tmp_path / ("clicks.txt.bz2" if compress else "clicks.txt")
+    path.write_bytes(bz2.compress(text.encode()) if compress else text.encode())
     log, vocab, info = read_click_log(path, num_positions=5, chunk_bytes=chunk_bytes)
     queries, pages, clicked, ignored = _reference(text, 5)
     assert info.format == "wscd" and info.num_sessions == len(pages) and info.num_ignored_clicks == ignored
@@ -204,6 +206,28 @@ def test_id_table_keeps_first_appearance_ids_across_merges_and_kinds():
         assert got.tolist() == [reference[str(v.decode() if isinstance(v, bytes) else v)] for v in unique.tolist()]
     assert table.tokens[reference["0123"]] == b"0123" and table.tokens[reference["7"]] == b"7"
     assert len(table) == len(reference)
+
+
+@pytest.mark.parametrize("values", [np.random.default_rng(1).integers(0, 50, 400),
+                                    np.array([b"b", b"a_1", b"b", b"", b"a_1", b"c"]), np.zeros(0, np.int64)])
+def test_unique_first_inverse_is_numpys_unique(values):
+    from jaxrank.data.vocabulary import unique_first_inverse
+
+    unique, first, inverse = unique_first_inverse(values)
+    expected = np.unique(values, return_index=True, return_inverse=True)
+    for got, want in zip((unique, first, inverse), expected):
+        np.testing.assert_array_equal(got, want.reshape(-1))
+
+
+def test_id_table_holds_twelve_bytes_a_key():
+    from jaxrank.data.vocabulary import IdTable
+
+    table = IdTable(np.zeros(0, np.int64))
+    rng = np.random.default_rng(2)
+    for _ in range(40):  # many chunks: many runs merged
+        unique, first = np.unique(rng.integers(0, 10 ** 12, 3_000), return_index=True)
+        table.ids(unique, first)
+    assert table.nbytes == 12 * len(table) and max(len(runs) for runs in table._shards) <= 4
 
 
 def test_tsv_errors_count_skipped_comment_and_blank_lines(tmp_path):

@@ -3,6 +3,7 @@ library's own fit and metrics of the same log, the verdicts follow the numbers, 
 runs, a killed run resumes with identical results, and bad configs are refused with the value named."""
 
 import json
+import re
 import time
 
 import numpy as np
@@ -22,6 +23,7 @@ def test_synthetic_run_is_the_library_fit_of_each_lane(tmp_path, no_data, capsys
     run_dir, results = _launch(tmp_path, "click_models", *TINY)
     out = capsys.readouterr().out
     assert "using synthetic data instead" in out
+    assert re.search(r"measured [\d,]+ session-iterations/s so far: the 2 fits left take about", out), out
     assert results["simulators"] == ["navigational", "pbm"] and results["dataset"] == "synthetic"
     assert set(results["table"]["pbm"]) == {"pbm/em", "dbn/em", "dctr/em"}
     assert (results["train_sessions"], results["test_sessions"]) == (225, 75)

@@ -150,7 +150,7 @@ def _load_aligned(path: Path) -> np.ndarray:
 
 def _read_entry(entry: Path, keep_docids: bool) -> SVMLightData:
     arrays = {name: _load_aligned(entry / f"{name}.npy") for name in _FIELDS}
-    docids = np.load(entry / "docids.npy", allow_pickle=False) if keep_docids else None
+    docids = _load_aligned(entry / "docids.npy") if keep_docids else None
     data = SVMLightData(docids=docids, **arrays)
     n = data.labels.shape[0]
     if (data.features.ndim != 2 or data.features.shape[0] != n or data.qids.shape != (n,)

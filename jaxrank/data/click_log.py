@@ -2,8 +2,9 @@
 
 ``read_click_log(path)`` reads three text formats, plain or compressed (gzip, bzip2, xz; recognised by
 their first bytes), in chunks of a few MiB tokenised with NumPy (``jaxrank.data.text_chunks``): time is
-linear in the file and memory is the parsed log plus one chunk's work (no Python object per session,
-position or click). Every format is ASCII text whose lines end in ``\\n`` (``\\r\\n`` accepted).
+linear in the file and memory is the result (the parsed log, allocated once from the file's size,
+and the vocabulary's sorted id tables) plus one chunk's work (no Python object per session, position
+or click). Every format is ASCII text whose lines end in ``\\n`` (``\\r\\n`` accepted).
 
 ``wscd`` -- the Yandex Relevance Prediction Challenge log (WSCD 2012), as published and as read by
 PyClick's ``YandexRelPredChallengeParser``; tab-separated lines of two kinds::
@@ -56,7 +57,7 @@ import numpy as np
 
 from jaxrank.data import text_chunks as tc
 from jaxrank.data.sessions import DEFAULT_POSITIONS, SessionLog
-from jaxrank.data.vocabulary import Vocabulary
+from jaxrank.data.vocabulary import Vocabulary, unique_first_inverse
 
 FORMATS = ("wscd", "pyclick", "tsv")
 CHUNK_BYTES = 4 << 20
@@ -239,10 +240,8 @@ def _wscd_chunk(b: np.ndarray, errors: _Errors, state: _State) -> _Chunk:
 
 def _pyclick_chunk(b: np.ndarray, errors: _Errors, state: _State) -> _Chunk:
     k = state.k
-    nl_before = np.cumsum(b == _NL)
-    if (b == 32).any():
-        keep = b != 32
-        b, nl_before = b[keep], nl_before[keep]
+    if (b == 32).any():  # spaces carry nothing (tokens hold none), and removing them keeps the lines
+        b = b[b != 32]
     starts, ends = tc.split(b, b"\t,:;\n")
     term = b[ends]
     lens = ends - starts
@@ -259,7 +258,7 @@ def _pyclick_chunk(b: np.ndarray, errors: _Errors, state: _State) -> _Chunk:
     sep = (term == _TAB) | (term == _COLON)
     seen = np.cumsum(sep) - sep
     seg = seen - seen[first][rec]
-    rec_line = nl_before[starts[first]] - (b[starts[first]] == _NL)  # lines before the record's first byte
+    rec_line = np.searchsorted(np.flatnonzero(b == _NL), starts[first])  # lines before the record's first byte
     live = num
     records = np.flatnonzero(~blank)
     if records.size > state.remaining():
@@ -301,8 +300,7 @@ def _pyclick_chunk(b: np.ndarray, errors: _Errors, state: _State) -> _Chunk:
     click_tok = click_tok[lens[click_tok] > 0]
     keys = tc.token_keys(b, np.concatenate([starts[doc_tok], starts[click_tok]]),
                          np.concatenate([ends[doc_tok], ends[click_tok]]))
-    _, local = np.unique(keys, return_inverse=True)
-    local = local.reshape(-1)
+    local = unique_first_inverse(keys)[2]
     pages = np.full((records.size, k), -1, np.int64)
     rows = row[rec[doc_tok]]
     pages[rows, pos] = local[:doc_tok.size]
@@ -422,7 +420,7 @@ def _check_args(num_positions, max_sessions, chunk_bytes, format):
 
 
 def _chunks(path, format, state, chunk_bytes):
-    """Yields each chunk's ``_Chunk`` (the tsv header read and checked first)."""
+    """Yields each chunk's ``(_Chunk, bytes)`` (the tsv header read and checked first)."""
     header = None
     for chunk, line0 in tc.read_chunks(path, chunk_bytes=chunk_bytes, ends=b";\n" if format == "pyclick" else b"\n"):
         if state.stop:  # not at remaining() == 0: the next chunk may still click the last session
@@ -440,43 +438,65 @@ def _chunks(path, format, state, chunk_bytes):
         b = np.frombuffer(chunk, np.uint8)
         errors = _Errors(path, line0)
         if format == "wscd":
-            yield _wscd_chunk(b, errors, state), header
+            yield _wscd_chunk(b, errors, state), b.size
         elif format == "pyclick":
-            yield _pyclick_chunk(b, errors, state), header
+            yield _pyclick_chunk(b, errors, state), b.size
         else:
-            yield _tsv_chunk(b, errors, state, header), header
+            yield _tsv_chunk(b, errors, state, header), b.size
 
 
 class _Assembly:
-    """Per-chunk ``[s, K]`` arrays, concatenated one field at a time at the end (peak: the log plus
-    its largest field)."""
+    """The log's ``[S, K]`` arrays, allocated once for the sessions the file is expected to hold (its
+    size times the sessions per byte read so far, 2% over; pages never written take no memory) and
+    cut to the sessions read at the end with ``ndarray.resize`` (in place), so the peak is the log
+    itself, not the log plus a concatenated copy. A compressed file (size unknown) or an estimate
+    short of the file grows the arrays by a quarter, one array at a time: the growth holds at most
+    one field twice."""
 
-    def __init__(self, k):
-        self.k = k
-        self.parts = {name: [] for name in ("query", "pair", "doc", "clicks", "mask")}
+    _GROWTH = 1.25
 
-    def add(self, query_id, chunk: _Chunk, pair_id, doc_id, carry_clicks):
+    def __init__(self, k, file_bytes: Optional[int], max_sessions: Optional[int]):
+        self.k, self.file_bytes, self.max_sessions = k, file_bytes, max_sessions
+        self.num = self.capacity = self.bytes_read = 0
+        self.arrays = {"query": np.zeros(0, np.int32), "pair": np.zeros((0, k), np.int32),
+                       "doc": np.zeros((0, k), np.int32), "clicks": np.zeros((0, k), bool),
+                       "mask": np.zeros((0, k), bool)}
+
+    def _reserve(self, need: int) -> None:
+        if need <= self.capacity:
+            return
+        size = max(need, int(self.capacity * self._GROWTH))
+        if self.file_bytes and self.bytes_read:
+            size = max(size, int(need / self.bytes_read * self.file_bytes * 1.02) + 1024)
+        if self.max_sessions is not None:
+            size = max(need, min(size, self.max_sessions))
+        if not self.capacity:
+            self.arrays = {name: np.zeros((size,) + a.shape[1:], a.dtype) for name, a in self.arrays.items()}
+        else:
+            for a in self.arrays.values():
+                a.resize((size,) + a.shape[1:], refcheck=False)
+        self.capacity = size
+
+    def add(self, query_id, chunk: _Chunk, pair_id, doc_id, carry_clicks, nbytes: int):
         if carry_clicks.size:
-            self.parts["clicks"][-1][-1, carry_clicks] = True
-        s, k = query_id.size, self.k
+            self.arrays["clicks"][self.num - 1, carry_clicks] = True
+        self.bytes_read += nbytes
+        s = query_id.size
         if not s:
             return
-        pair, doc = np.zeros((s, k), np.int32), np.zeros((s, k), np.int32)
-        clicks, mask = np.zeros((s, k), bool), np.zeros((s, k), bool)
-        pair[chunk.rows, chunk.cols] = pair_id
-        doc[chunk.rows, chunk.cols] = doc_id
-        mask[chunk.rows, chunk.cols] = True
-        clicks[chunk.click_rows, chunk.click_cols] = True
-        for name, value in (("query", query_id.astype(np.int32)), ("pair", pair), ("doc", doc), ("clicks", clicks),
-                            ("mask", mask)):
-            self.parts[name].append(value)
+        self._reserve(self.num + s)
+        rows = chunk.rows + self.num
+        self.arrays["query"][self.num:self.num + s] = query_id
+        self.arrays["pair"][rows, chunk.cols] = pair_id
+        self.arrays["doc"][rows, chunk.cols] = doc_id
+        self.arrays["mask"][rows, chunk.cols] = True
+        self.arrays["clicks"][chunk.click_rows + self.num, chunk.click_cols] = True
+        self.num += s
 
     def log(self, num_pairs, num_queries) -> SessionLog:
-        arrays = {}
-        for name in ("pair", "doc", "clicks", "mask", "query"):
-            parts = self.parts.pop(name)
-            arrays[name] = parts[0] if len(parts) == 1 else np.concatenate(parts)
-            del parts
+        for a in self.arrays.values():
+            a.resize((self.num,) + a.shape[1:], refcheck=False)
+        arrays, self.arrays = self.arrays, {}
         return SessionLog(arrays["query"], arrays["pair"], arrays["doc"], arrays["clicks"], arrays["mask"],
                           np.asarray(num_pairs, np.int32), np.asarray(num_queries, np.int32))
 
@@ -513,14 +533,14 @@ def read_click_log(path, *, format: str = "auto", vocabulary: Optional[Vocabular
     vocab = Vocabulary() if vocabulary is None else vocabulary.copy()
     known = (vocab.num_queries, vocab.num_docs, vocab.num_pairs)
     state = _State(path, num_positions, max_sessions)
-    parts = _Assembly(num_positions)
+    parts = _Assembly(num_positions, tc.plain_size(path), max_sessions)
     new_query_sessions = new_pair_positions = 0
-    for chunk, _ in _chunks(path, format, state, chunk_bytes):
+    for chunk, nbytes in _chunks(path, format, state, chunk_bytes):
         if chunk.query.size:
-            unique, first, inverse = np.unique(chunk.query, return_index=True, return_inverse=True)
-            query_id = vocab.add_queries(unique, first)[inverse.reshape(-1)]
-            unique, first, inverse = np.unique(chunk.docs, return_index=True, return_inverse=True)
-            doc_id = vocab.add_docs(unique, first)[inverse.reshape(-1)]
+            unique, first, inverse = unique_first_inverse(chunk.query)
+            query_id = vocab.add_queries(unique, first)[inverse]
+            unique, first, inverse = unique_first_inverse(chunk.docs)
+            doc_id = vocab.add_docs(unique, first)[inverse]
             pair_id = vocab.add_pairs(query_id[chunk.rows], doc_id)
             if max(vocab.num_pairs, vocab.num_docs) >= _ID_LIMIT:
                 raise ValueError(f"{path}: more than 2^31 - 1 distinct pairs or documents; the SessionLog ids are int32: "
@@ -529,7 +549,7 @@ def read_click_log(path, *, format: str = "auto", vocabulary: Optional[Vocabular
             new_pair_positions += int((pair_id >= known[2]).sum())
         else:
             query_id = pair_id = doc_id = np.zeros(0, np.int64)
-        parts.add(query_id, chunk, pair_id, doc_id, state.carry_clicks)
+        parts.add(query_id, chunk, pair_id, doc_id, state.carry_clicks, nbytes)
         state.carry_clicks = np.zeros(0, np.int64)
         state.num += query_id.size
     if not state.num:
@@ -553,11 +573,11 @@ def read_sessions_tsv_ids(path, *, chunk_bytes: int = CHUNK_BYTES) -> SessionLog
     if max(num_queries, num_pairs) > _ID_LIMIT:
         raise ValueError(f"{path}:1: num_queries={num_queries} or num_pairs={num_pairs} exceeds 2^31; ids are int32.")
     state = _State(path, k, None)
-    parts = _Assembly(k)
-    for chunk, _ in _chunks(path, "tsv", state, chunk_bytes):
+    parts = _Assembly(k, tc.plain_size(path), None)
+    for chunk, nbytes in _chunks(path, "tsv", state, chunk_bytes):
         if chunk.docs.size and chunk.docs.max() >= _ID_LIMIT:
             raise ValueError(f"{path}: document id {int(chunk.docs.max())} is outside [0, 2^31); ids are int32.")
-        parts.add(chunk.query, chunk, chunk.pairs, chunk.docs, np.zeros(0, np.int64))
+        parts.add(chunk.query, chunk, chunk.pairs, chunk.docs, np.zeros(0, np.int64), nbytes)
         state.num += chunk.query.size
     if not state.num:
         return SessionLog(np.zeros(0, np.int32), *(np.zeros((0, k), d) for d in (np.int32, np.int32, bool, bool)),

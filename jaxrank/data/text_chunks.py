@@ -10,7 +10,7 @@ import bz2
 import gzip
 import lzma
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Optional
 
 import numpy as np
 
@@ -27,6 +27,13 @@ def open_text(path):
         if head.startswith(magic):
             return opener(path, "rb")
     return open(path, "rb")
+
+
+def plain_size(path) -> Optional[int]:
+    """The size in bytes of ``path`` when it is not compressed (its text's size), else ``None``."""
+    with open(path, "rb") as f:
+        head = f.read(6)
+    return None if any(head.startswith(magic) for magic, _ in _OPENERS) else Path(path).stat().st_size
 
 
 def read_head(path, size: int = 1 << 16) -> bytes:
@@ -110,7 +117,11 @@ def parse_uints(b: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np
         # separator lie inside b, so every start is a valid window)
         digits = np.lib.stride_tricks.sliding_window_view(b, width)[starts[group]] - np.uint8(48)  # wraps: > 9
         bad[group] = (digits > 9).any(1)
-        values[group] = digits.astype(np.int64) @ (10 ** np.arange(width - 1, -1, -1, dtype=np.int64))
+        value = digits[:, 0].astype(np.int32 if width <= 9 else np.int64)  # Horner: 10^9 - 1 fits int32
+        for column in range(1, width):
+            value *= 10
+            value += digits[:, column]
+        values[group] = value
     return values, bad
 
 

@@ -8,8 +8,9 @@ id at or above the training size (``Vocabulary.num_pairs`` before the read) mark
 log never showed. Tokens are bytes: the decimal text of integer ids (``b"98435"``), the string of string
 ids (PyClick's ``b"98435_1"``).
 
-Lookup is vectorised: each table keeps its keys sorted beside their ids and a chunk's distinct keys are
-found with one ``np.searchsorted``; memory is a few bytes per known key.
+Lookup is vectorised: each table keeps its keys sorted beside their ids (a few sorted runs, merged as
+they grow) and a chunk's distinct keys are found with ``np.searchsorted``; memory is 12 bytes per known
+integer key (an ``int64`` key and an ``int32`` id).
 """
 
 from pathlib import Path
@@ -37,24 +38,70 @@ def _as_bytes(values: np.ndarray) -> np.ndarray:
     return values.astype("S20") if values.dtype.kind in "iu" else values
 
 
+def unique_first_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``np.unique(values, return_index=True, return_inverse=True)`` for a ``[N]`` array: the sorted
+    distinct values, the position of each one's first appearance and the index of each value in
+    them. One unstable argsort (SIMD-sorted where NumPy has it) and a segmented minimum for the first
+    positions, instead of NumPy's stable argsort."""
+    n = values.shape[0]
+    if not n:
+        return values[:0], np.zeros(0, np.int64), np.zeros(0, np.int64)
+    order = np.argsort(values)
+    ordered = values[order]
+    starts = np.empty(n, bool)
+    starts[0] = True
+    np.not_equal(ordered[1:], ordered[:-1], out=starts[1:])
+    group = np.cumsum(starts) - 1
+    starts = np.flatnonzero(starts)
+    inverse = np.empty(n, np.int64)
+    inverse[order] = group
+    return ordered[starts], np.minimum.reduceat(order, starts), inverse
+
+
 class IdTable:
     """Dense ids ``0 .. n-1`` for distinct keys, in order of first appearance.
 
-    Keys are ``int64`` while every token is a canonical decimal (8 bytes a key) and bytes otherwise.
-    Lookup searches a large sorted run and a small one; new keys go to the small run, which is merged
-    into the large one when it exceeds a quarter of it, so adding ``n`` keys in chunks costs
-    ``O(n log n)`` in all, not ``O(n)`` a chunk."""
+    Keys are ``int64`` while every token is a canonical decimal and bytes otherwise. The table holds
+    only sorted runs of ``(keys, int32 ids)``, 12 bytes a key for ``int64`` keys; the keys in id order
+    (``keys``) are rebuilt on request. Integer keys are spread over ``SHARDS`` shards by a
+    multiplicative hash, so a merge copies one shard (a sixteenth of the table), never the whole
+    table. In each shard, a chunk's new keys form a run, merged into the run before it once it is at
+    least a quarter of its size: the runs shrink geometrically (about ``log4(n / chunk)`` of them), a
+    key is copied ``O(log n)`` times in all, and a lookup searches the largest run first and the
+    smaller ones only for the keys still missing."""
+
+    SHARDS = 16
+    _RATIO = 4
+    _MIX = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the top bits of key * 2^64 / phi
 
     def __init__(self, keys: np.ndarray):
         ints = _as_ints(keys)
         keys = keys if ints is None else ints
-        self._parts = [keys]
         self._size = keys.shape[0]
-        self._runs = [self._sorted(keys, np.arange(self._size, dtype=np.int64))]
+        self._dtype = keys.dtype
+        self._set_runs(keys, np.arange(self._size, dtype=np.int64))
+
+    def _shard(self, keys: np.ndarray) -> np.ndarray:
+        """``[N] u8`` the shard of each key (0 for bytes keys: one shard)."""
+        if self._dtype.kind not in "iu":
+            return np.zeros(keys.shape[0], np.uint8)
+        return ((keys.view(np.uint64) * self._MIX) >> np.uint64(60)).astype(np.uint8)
+
+    def _split(self, keys: np.ndarray):
+        """``[(shard, index)]``: the positions of ``keys`` in each shard, each in the order given."""
+        shard = self._shard(keys)
+        order = np.argsort(shard, kind="stable")  # radix sort of bytes
+        bounds = np.concatenate([[0], np.cumsum(np.bincount(shard, minlength=len(self._shards)))])
+        return [(s, order[bounds[s]:bounds[s + 1]]) for s in range(len(self._shards)) if bounds[s + 1] > bounds[s]]
+
+    def _set_runs(self, keys, ids):
+        self._shards = [[] for _ in range(self.SHARDS if self._dtype.kind in "iu" else 1)]
+        for s, index in self._split(keys):
+            self._shards[s].append(self._sorted(keys[index], ids[index]))
 
     @staticmethod
     def _sorted(keys, ids):
-        order = np.argsort(keys, kind="stable")
+        order = np.argsort(keys)  # distinct keys: no ties to keep in order
         return keys[order], ids[order].astype(np.int32)  # ids < 2^31 (SessionLog ids are int32)
 
     @staticmethod
@@ -63,19 +110,24 @@ class IdTable:
         at = np.searchsorted(a[0], b[0])
         return np.insert(a[0], at, b[0]), np.insert(a[1], at, b[1])
 
+    @property
+    def _runs(self):
+        return [run for runs in self._shards for run in runs]
+
     def __len__(self) -> int:
         return self._size
 
     @property
     def nbytes(self) -> int:
-        return sum(p.nbytes for p in self._parts) + sum(k.nbytes + i.nbytes for k, i in self._runs)
+        return sum(k.nbytes + i.nbytes for k, i in self._runs)
 
     @property
     def keys(self) -> np.ndarray:
-        """``[n]`` the key of each id (``int64`` or bytes)."""
-        if len(self._parts) > 1:
-            self._parts = [np.concatenate(self._parts)]
-        return self._parts[0]
+        """``[n]`` the key of each id (``int64`` or bytes), built on each call."""
+        out = np.empty(self._size, self._dtype)
+        for keys, ids in self._runs:
+            out[ids] = keys
+        return out
 
     @property
     def tokens(self) -> np.ndarray:
@@ -84,44 +136,54 @@ class IdTable:
 
     def _common(self, values: np.ndarray) -> np.ndarray:
         """``values`` in the table's key kind, turning the table's keys to bytes when needed."""
-        if self._parts[0].dtype.kind in "iu":
+        if self._dtype.kind in "iu":
             ints = _as_ints(values)
             if ints is not None:
                 return ints
-            self._parts = [_as_bytes(self.keys)]  # bytes sort in another order than integers: sort again
-            self._runs = [self._sorted(self._parts[0], np.arange(self._size, dtype=np.int64))]
+            keys = _as_bytes(self.keys)  # bytes sort in another order than integers: sort again
+            self._dtype = keys.dtype
+            self._set_runs(keys, np.arange(self._size, dtype=np.int64))
         values = _as_bytes(values)
-        dtype = np.promote_types(self._parts[0].dtype, values.dtype)
-        if dtype != self._parts[0].dtype:
-            self._parts = [p.astype(dtype) for p in self._parts]
-            self._runs = [(k.astype(dtype), i) for k, i in self._runs]
-        return values.astype(dtype)
+        dtype = np.promote_types(self._dtype, values.dtype)
+        if dtype != self._dtype:
+            self._dtype = dtype
+            self._shards = [[(k.astype(dtype), i) for k, i in runs] for runs in self._shards]
+        return values.astype(dtype, copy=False)
 
     def find(self, values: np.ndarray) -> np.ndarray:
         """``[N] i64`` the id of each value, -1 for a value not in the table."""
         values = self._common(values)
         ids = np.full(values.shape, -1, np.int64)
-        for keys, run_ids in self._runs:
-            if keys.size:
-                pos = np.minimum(np.searchsorted(keys, values), keys.size - 1)
-                ids = np.where(keys[pos] == values, run_ids[pos], ids)
+        for s, todo in self._split(values):
+            for keys, run_ids in self._shards[s]:
+                if not todo.size:
+                    break
+                wanted = values[todo]
+                pos = np.minimum(np.searchsorted(keys, wanted), keys.size - 1)
+                hit = keys[pos] == wanted
+                ids[todo[hit]] = run_ids[pos[hit]]
+                todo = todo[~hit]
         return ids
 
     def ids(self, unique: np.ndarray, first: np.ndarray) -> np.ndarray:
-        """The ids of the distinct values ``unique``, adding the absent ones in the order of ``first``
-        (the position of each value's first appearance)."""
+        """The ids of the sorted distinct values ``unique``, adding the absent ones in the order of
+        ``first`` (the position of each value's first appearance)."""
         ids = self.find(unique)
         unique = self._common(unique)
         new = np.flatnonzero(ids < 0)
         if new.size:
-            new = new[np.argsort(first[new], kind="stable")]
-            ids[new] = np.arange(self._size, self._size + new.size)
-            self._parts.append(unique[new])
+            by_first = new[np.argsort(first[new])]
+            ids[by_first] = np.arange(self._size, self._size + new.size)
             self._size += new.size
-            new_keys, new_ids = self._sorted(unique[new], ids[new])
-            big, small = self._runs[0], self._runs[1] if len(self._runs) > 1 else (new_keys[:0], new_ids[:0])
-            small = self._merge(small, (new_keys, new_ids))
-            self._runs = [self._merge(big, small)] if small[0].size > max(big[0].size // 4, 1 << 14) else [big, small]
+            for s, index in self._split(unique[new]):
+                run = (unique[new[index]], ids[new[index]].astype(np.int32))
+                if run[0].size > 1 and not (run[0][1:] > run[0][:-1]).all():  # integers turned to bytes sort anew
+                    run = self._sorted(*run)
+                runs = self._shards[s]
+                runs.append(run)
+                while len(runs) > 1 and runs[-1][0].size * self._RATIO >= runs[-2][0].size:
+                    small = runs.pop()
+                    runs[-1] = self._merge(runs[-1], small)
         return ids
 
 
@@ -188,7 +250,7 @@ class Vocabulary:
 
     @property
     def nbytes(self) -> int:
-        """Bytes the vocabulary holds (its tokens in id order and their sorted index)."""
+        """Bytes the vocabulary holds (its sorted keys and their ids: 12 a key for integer tokens)."""
         return self._queries.nbytes + self._docs.nbytes + self._pairs.nbytes
 
     def copy(self) -> "Vocabulary":
@@ -196,7 +258,7 @@ class Vocabulary:
         for name in ("_queries", "_docs", "_pairs"):
             table = getattr(self, name)
             clone = IdTable.__new__(IdTable)
-            clone._parts, clone._size, clone._runs = [table.keys], table._size, list(table._runs)
+            clone._size, clone._dtype, clone._shards = table._size, table._dtype, [list(r) for r in table._shards]
             setattr(other, name, clone)  # arrays are replaced, never written in place, so sharing them is safe
         return other
 
@@ -220,8 +282,8 @@ class Vocabulary:
     def add_pairs(self, query_ids: np.ndarray, doc_ids: np.ndarray) -> np.ndarray:
         """``[N] i64`` the pair id of each (query id, document id), adding unseen pairs in order."""
         keys = (query_ids.astype(np.int64) << _PAIR_SHIFT) | doc_ids.astype(np.int64)
-        unique, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-        return self._pairs.ids(unique, first)[inverse.reshape(-1)]
+        unique, first, inverse = unique_first_inverse(keys)
+        return self._pairs.ids(unique, first)[inverse]
 
     def save(self, path) -> Path:
         """Writes the vocabulary to ``path`` (``.npz``) atomically."""

@@ -5,7 +5,8 @@
 
 Each (format, size) is a seeded log of ``benchmarks/datasets.py``'s ``CLICK_LOG_SHAPE`` (the same
 pages in every format), written under ``--out`` (never commit it) and read in a fresh process, so the
-peak resident memory (``ru_maxrss``) is the reader's alone. The table gives the file size, the read's
+peak resident memory (``VmHWM`` of ``/proc/self/status``, which, unlike ``ru_maxrss``, does not
+carry the spawning process's memory across ``exec``) is the reader's alone. The table gives the file size, the read's
 wall and CPU seconds (and CPU seconds per MB: linear time keeps it flat across sizes), the result's
 bytes (the ``SessionLog`` plus the ``Vocabulary``), the peak and its ratio to the result, and the
 vocabulary's sizes; "start" is the process's resident memory before the read (Python, NumPy and JAX
@@ -27,21 +28,44 @@ sys.path.insert(0, str(HERE))
 import datasets  # noqa: E402  (benchmarks/datasets.py)
 
 _CHILD = r"""
-import json, resource, sys, time
-from jaxrank.data import read_click_log
+import json, os, resource, sys, time
+from jaxrank.data import click_log, read_click_log
 path, fmt = sys.argv[1], sys.argv[2]
-base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+size, trace, chunks = os.path.getsize(path), [], click_log._chunks
+
+def traced(*args):  # (bytes read, CPU seconds) at every twentieth of the file: the marginal rate
+    done, mark = 0, size / 20
+    for chunk, nbytes in chunks(*args):
+        yield chunk, nbytes
+        done += nbytes
+        if done >= mark or done == size:
+            trace.append((done, time.process_time() - cpu))
+            mark += size / 20
+
+click_log._chunks = traced
+
+def peak_rss():
+    try:
+        with open("/proc/self/status") as f:
+            return next(int(l.split()[1]) * 1024 for l in f if l.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+base = peak_rss()
 wall, cpu = time.perf_counter(), time.process_time()
 log, vocab, info = read_click_log(path, format=fmt)
 wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+half = next((t for t in trace if size / 2 <= t[0] < size), (0, 0.0))  # a one-chunk file: the whole read
 log_bytes = sum(getattr(log, f).nbytes for f in ("query", "pair", "doc", "clicks", "mask"))
-print(json.dumps({"seconds": wall, "cpu_seconds": cpu, "peak_rss": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024,
+print(json.dumps({"seconds": wall, "cpu_seconds": cpu, "peak_rss": peak_rss(),
                   "rss_before": base, "log_bytes": log_bytes, "vocab_bytes": vocab.nbytes, "sessions": info.num_sessions,
-                  "queries": vocab.num_queries, "docs": vocab.num_docs, "pairs": vocab.num_pairs}))
+                  "queries": vocab.num_queries, "docs": vocab.num_docs, "pairs": vocab.num_pairs,
+                  "second_half_cpu_per_mb": (trace[-1][1] - half[1]) / ((trace[-1][0] - half[0]) / 1e6), "trace": trace}))
 """
 
 
-def measure(fmt: str, sessions: int, out: Path, keep: bool) -> dict:
+def measure(fmt: str, sessions: int, out: Path, keep: bool) -> tuple[dict, list]:
+    """The row of one read, and its trace: ``[MB read, CPU seconds]`` at each twentieth of the file."""
     path = datasets.write_click_log(fmt, sessions, out, log=None)
     size = path.stat().st_size
     env = dict(os.environ, PYTHONPATH=str(HERE.parent) + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -58,12 +82,14 @@ def measure(fmt: str, sessions: int, out: Path, keep: bool) -> dict:
     result = got["log_bytes"] + got["vocab_bytes"]
     return {"format": fmt, "sessions": sessions, "file MB": size / 1e6, "read s": got["seconds"],
             "read cpu s": got["cpu_seconds"], "cpu s per MB": got["cpu_seconds"] / (size / 1e6),
+            "second half cpu s per MB": got["second_half_cpu_per_mb"],
             "log MB": got["log_bytes"] / 1e6, "vocabulary MB": got["vocab_bytes"] / 1e6,
             "vocabulary bytes per entry": got["vocab_bytes"] / entries, "result MB": result / 1e6,
             "peak RSS MB": got["peak_rss"] / 1e6, "start RSS MB": got["rss_before"] / 1e6,
             "peak / result": got["peak_rss"] / result,
             "(peak - start) / result": (got["peak_rss"] - got["rss_before"]) / result,
-            "queries": got["queries"], "docs": got["docs"], "pairs": got["pairs"]}
+            "queries": got["queries"], "docs": got["docs"], "pairs": got["pairs"]}, [
+                [round(b / 1e6, 1), round(c, 2)] for b, c in got["trace"]]
 
 
 def summary(rows: list[dict]) -> dict:
@@ -93,14 +119,16 @@ def main() -> None:
                         help="keep the rows already in --json (other sizes and formats, run one at a time)")
     args = parser.parse_args()
     load_start = os.getloadavg()[0]
-    rows, earlier = [], None
+    rows, traces, earlier = [], {}, None
     if args.append and args.json and Path(args.json).exists():
         earlier = json.loads(Path(args.json).read_text())
         done = set((f, n) for f in args.formats for n in args.sessions)
         rows = [r for r in earlier["rows"] if (r["format"], r["sessions"]) not in done]
+        traces = {k: v for k, v in earlier.get("traces", {}).items() if tuple(k.split(" ")) not in
+                  {(f, str(n)) for f, n in done}}
     for sessions in args.sessions:
         for fmt in args.formats:
-            row = measure(fmt, sessions, args.out, args.keep)
+            row, traces[f"{fmt} {sessions}"] = measure(fmt, sessions, args.out, args.keep)
             rows.append(row)
             print(" | ".join(f"{k} {v:,.3g}" if isinstance(v, float) else f"{k} {v:,}" if isinstance(v, int) else
                              f"{k} {v}" for k, v in row.items()), flush=True)
@@ -113,7 +141,8 @@ def main() -> None:
         if earlier is not None:  # one file for the runs: their commands and the first run's start load
             out["command"] = f"{earlier['command']}; {out['command']}"
             out["load_average"]["start"] = earlier["load_average"]["start"]
-            Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
+        out["traces"] = traces  # per read: [MB read, CPU seconds] at each twentieth of the file
+        Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -6,6 +6,9 @@ chunks small enough to cut every session."""
 
 import bz2
 import gzip
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -110,6 +113,10 @@ def test_wscd_matches_a_line_by_line_reader(tmp_path, chunk_bytes, compress):
         assert set(np.flatnonzero(log.clicks[s]).tolist()) == clicks
         keys = list(zip(vocab.pair_query[log.pair[s, :n]].tolist(), vocab.pair_doc[log.pair[s, :n]].tolist()))
         assert keys == [(log.query[s], d) for d in log.doc[s, :n]]
+    pair_ids = {}  # dense, in order of first appearance, one id a (query, document)
+    expected = [[pair_ids.setdefault((q, d), len(pair_ids)) for d in page] for q, page in zip(queries, pages)]
+    assert [log.pair[s, :len(page)].tolist() for s, page in enumerate(pages)] == expected
+    assert vocab.num_pairs == len(pair_ids)
     first, _, _ = read_click_log(path, num_positions=5, chunk_bytes=chunk_bytes, max_sessions=50)
     for a, b in zip(first[:5], log[:5]):
         np.testing.assert_array_equal(a, b[:50])
@@ -247,3 +254,16 @@ def test_gzip_wscd_with_crlf_through_read_yandex(tmp_path):
     log, ids = read_yandex(path)
     assert log.doc[0, :2].tolist() == [50, 60] and log.clicks[0, :2].tolist() == [False, True]
     assert ids.query_ids.tolist() == [5] and ids.pair_doc.tolist() == [50, 60]
+
+
+def test_reading_a_click_log_does_not_import_jax(tmp_path):
+    """A preprocessing worker pays for the reader alone: no JAX import (about 130 MB and half a second)."""
+    path = tmp_path / "log.txt"
+    path.write_text("0\t0\tQ\t7\t1\t11\t12\n0\t5\tC\t12\n")
+    code = ("import sys; from jaxrank.data import read_click_log, Vocabulary; log, vocab, info = read_click_log(sys.argv[1]);"
+            " assert log.clicks.tolist() == [[False, True] + [False] * 8], log.clicks;"
+            " print(sorted(m for m in sys.modules if m == 'jax' or m.startswith('jax.')))")
+    out = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[1])
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"

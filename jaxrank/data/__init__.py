@@ -1,34 +1,57 @@
-"""Data loading: the only part of jaxrank that touches files, and the query layouts."""
+"""Data loading: the only part of jaxrank that touches files, and the query layouts.
 
-from jaxrank.data.atomic import write_atomic, write_json, write_npz, write_text
-from jaxrank.data.cache import load_svmlight
-from jaxrank.data.click_log import ClickLogInfo, detect_format, read_click_log
-from jaxrank.data.checkpoint import load_checkpoint, remove_stale_temporaries, save_checkpoint
-from jaxrank.data.letor import LAYOUTS, load_fold, load_queries, split_file
-from jaxrank.data.locations import cache_dir, data_dir, resolve
-from jaxrank.data import preference
-from jaxrank.data.preference import load_preference_matrix
-from jaxrank.data.ragged import (
-    Bucket,
-    as_ragged,
-    bucket_size,
-    bucket_sizes,
-    buckets,
-    concat_queries,
-    document_query,
-    linear_query_values,
-    map_queries,
-    normalize_documents,
-    pad_queries,
-    query_lengths,
-    ragged_queries,
-    take_queries,
-)
-from jaxrank.data.sessions import SessionLog, read_sessions_tsv, session_log, take_sessions, write_sessions_tsv
-from jaxrank.data.svmlight import SVMLightData, parse_svmlight
-from jaxrank.data.synthetic import synthetic_queries
-from jaxrank.data.vocabulary import Vocabulary
-from jaxrank.data.yandex import YandexIds, read_yandex
+Names load with their module on first use, so a process that only reads click logs or svmlight
+files (``read_click_log``, ``load_svmlight``) never imports JAX.
+"""
+
+import importlib
+
+_HOME = {
+    "Bucket": "ragged",
+    "ClickLogInfo": "click_log",
+    "LAYOUTS": "letor",
+    "SVMLightData": "svmlight",
+    "SessionLog": "sessions",
+    "Vocabulary": "vocabulary",
+    "YandexIds": "yandex",
+    "as_ragged": "ragged",
+    "bucket_size": "ragged",
+    "bucket_sizes": "ragged",
+    "buckets": "ragged",
+    "cache_dir": "locations",
+    "concat_queries": "ragged",
+    "data_dir": "locations",
+    "detect_format": "click_log",
+    "document_query": "ragged",
+    "linear_query_values": "ragged",
+    "load_checkpoint": "checkpoint",
+    "load_fold": "letor",
+    "load_preference_matrix": "preference",
+    "load_queries": "letor",
+    "load_svmlight": "cache",
+    "map_queries": "ragged",
+    "normalize_documents": "ragged",
+    "pad_queries": "ragged",
+    "parse_svmlight": "svmlight",
+    "query_lengths": "ragged",
+    "ragged_queries": "ragged",
+    "read_click_log": "click_log",
+    "read_sessions_tsv": "sessions",
+    "read_yandex": "yandex",
+    "remove_stale_temporaries": "checkpoint",
+    "resolve": "locations",
+    "save_checkpoint": "checkpoint",
+    "session_log": "sessions",
+    "split_file": "letor",
+    "synthetic_queries": "synthetic",
+    "take_queries": "ragged",
+    "take_sessions": "sessions",
+    "write_atomic": "atomic",
+    "write_json": "atomic",
+    "write_npz": "atomic",
+    "write_sessions_tsv": "sessions",
+    "write_text": "atomic",
+}
 
 __all__ = [
     "Bucket",
@@ -77,3 +100,19 @@ __all__ = [
     "write_sessions_tsv",
     "write_text",
 ]
+
+
+def __getattr__(name):
+    if name in _HOME:
+        value = getattr(importlib.import_module(f"jaxrank.data.{_HOME[name]}"), name)
+    else:
+        try:
+            value = importlib.import_module(f"jaxrank.data.{name}")  # a submodule, e.g. preference
+        except ModuleNotFoundError:
+            raise AttributeError(f"module 'jaxrank.data' has no attribute {name!r}") from None
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))

@@ -22,14 +22,18 @@ line comes first; lines starting with ``#`` after it and blank lines are skipped
 is read by ``jaxrank.data.yandex``.
 """
 
-from pathlib import Path
-from typing import NamedTuple, Optional
+from __future__ import annotations
 
-import jax
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple, Optional
+
 import numpy as np
 
 from jaxrank.data.atomic import write_atomic
-from jaxrank.types import Array
+
+if TYPE_CHECKING:  # readers of text logs run without JAX
+    from jaxrank.types import Array
 
 DEFAULT_POSITIONS = 10  # PyClick's RANK_MAX and CLAX's max_positions: logs are cut at 10 results
 _ID_LIMIT = 2**31  # ids are int32
@@ -107,7 +111,8 @@ def session_log(query, pair, doc, clicks, mask, *, num_pairs: Optional[int] = No
 def check_session_log(log: SessionLog, *, clicks_outside=None) -> None:
     """Raises ``ValueError`` unless every row's mask is a non-empty prefix, clicks lie on shown positions
     and ids are in range. Traced logs (inside ``jit``) pass unchecked."""
-    if any(isinstance(leaf, jax.core.Tracer) for leaf in log):
+    jax = sys.modules.get("jax")  # without JAX imported, nothing is traced
+    if jax is not None and any(isinstance(leaf, jax.core.Tracer) for leaf in log):
         return
     mask = np.asarray(log.mask, bool)
     if mask.ndim != 2:

@@ -14,6 +14,7 @@ integer key (an ``int64`` key and an ``int32`` id).
 """
 
 from pathlib import Path
+from typing import Optional
 
 import numpy as np
 
@@ -150,11 +151,14 @@ class IdTable:
             self._shards = [[(k.astype(dtype), i) for k, i in runs] for runs in self._shards]
         return values.astype(dtype, copy=False)
 
-    def find(self, values: np.ndarray) -> np.ndarray:
-        """``[N] i64`` the id of each value, -1 for a value not in the table."""
+    def find(self, values: np.ndarray, absent: Optional[np.ndarray] = None) -> np.ndarray:
+        """``[N] i64`` the id of each value, -1 for a value not in the table (without a search where
+        ``absent``, ``[N]`` bool, says so)."""
         values = self._common(values)
         ids = np.full(values.shape, -1, np.int64)
-        for s, todo in self._split(values):
+        for s, todo in self._split(values if absent is None else values[~absent]):
+            if absent is not None:
+                todo = np.flatnonzero(~absent)[todo]
             for keys, run_ids in self._shards[s]:
                 if not todo.size:
                     break
@@ -165,10 +169,11 @@ class IdTable:
                 todo = todo[~hit]
         return ids
 
-    def ids(self, unique: np.ndarray, first: np.ndarray) -> np.ndarray:
+    def ids(self, unique: np.ndarray, first: np.ndarray, absent: Optional[np.ndarray] = None) -> np.ndarray:
         """The ids of the sorted distinct values ``unique``, adding the absent ones in the order of
-        ``first`` (the position of each value's first appearance)."""
-        ids = self.find(unique)
+        ``first`` (the position of each value's first appearance); ``absent`` marks values known to be
+        new, not searched for."""
+        ids = self.find(unique, absent)
         unique = self._common(unique)
         new = np.flatnonzero(ids < 0)
         if new.size:
@@ -219,6 +224,7 @@ class Vocabulary:
         if np.unique(pairs).size != pairs.size:
             raise ValueError("the vocabulary's (query, document) pairs repeat; each pair has one id.")
         self._pairs = IdTable(pairs)
+        self._pair_bounds = (len(queries), len(docs))  # every pair's query and document ids are below
 
     @property
     def queries(self) -> np.ndarray:
@@ -260,6 +266,7 @@ class Vocabulary:
             clone = IdTable.__new__(IdTable)
             clone._size, clone._dtype, clone._shards = table._size, table._dtype, [list(r) for r in table._shards]
             setattr(other, name, clone)  # arrays are replaced, never written in place, so sharing them is safe
+        other._pair_bounds = self._pair_bounds
         return other
 
     def query_ids(self, tokens) -> np.ndarray:
@@ -283,7 +290,10 @@ class Vocabulary:
         """``[N] i64`` the pair id of each (query id, document id), adding unseen pairs in order."""
         keys = (query_ids.astype(np.int64) << _PAIR_SHIFT) | doc_ids.astype(np.int64)
         unique, first, inverse = unique_first_inverse(keys)
-        return self._pairs.ids(unique, first)[inverse]
+        # a pair of a query or document added since the last call cannot be known: no search for it
+        absent = ((unique >> _PAIR_SHIFT) >= self._pair_bounds[0]) | ((unique & 0xFFFFFFFF) >= self._pair_bounds[1])
+        self._pair_bounds = (self.num_queries, self.num_docs)
+        return self._pairs.ids(unique, first, absent)[inverse]
 
     def save(self, path) -> Path:
         """Writes the vocabulary to ``path`` (``.npz``) atomically."""

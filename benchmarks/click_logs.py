@@ -92,9 +92,17 @@ def measure(fmt: str, sessions: int, out: Path, keep: bool) -> tuple[dict, list]
                 [round(b / 1e6, 1), round(c, 2)] for b, c in got["trace"]]
 
 
-def summary(rows: list[dict]) -> dict:
-    """Per format: CPU seconds per MB of each size over the size before (1: linear), and the largest
-    peak over the result."""
+def fifths(trace: list) -> list[float]:
+    """CPU seconds per MB over each fifth of a read, from its ``[MB read, CPU s]`` trace (flat:
+    linear time within the file)."""
+    points = [[0.0, 0.0]] + trace
+    cut = [points[round(i * (len(points) - 1) / 5)] for i in range(6)]
+    return [(b[1] - a[1]) / (b[0] - a[0]) for a, b in zip(cut, cut[1:]) if b[0] > a[0]]
+
+
+def summary(rows: list[dict], traces: dict) -> dict:
+    """Per format: CPU seconds per MB of each size over the size before (1: linear), the largest
+    peak over the result, and the CPU seconds per MB over each fifth of the largest log."""
     figures = {}
     for fmt in datasets.CLICK_LOG_FORMATS:
         mine = sorted((r for r in rows if r["format"] == fmt), key=lambda r: r["sessions"])
@@ -104,6 +112,10 @@ def summary(rows: list[dict]) -> dict:
         if mine:
             figures[f"{fmt} largest peak / result"] = max(r["peak / result"] for r in mine)
             figures[f"{fmt} largest (peak - start) / result"] = max(r["(peak - start) / result"] for r in mine)
+            largest = mine[-1]["sessions"]
+            if len(traces.get(f"{fmt} {largest}", [])) >= 5:
+                figures[f"{fmt} CPU s per MB in each fifth of the {largest:.0e}-session log"] = [
+                    round(r, 4) for r in fifths(traces[f"{fmt} {largest}"])]
     return figures
 
 
@@ -132,7 +144,7 @@ def main() -> None:
             rows.append(row)
             print(" | ".join(f"{k} {v:,.3g}" if isinstance(v, float) else f"{k} {v:,}" if isinstance(v, int) else
                              f"{k} {v}" for k, v in row.items()), flush=True)
-    figures = summary(rows)
+    figures = summary(rows, traces)
     if args.json:
         from report import write_json  # benchmarks/report.py: the one JSON shape BENCHMARKS.md is built from
 

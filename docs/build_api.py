@@ -50,17 +50,25 @@ class Problem(NamedTuple):
 def public_modules() -> tuple[list[str], list[Problem]]:
     """Every public module of the package, imported; and the modules that failed to import."""
     names, problems = [PACKAGE], []
-    root = importlib.import_module(PACKAGE)
+    root = _loaded(importlib.import_module(PACKAGE))
     for info in pkgutil.walk_packages(root.__path__, f"{PACKAGE}.", onerror=lambda name: None):
         if any(part.startswith("_") for part in info.name.split(".")):
             continue
         try:
-            importlib.import_module(info.name)
+            _loaded(importlib.import_module(info.name))
         except Exception as e:  # noqa: BLE001 - any import error is a broken module
             problems.append(Problem(info.name, f"does not import: {type(e).__name__}: {e}"))
             continue
         names.append(info.name)
     return names, problems
+
+
+def _loaded(module):
+    """``module`` with every name of its ``__all__`` loaded: a package that loads names on first use
+    (``jaxrank.data``) holds them only once asked, and pdoc reads the module's namespace."""
+    for name in getattr(module, "__all__", ()):
+        getattr(module, name)
+    return module
 
 
 def resolves(path: str) -> bool:

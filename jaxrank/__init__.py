@@ -10,5 +10,6 @@ def __getattr__(name):
     if name in ("QueryBatch", "RaggedQueries"):
         from jaxrank import types
 
-        return getattr(types, name)
+        globals()[name] = value = getattr(types, name)
+        return value
     raise AttributeError(f"module 'jaxrank' has no attribute {name!r}")

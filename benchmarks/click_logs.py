@@ -6,11 +6,13 @@
 Each (format, size) is a seeded log of ``benchmarks/datasets.py``'s ``CLICK_LOG_SHAPE`` (the same
 pages in every format), written under ``--out`` (never commit it) and read in a fresh process, so the
 peak resident memory (``VmHWM`` of ``/proc/self/status``, which, unlike ``ru_maxrss``, does not
-carry the spawning process's memory across ``exec``) is the reader's alone. The table gives the file size, the read's
-wall and CPU seconds (and CPU seconds per MB: linear time keeps it flat across sizes), the result's
-bytes (the ``SessionLog`` plus the ``Vocabulary``), the peak and its ratio to the result, and the
-vocabulary's sizes; "start" is the process's resident memory before the read (Python, NumPy and JAX
-imported), so ``(peak - start) / result`` is what the read itself holds at its peak. A file is deleted
+carry the spawning process's memory across ``exec``) is the reader's alone. The table gives the file
+size, the read's wall and CPU seconds (and CPU seconds per MB: linear time keeps it flat across sizes,
+and in the second half of the file as in the whole), the result's bytes (the ``SessionLog`` plus the
+``Vocabulary``), the peak and its ratio to the result, and the vocabulary's sizes; "start" is the
+process's resident memory before the read (Python and NumPy: the reader imports no JAX), so
+``(peak - start) / result`` is what the read itself holds at its peak. The JSON keeps each read's
+trace (``traces``: MB read and CPU seconds at each twentieth of the file). A file is deleted
 after its read unless ``--keep``; ``--append`` adds the rows to those already in ``--json``, so large
 logs can be run one at a time.
 """

@@ -116,8 +116,9 @@ def measure(fmt: str, sessions: int, out: Path, keep: bool, id_reference: bool) 
     path = datasets.write_click_log(fmt, sessions, out, log=None)
     size = path.stat().st_size
     env = dict(os.environ, PYTHONPATH=str(HERE.parent) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    result = subprocess.run([sys.executable, "-c", _CHILD, str(path), fmt, str(int(id_reference and fmt == "wscd" and sessions <= ID_REFERENCE_MAX))], capture_output=True, text=True, env=env,
-                            cwd=HERE.parent)
+    ids = int(id_reference and fmt == "wscd" and sessions <= ID_REFERENCE_MAX)
+    result = subprocess.run([sys.executable, "-c", _CHILD, str(path), fmt, str(ids)], capture_output=True, text=True,
+                            env=env, cwd=HERE.parent)
     if result.returncode:
         raise RuntimeError(f"reading {path} failed: {result.stderr.strip().splitlines()[-1]}")
     got = json.loads(result.stdout.strip().splitlines()[-1])

@@ -58,10 +58,8 @@ def id_tables(log, vocab, num_chunks):
     import numpy as np
     from pandas._libs.hashtable import Int64Factorizer
     from jaxrank.data.vocabulary import IdTable, unique_first_inverse
-    mask = log.mask
-    streams = {"documents": vocab.docs.astype(np.int64)[log.doc[mask]],
-               "pairs": ((log.query.astype(np.int64)[:, None] << 32) | log.doc)[mask]}
-    del mask
+    streams = {"documents": vocab.docs.astype(np.int64)[log.doc[log.mask]],
+               "pairs": ((log.query.astype(np.int64)[:, None] << 32) | log.doc)[log.mask]}
     out = {}
     for name, keys in streams.items():
         cuts = np.linspace(0, keys.size, num_chunks + 1).astype(np.int64)

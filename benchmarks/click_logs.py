@@ -53,8 +53,8 @@ click_log._chunks = traced
 def id_tables(log, vocab, num_chunks):
     # The read's id assignment alone, on its key streams (each position's document token and its
     # (query id, document id) pair key, in file order, cut into the read's number of chunks): CPU ns
-    # a key of a fresh IdTable (each chunk's distinct keys found or added, as the reader does) and of
-    # pandas' C hash table (Int64Factorizer: the same first-appearance ids, checked equal).
+    # a key of a fresh IdTable (each chunk's distinct keys staged, settled in batches as the reader
+    # does) and of pandas' C hash table (Int64Factorizer: the same first-appearance ids, checked equal).
     import numpy as np
     from pandas._libs.hashtable import Int64Factorizer
     from jaxrank.data.vocabulary import IdTable, unique_first_inverse
@@ -64,10 +64,13 @@ def id_tables(log, vocab, num_chunks):
     for name, keys in streams.items():
         cuts = np.linspace(0, keys.size, num_chunks + 1).astype(np.int64)
         table, got = IdTable(np.zeros(0, np.int64)), np.empty(keys.size, np.int64)
-        start = time.process_time()
+        start, settled = time.process_time(), 0
         for a, b in zip(cuts, cuts[1:]):
             unique, first, inverse = unique_first_inverse(keys[a:b])
-            got[a:b] = table.ids(unique, first)[inverse]
+            got[a:b] = table.stage(unique, first + a)[inverse]
+            if table.settle_due or b == keys.size:
+                got[settled:b] = table.settle()[got[settled:b]]
+                settled = b
         ours = time.process_time() - start
         factorizer, want = Int64Factorizer(1024), np.empty(keys.size, np.int64)
         start = time.process_time()

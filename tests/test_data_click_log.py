@@ -204,7 +204,8 @@ def test_id_table_keeps_first_appearance_ids_across_merges_and_kinds():
     rng = np.random.default_rng(0)
     table, reference = IdTable(np.zeros(0, np.int64)), {}
     batches = [rng.integers(0, 60_000, 5_000) for _ in range(12)] + [np.array([b"x_1", b"7", b"0123"])]
-    batches += [rng.integers(0, 60_000, 3_000)]
+    batches += [rng.integers(0, 60_000, 3_000), np.array([b"a_token_of_19_bytes", b"x_1"])]
+    batches += [rng.integers(0, 60_000, 300)]
     for batch in batches:
         unique, first = np.unique(batch, return_index=True)
         got = table.ids(unique, first)
@@ -226,15 +227,42 @@ def test_unique_first_inverse_is_numpys_unique(values):
         np.testing.assert_array_equal(got, want.reshape(-1))
 
 
-def test_id_table_holds_twelve_bytes_a_key():
-    from jaxrank.data.vocabulary import IdTable
+@pytest.mark.parametrize("settle_every", [1, 7, 100])
+def test_staged_chunks_settle_to_first_appearance_ids_in_twelve_bytes_a_key(settle_every):
+    from jaxrank.data.vocabulary import IdTable, unique_first_inverse
 
-    table = IdTable(np.zeros(0, np.int64))
+    table, reference, position = IdTable(np.zeros(0, np.int64)), {}, 0
     rng = np.random.default_rng(2)
-    for _ in range(40):  # many chunks: many runs merged
-        unique, first = np.unique(rng.integers(0, 10 ** 12, 3_000), return_index=True)
-        table.ids(unique, first)
-    assert table.nbytes == 12 * len(table) and max(len(runs) for runs in table._shards) <= 4
+    chunks = [rng.integers(0, 40_000, 3_000) for _ in range(40)]
+    staged, got = [], []
+    for i, chunk in enumerate(chunks):
+        unique, first, inverse = unique_first_inverse(chunk)
+        staged.append(table.stage(unique, first + position)[inverse])
+        position += chunk.size
+        if (i + 1) % settle_every == 0 or i + 1 == len(chunks):
+            ids = table.settle()
+            got += [ids[index] for index in staged]
+            staged = []
+    for value in np.concatenate(chunks).tolist():
+        reference.setdefault(value, len(reference))
+    assert np.concatenate(got).tolist() == [reference[v] for v in np.concatenate(chunks).tolist()]
+    assert table.nbytes == 12 * len(table) and table.staged == 0
+
+
+def test_a_batch_staging_integers_then_strings_settles_as_bytes():
+    from jaxrank.data.vocabulary import IdTable, unique_first_inverse
+
+    table = IdTable(np.array([5, 17]))
+    first_chunk = np.array([17, 3, 3, 9])
+    second_chunk = np.array([b"x_1", b"9", b"05"])
+    u, f, inv = unique_first_inverse(first_chunk)
+    a = table.stage(u, f)[inv]
+    u, f, inv = unique_first_inverse(second_chunk)
+    b = table.stage(u, f + first_chunk.size)[inv]
+    ids = table.settle()
+    # 5, 17 known; then 3, 9 (first chunk), x_1, 05 (second): 9 is the same token in both kinds
+    assert ids[a].tolist() == [1, 2, 2, 3] and ids[b].tolist() == [4, 3, 5]
+    assert table.tokens.tolist() == [b"5", b"17", b"3", b"9", b"x_1", b"05"]
 
 
 def test_tsv_errors_count_skipped_comment_and_blank_lines(tmp_path):
@@ -267,3 +295,17 @@ def test_reading_a_click_log_does_not_import_jax(tmp_path):
                          cwd=Path(__file__).resolve().parents[1])
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+
+def test_more_distinct_documents_or_pairs_than_int32_ids_is_an_error(tmp_path, monkeypatch):
+    from jaxrank.data import click_log
+
+    path = tmp_path / "log.txt"
+    path.write_text("q1\ta,b,c : a\nq2\ta,d : \n")
+    monkeypatch.setattr(click_log, "_ID_LIMIT", 4)
+    with pytest.raises(ValueError, match=r"log.txt: more than 2\^31 - 1 distinct documents"):
+        read_click_log(path)
+    monkeypatch.setattr(click_log, "_ID_LIMIT", 5)
+    with pytest.raises(ValueError, match=r"log.txt: more than 2\^31 - 1 distinct pairs"):
+        read_click_log(path)

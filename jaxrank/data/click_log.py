@@ -1,10 +1,12 @@
 """Click logs as people have them, read into a ``SessionLog`` through one ``Vocabulary``.
 
 ``read_click_log(path)`` reads three text formats, plain or compressed (gzip, bzip2, xz; recognised by
-their first bytes), in chunks of a few MiB tokenised with NumPy (``jaxrank.data.text_chunks``): time is
-linear in the file and memory is the result (the parsed log, allocated once from the file's size,
-and the vocabulary's sorted id tables) plus one chunk's work (no Python object per session, position
-or click). Every format is ASCII text whose lines end in ``\\n`` (``\\r\\n`` accepted).
+their first bytes), in chunks of a few MiB tokenised with NumPy (``jaxrank.data.text_chunks``), with
+the chunks' ids settled in batches of an eighth of the vocabulary (``jaxrank.data.vocabulary.IdTable``):
+the work per byte does not grow with the file, and memory is the result (the parsed log, allocated
+once from the file's size, and the vocabulary's sorted id tables) plus one batch's staged keys and
+one chunk's work (no Python object per session, position or click). Every format is ASCII text
+whose lines end in ``\\n`` (``\\r\\n`` accepted).
 
 ``wscd`` -- the Yandex Relevance Prediction Challenge log (WSCD 2012), as published and as read by
 PyClick's ``YandexRelPredChallengeParser``; tab-separated lines of two kinds::
@@ -57,7 +59,7 @@ import numpy as np
 
 from jaxrank.data import text_chunks as tc
 from jaxrank.data.sessions import DEFAULT_POSITIONS, SessionLog
-from jaxrank.data.vocabulary import Vocabulary, unique_first_inverse
+from jaxrank.data.vocabulary import Vocabulary, pair_keys, unique_first_inverse
 
 FORMATS = ("wscd", "pyclick", "tsv")
 CHUNK_BYTES = 4 << 20
@@ -478,6 +480,7 @@ class _Assembly:
         self.capacity = size
 
     def add(self, query_id, chunk: _Chunk, pair_id, doc_id, carry_clicks, nbytes: int):
+        """Writes a chunk's sessions; ``pair_id`` ``None`` leaves the pairs to ``settle``."""
         if carry_clicks.size:
             self.arrays["clicks"][self.num - 1, carry_clicks] = True
         self.bytes_read += nbytes
@@ -487,11 +490,40 @@ class _Assembly:
         self._reserve(self.num + s)
         rows = chunk.rows + self.num
         self.arrays["query"][self.num:self.num + s] = query_id
-        self.arrays["pair"][rows, chunk.cols] = pair_id
+        if pair_id is not None:
+            self.arrays["pair"][rows, chunk.cols] = pair_id
         self.arrays["doc"][rows, chunk.cols] = doc_id
         self.arrays["mask"][rows, chunk.cols] = True
         self.arrays["clicks"][chunk.click_rows + self.num, chunk.click_cols] = True
         self.num += s
+
+    def settle(self, vocab: Vocabulary, batch: list, known: tuple, counts: list, path) -> None:
+        """Turns the staged query and document indices of the sessions ``batch`` (``[(first row, end
+        row)]``, one a chunk) into ids, then stages and settles their (query, document) pairs;
+        ``counts`` gains the sessions with a new query and the positions with a new pair."""
+        tables = vocab.tables
+        query_ids, doc_ids = tables["queries"].settle(), tables["docs"].settle()
+        if vocab.num_docs >= _ID_LIMIT:
+            raise ValueError(f"{path}: more than 2^31 - 1 distinct documents; the SessionLog ids are int32: split the "
+                             "log.")
+        query, doc, pair, mask = (self.arrays[name] for name in ("query", "doc", "pair", "mask"))
+        position = 0
+        for r0, r1 in batch:
+            q, d, m = query[r0:r1], doc[r0:r1], mask[r0:r1]
+            q[:] = query_ids[q]
+            d[m] = doc_ids[d[m]]
+            keys = pair_keys(np.repeat(q, m.sum(1)), d[m])
+            unique, first, inverse = unique_first_inverse(keys)
+            pair[r0:r1][m] = tables["pairs"].stage(unique, first + position)[inverse]
+            position += keys.size
+            counts[0] += int((q >= known[0]).sum())
+        pair_ids = tables["pairs"].settle()
+        if vocab.num_pairs >= _ID_LIMIT:
+            raise ValueError(f"{path}: more than 2^31 - 1 distinct pairs; the SessionLog ids are int32: split the log.")
+        for r0, r1 in batch:
+            p, m = pair[r0:r1], mask[r0:r1]
+            p[m] = pair_ids[p[m]]
+            counts[1] += int((p[m] >= known[2]).sum())
 
     def log(self, num_pairs, num_queries) -> SessionLog:
         for a in self.arrays.values():
@@ -534,24 +566,27 @@ def read_click_log(path, *, format: str = "auto", vocabulary: Optional[Vocabular
     known = (vocab.num_queries, vocab.num_docs, vocab.num_pairs)
     state = _State(path, num_positions, max_sessions)
     parts = _Assembly(num_positions, tc.plain_size(path), max_sessions)
-    new_query_sessions = new_pair_positions = 0
+    tables, batch, positions, counts = vocab.tables, [], 0, [0, 0]
     for chunk, nbytes in _chunks(path, format, state, chunk_bytes):
+        # ids are settled in batches (jaxrank.data.vocabulary.IdTable): until then the log holds each
+        # query's and document's staging index
         if chunk.query.size:
             unique, first, inverse = unique_first_inverse(chunk.query)
-            query_id = vocab.add_queries(unique, first)[inverse]
+            query_id = tables["queries"].stage(unique, first + parts.num)[inverse]
             unique, first, inverse = unique_first_inverse(chunk.docs)
-            doc_id = vocab.add_docs(unique, first)[inverse]
-            pair_id = vocab.add_pairs(query_id[chunk.rows], doc_id)
-            if max(vocab.num_pairs, vocab.num_docs) >= _ID_LIMIT:
-                raise ValueError(f"{path}: more than 2^31 - 1 distinct pairs or documents; the SessionLog ids are int32: "
-                                 "split the log.")
-            new_query_sessions += int((query_id >= known[0]).sum())
-            new_pair_positions += int((pair_id >= known[2]).sum())
+            doc_id = tables["docs"].stage(unique, first + positions)[inverse]
+            positions += chunk.docs.size
+            batch.append((parts.num, parts.num + query_id.size))
         else:
-            query_id = pair_id = doc_id = np.zeros(0, np.int64)
-        parts.add(query_id, chunk, pair_id, doc_id, state.carry_clicks, nbytes)
+            query_id = doc_id = np.zeros(0, np.int64)
+        parts.add(query_id, chunk, None, doc_id, state.carry_clicks, nbytes)
         state.carry_clicks = np.zeros(0, np.int64)
         state.num += query_id.size
+        if tables["queries"].settle_due or tables["docs"].settle_due:
+            parts.settle(vocab, batch, known, counts, path)
+            batch = []
+    parts.settle(vocab, batch, known, counts, path)
+    new_query_sessions, new_pair_positions = counts
     if not state.num:
         raise ValueError(f"{path}: no sessions (every page is empty); a click log needs at least one shown document.")
     log = parts.log(vocab.num_pairs, vocab.num_queries)

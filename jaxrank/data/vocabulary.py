@@ -8,9 +8,9 @@ id at or above the training size (``Vocabulary.num_pairs`` before the read) mark
 log never showed. Tokens are bytes: the decimal text of integer ids (``b"98435"``), the string of string
 ids (PyClick's ``b"98435_1"``).
 
-Lookup is vectorised: each table keeps its keys sorted beside their ids (a few sorted runs, merged as
-they grow) and a chunk's distinct keys are found with ``np.searchsorted``; memory is 12 bytes per known
-integer key (an ``int64`` key and an ``int32`` id).
+Lookup is vectorised: each table keeps its keys sorted beside their ids, and a reader stages the
+distinct keys of its chunks and settles them in batches (``IdTable``), so the work per key does not
+grow with the table; memory is 12 bytes per known integer key (an ``int64`` key and an ``int32`` id).
 """
 
 from pathlib import Path
@@ -62,17 +62,22 @@ def unique_first_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np
 class IdTable:
     """Dense ids ``0 .. n-1`` for distinct keys, in order of first appearance.
 
-    Keys are ``int64`` while every token is a canonical decimal and bytes otherwise. The table holds
-    only sorted runs of ``(keys, int32 ids)``, 12 bytes a key for ``int64`` keys; the keys in id order
-    (``keys``) are rebuilt on request. Integer keys are spread over ``SHARDS`` shards by a
-    multiplicative hash, so a merge copies one shard (a sixteenth of the table), never the whole
-    table. In each shard, a chunk's new keys form a run, merged into the run before it once it is at
-    least a quarter of its size: the runs shrink geometrically (about ``log4(n / chunk)`` of them), a
-    key is copied ``O(log n)`` times in all, and a lookup searches the largest run first and the
-    smaller ones only for the keys still missing."""
+    Keys are ``int64`` while every token is a canonical decimal and bytes otherwise; bytes of at most 8
+    are held as ``uint64`` (big-endian, so integer order is byte order), which sort and search as fast
+    as integers. Integer keys are spread over ``SHARDS`` shards by a multiplicative hash, each shard
+    one sorted run of ``(keys, int32 ids)`` (12 bytes a key for integer keys); the keys in id order
+    (``keys``) are rebuilt on request.
 
-    SHARDS = 16
-    _RATIO = 4
+    Keys arrive in batches and are settled together: ``stage`` takes a chunk's distinct keys and gives
+    each a staging index, ``settle`` gives the id of every staged entry. A settle sorts the staged keys,
+    finds them in each shard's run with one ``searchsorted`` and inserts the new ones in one pass over
+    the run, so its cost is ``O(staged + n)``; a reader that settles once ``staged >= n / SETTLE_RATIO``
+    spends ``O(1)`` amortised work per key whatever the table's size, and holds at most ``n /
+    SETTLE_RATIO`` staged keys (16 bytes each)."""
+
+    SHARDS = 16  # a power of 2, at most 256 (shard numbers are bytes)
+    SETTLE_RATIO = 8
+    MIN_SETTLE = 1 << 20  # staged keys below which a settle is never due
     _MIX = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the top bits of key * 2^64 / phi
 
     def __init__(self, keys: np.ndarray):
@@ -80,40 +85,42 @@ class IdTable:
         keys = keys if ints is None else ints
         self._size = keys.shape[0]
         self._dtype = keys.dtype
+        self._staged_keys, self._staged_first, self._staged = [], [], 0
         self._set_runs(keys, np.arange(self._size, dtype=np.int64))
 
+    @property
+    def _packed(self) -> bool:
+        return self._dtype.kind == "S" and self._dtype.itemsize <= 8
+
+    def _store(self, values: np.ndarray) -> np.ndarray:
+        """Keys of the table's kind as held in its runs."""
+        if self._packed:
+            return np.ascontiguousarray(values.astype("S8")).view(">u8").astype(np.uint64)
+        return values
+
+    def _load(self, stored: np.ndarray) -> np.ndarray:
+        return stored.astype(">u8").view("S8").astype(self._dtype) if self._packed else stored
+
     def _shard(self, keys: np.ndarray) -> np.ndarray:
-        """``[N] u8`` the shard of each key (0 for bytes keys: one shard)."""
-        if self._dtype.kind not in "iu":
+        """``[N] u8`` the shard of each held key (0 for wide bytes keys: one shard)."""
+        if keys.dtype.kind not in "iu":
             return np.zeros(keys.shape[0], np.uint8)
-        return ((keys.view(np.uint64) * self._MIX) >> np.uint64(60)).astype(np.uint8)
+        return ((keys.view(np.uint64) * self._MIX) >> np.uint64(64 - self.SHARDS.bit_length() + 1)).astype(np.uint8)
 
     def _split(self, keys: np.ndarray):
         """``[(shard, index)]``: the positions of ``keys`` in each shard, each in the order given."""
         shard = self._shard(keys)
         order = np.argsort(shard, kind="stable")  # radix sort of bytes
-        bounds = np.concatenate([[0], np.cumsum(np.bincount(shard, minlength=len(self._shards)))])
-        return [(s, order[bounds[s]:bounds[s + 1]]) for s in range(len(self._shards)) if bounds[s + 1] > bounds[s]]
+        bounds = np.concatenate([[0], np.cumsum(np.bincount(shard, minlength=len(self._runs)))])
+        return [(s, order[bounds[s]:bounds[s + 1]]) for s in range(len(self._runs)) if bounds[s + 1] > bounds[s]]
 
     def _set_runs(self, keys, ids):
-        self._shards = [[] for _ in range(self.SHARDS if self._dtype.kind in "iu" else 1)]
+        keys = self._store(keys)
+        empty = (keys[:0], np.zeros(0, np.int32))
+        self._runs = [empty] * (self.SHARDS if keys.dtype.kind in "iu" else 1)
         for s, index in self._split(keys):
-            self._shards[s].append(self._sorted(keys[index], ids[index]))
-
-    @staticmethod
-    def _sorted(keys, ids):
-        order = np.argsort(keys)  # distinct keys: no ties to keep in order
-        return keys[order], ids[order].astype(np.int32)  # ids < 2^31 (SessionLog ids are int32)
-
-    @staticmethod
-    def _merge(a, b):
-        """Two sorted runs ``(keys, ids)`` as one, in ``O(len(a) + len(b))``."""
-        at = np.searchsorted(a[0], b[0])
-        return np.insert(a[0], at, b[0]), np.insert(a[1], at, b[1])
-
-    @property
-    def _runs(self):
-        return [run for runs in self._shards for run in runs]
+            order = np.argsort(keys[index])  # distinct keys: no ties to keep in order
+            self._runs[s] = keys[index][order], ids[index][order].astype(np.int32)  # SessionLog ids are int32
 
     def __len__(self) -> int:
         return self._size
@@ -127,7 +134,7 @@ class IdTable:
         """``[n]`` the key of each id (``int64`` or bytes), built on each call."""
         out = np.empty(self._size, self._dtype)
         for keys, ids in self._runs:
-            out[ids] = keys
+            out[ids] = self._load(keys)
         return out
 
     @property
@@ -147,49 +154,88 @@ class IdTable:
         values = _as_bytes(values)
         dtype = np.promote_types(self._dtype, values.dtype)
         if dtype != self._dtype:
+            packed, keys = self._packed, self.keys
             self._dtype = dtype
-            self._shards = [[(k.astype(dtype), i) for k, i in runs] for runs in self._shards]
+            if not (packed and self._packed):  # held keys change form
+                self._set_runs(keys.astype(dtype), np.arange(self._size, dtype=np.int64))
         return values.astype(dtype, copy=False)
 
-    def find(self, values: np.ndarray, absent: Optional[np.ndarray] = None) -> np.ndarray:
-        """``[N] i64`` the id of each value, -1 for a value not in the table (without a search where
-        ``absent``, ``[N]`` bool, says so)."""
-        values = self._common(values)
+    def find(self, values: np.ndarray) -> np.ndarray:
+        """``[N] i64`` the id of each value, -1 for a value not in the table (staged keys not settled
+        are not in it)."""
+        values = self._store(self._common(values))
         ids = np.full(values.shape, -1, np.int64)
-        for s, todo in self._split(values if absent is None else values[~absent]):
-            if absent is not None:
-                todo = np.flatnonzero(~absent)[todo]
-            for keys, run_ids in self._shards[s]:
-                if not todo.size:
-                    break
-                wanted = values[todo]
+        for s, index in self._split(values):
+            keys, run_ids = self._runs[s]
+            if keys.size:
+                wanted = values[index]
                 pos = np.minimum(np.searchsorted(keys, wanted), keys.size - 1)
                 hit = keys[pos] == wanted
-                ids[todo[hit]] = run_ids[pos[hit]]
-                todo = todo[~hit]
+                ids[index[hit]] = run_ids[pos[hit]]
         return ids
 
-    def ids(self, unique: np.ndarray, first: np.ndarray, absent: Optional[np.ndarray] = None) -> np.ndarray:
-        """The ids of the sorted distinct values ``unique``, adding the absent ones in the order of
-        ``first`` (the position of each value's first appearance); ``absent`` marks values known to be
-        new, not searched for."""
-        ids = self.find(unique, absent)
-        unique = self._common(unique)
+    @property
+    def staged(self) -> int:
+        """Entries staged since the last settle."""
+        return self._staged
+
+    @property
+    def settle_due(self) -> bool:
+        return self._staged >= max(self.MIN_SETTLE, self._size // self.SETTLE_RATIO)
+
+    def stage(self, unique: np.ndarray, first: np.ndarray) -> np.ndarray:
+        """``[N] i64`` the staging index of each of the distinct values ``unique`` (``[N]``); ``first``
+        (``[N]`` int) orders first appearances across the batch: new keys get ids in its order."""
+        index = np.arange(self._staged, self._staged + unique.shape[0])
+        self._staged_keys.append(self._common(unique))
+        self._staged_first.append(np.asarray(first, np.int64))
+        self._staged += unique.shape[0]
+        return index
+
+    def settle(self) -> np.ndarray:
+        """``[M] i64`` the id of each entry staged since the last settle, adding the absent keys in the
+        order of their ``first``."""
+        if not self._staged:
+            return np.zeros(0, np.int64)
+        staged = np.concatenate([k.astype(self._dtype, copy=False) if k.dtype.kind == self._dtype.kind
+                                 else _as_bytes(k).astype(self._dtype) for k in self._staged_keys])
+        staged = self._store(staged)
+        first = np.concatenate(self._staged_first)
+        self._staged_keys, self._staged_first, self._staged = [], [], 0
+        unique, at, inverse = unique_first_inverse(staged)
+        del staged
+        first = first[at]
+        ids = np.full(unique.shape, -1, np.int64)
+        places = []
+        for s, index in self._split(unique):
+            keys, run_ids = self._runs[s]
+            wanted = unique[index]
+            pos = np.searchsorted(keys, wanted)
+            hit = keys[np.minimum(pos, keys.size - 1)] == wanted if keys.size else np.zeros(index.size, bool)
+            ids[index[hit]] = run_ids[pos[hit]]
+            places.append((s, index[~hit], pos[~hit]))
         new = np.flatnonzero(ids < 0)
-        if new.size:
-            by_first = new[np.argsort(first[new])]
-            ids[by_first] = np.arange(self._size, self._size + new.size)
-            self._size += new.size
-            for s, index in self._split(unique[new]):
-                run = (unique[new[index]], ids[new[index]].astype(np.int32))
-                if run[0].size > 1 and not (run[0][1:] > run[0][:-1]).all():  # integers turned to bytes sort anew
-                    run = self._sorted(*run)
-                runs = self._shards[s]
-                runs.append(run)
-                while len(runs) > 1 and runs[-1][0].size * self._RATIO >= runs[-2][0].size:
-                    small = runs.pop()
-                    runs[-1] = self._merge(runs[-1], small)
-        return ids
+        ids[new[np.argsort(first[new])]] = np.arange(self._size, self._size + new.size)
+        self._size += new.size
+        for s, index, pos in places:
+            if index.size:
+                keys, run_ids = self._runs[s]
+                self._runs[s] = (np.insert(keys, pos, unique[index]),
+                                 np.insert(run_ids, pos, ids[index].astype(np.int32)))
+        return ids[inverse]
+
+    def ids(self, unique: np.ndarray, first: np.ndarray) -> np.ndarray:
+        """``[N] i64`` the ids of the distinct values ``unique``, adding the absent ones in the order of
+        ``first`` (``stage`` then ``settle``; nothing else may be staged)."""
+        if self._staged:
+            raise RuntimeError("IdTable.ids with keys staged and not settled; settle them first.")
+        index = self.stage(unique, first)
+        return self.settle()[index]
+
+
+def pair_keys(query_ids: np.ndarray, doc_ids: np.ndarray) -> np.ndarray:
+    """``[N] i64`` the pair table's key of each (query id, document id)."""
+    return (query_ids.astype(np.int64) << _PAIR_SHIFT) | doc_ids.astype(np.int64)
 
 
 class Vocabulary:
@@ -220,11 +266,10 @@ class Vocabulary:
         self._queries, self._docs = IdTable(queries), IdTable(docs)
         if len(np.unique(self._queries.keys)) != len(queries) or len(np.unique(self._docs.keys)) != len(docs):
             raise ValueError("the vocabulary's tokens repeat as integers (e.g. b'7' and 7); each token has one id.")
-        pairs = (pair_query << _PAIR_SHIFT) | pair_doc
+        pairs = pair_keys(pair_query, pair_doc)
         if np.unique(pairs).size != pairs.size:
             raise ValueError("the vocabulary's (query, document) pairs repeat; each pair has one id.")
         self._pairs = IdTable(pairs)
-        self._pair_bounds = (len(queries), len(docs))  # every pair's query and document ids are below
 
     @property
     def queries(self) -> np.ndarray:
@@ -263,10 +308,12 @@ class Vocabulary:
         other = Vocabulary.__new__(Vocabulary)
         for name in ("_queries", "_docs", "_pairs"):
             table = getattr(self, name)
+            if table.staged:
+                raise RuntimeError("Vocabulary.copy with keys staged and not settled; settle them first.")
             clone = IdTable.__new__(IdTable)
-            clone._size, clone._dtype, clone._shards = table._size, table._dtype, [list(r) for r in table._shards]
+            clone._size, clone._dtype, clone._runs = table._size, table._dtype, list(table._runs)
+            clone._staged_keys, clone._staged_first, clone._staged = [], [], 0
             setattr(other, name, clone)  # arrays are replaced, never written in place, so sharing them is safe
-        other._pair_bounds = self._pair_bounds
         return other
 
     def query_ids(self, tokens) -> np.ndarray:
@@ -277,23 +324,13 @@ class Vocabulary:
         """``[N] i64`` the pair id of each (query token, document token), -1 for an unknown pair."""
         q = self.query_ids(query_tokens)
         d = self._docs.find(np.asarray([t.encode() if isinstance(t, str) else t for t in doc_tokens]))
-        found = self._pairs.find((np.maximum(q, 0) << _PAIR_SHIFT) | np.maximum(d, 0))
+        found = self._pairs.find(pair_keys(np.maximum(q, 0), np.maximum(d, 0)))
         return np.where((q >= 0) & (d >= 0), found, -1)
 
-    def add_queries(self, unique, first) -> np.ndarray:
-        return self._queries.ids(unique, first)
-
-    def add_docs(self, unique, first) -> np.ndarray:
-        return self._docs.ids(unique, first)
-
-    def add_pairs(self, query_ids: np.ndarray, doc_ids: np.ndarray) -> np.ndarray:
-        """``[N] i64`` the pair id of each (query id, document id), adding unseen pairs in order."""
-        keys = (query_ids.astype(np.int64) << _PAIR_SHIFT) | doc_ids.astype(np.int64)
-        unique, first, inverse = unique_first_inverse(keys)
-        # a pair of a query or document added since the last call cannot be known: no search for it
-        absent = ((unique >> _PAIR_SHIFT) >= self._pair_bounds[0]) | ((unique & 0xFFFFFFFF) >= self._pair_bounds[1])
-        self._pair_bounds = (self.num_queries, self.num_docs)
-        return self._pairs.ids(unique, first, absent)[inverse]
+    @property
+    def tables(self) -> dict[str, IdTable]:
+        """The query, document and pair ``IdTable`` s, for staging a reader's keys (``pair_keys``)."""
+        return {"queries": self._queries, "docs": self._docs, "pairs": self._pairs}
 
     def save(self, path) -> Path:
         """Writes the vocabulary to ``path`` (``.npz``) atomically."""

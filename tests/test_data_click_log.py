@@ -95,10 +95,16 @@ def _reference(text, k):
     return queries, pages, clicked, ignored
 
 
-@pytest.mark.parametrize("chunk_bytes, compress", [(64, True), (1 << 20, True), (64, False), (4096, False)])
-def test_wscd_matches_a_line_by_line_reader(tmp_path, chunk_bytes, compress):
+@pytest.mark.parametrize("chunk_bytes, compress, min_settle", [(64, True, 1 << 20), (1 << 20, True, 1 << 20),
+                                                              (64, False, 1 << 20), (4096, False, 1 << 20),
+                                                              (64, False, 1), (256, True, 3)])
+def test_wscd_matches_a_line_by_line_reader(tmp_path, chunk_bytes, compress, min_settle, monkeypatch):
     """Compressed, the log's arrays grow chunk by chunk; plain, they are sized from the file and the
-    first chunk (and grown when that under-estimates)."""
+    first chunk (and grown when that under-estimates). A small ``min_settle`` settles the id tables
+    many times."""
+    from jaxrank.data.vocabulary import IdTable
+
+    monkeypatch.setattr(IdTable, "MIN_SETTLE", min_settle)
     text = _wscd_text(np.random.default_rng(3), 600)
     path = tmp_path / ("clicks.txt.bz2" if compress else "clicks.txt")
     path.write_bytes(bz2.compress(text.encode()) if compress else text.encode())
@@ -106,6 +112,8 @@ def test_wscd_matches_a_line_by_line_reader(tmp_path, chunk_bytes, compress):
     queries, pages, clicked, ignored = _reference(text, 5)
     assert info.format == "wscd" and info.num_sessions == len(pages) and info.num_ignored_clicks == ignored
     assert [vocab.queries[q].decode() for q in log.query] == queries
+    assert [t.decode() for t in vocab.queries] == list(dict.fromkeys(queries))  # ids in order of first appearance
+    assert [t.decode() for t in vocab.docs] == list(dict.fromkeys(t for page in pages for t in page))
     for s, (page, clicks) in enumerate(zip(pages, clicked)):
         n = len(page)
         assert log.mask[s].sum() == n
@@ -227,9 +235,11 @@ def test_unique_first_inverse_is_numpys_unique(values):
         np.testing.assert_array_equal(got, want.reshape(-1))
 
 
-@pytest.mark.parametrize("settle_every", [1, 7, 100])
-def test_staged_chunks_settle_to_first_appearance_ids_in_twelve_bytes_a_key(settle_every):
+@pytest.mark.parametrize("settle_every, insert_block", [(1, 1 << 20), (7, 1 << 20), (100, 1 << 20), (7, 50)])
+def test_staged_chunks_settle_to_first_appearance_ids_in_twelve_bytes_a_key(settle_every, insert_block, monkeypatch):
     from jaxrank.data.vocabulary import IdTable, unique_first_inverse
+
+    monkeypatch.setattr(IdTable, "INSERT_BLOCK", insert_block)
 
     table, reference, position = IdTable(np.zeros(0, np.int64)), {}, 0
     rng = np.random.default_rng(2)
@@ -247,6 +257,23 @@ def test_staged_chunks_settle_to_first_appearance_ids_in_twelve_bytes_a_key(sett
         reference.setdefault(value, len(reference))
     assert np.concatenate(got).tolist() == [reference[v] for v in np.concatenate(chunks).tolist()]
     assert table.nbytes == 12 * len(table) and table.staged == 0
+
+
+@pytest.mark.parametrize("block", [1, 3, 64])
+def test_in_place_insert_is_numpys_insert(block):
+    from jaxrank.data.vocabulary import _insert_sorted
+
+    rng = np.random.default_rng(3)
+    for n, k in [(0, 4), (20, 0), (50, 7), (50, 60), (200, 30)]:
+        keys = np.sort(rng.choice(1000, n, replace=False)).astype(np.int64)
+        new = np.sort(rng.choice(np.setdiff1d(np.arange(-5, 1005), keys), k, replace=False)).astype(np.int64)
+        pos = np.searchsorted(keys, new)
+        want_keys, want_ids = np.insert(keys, pos, new), np.insert(np.arange(n, dtype=np.int32), pos, -1 - np.arange(k))
+        run, ids = keys.copy(), np.arange(n, dtype=np.int32)
+        scratch = np.empty(block, np.int64), np.empty(block, np.int32), np.empty(block + k, bool)
+        _insert_sorted(run, ids, pos, new, -1 - np.arange(k), scratch)
+        np.testing.assert_array_equal(run, want_keys)
+        np.testing.assert_array_equal(ids, want_ids)
 
 
 def test_a_batch_staging_integers_then_strings_settles_as_bytes():

@@ -59,6 +59,37 @@ def unique_first_inverse(values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np
     return ordered[starts], np.minimum.reduceat(order, starts), inverse
 
 
+def _insert_sorted(keys: np.ndarray, ids: np.ndarray, pos: np.ndarray, new_keys: np.ndarray,
+                   new_ids: np.ndarray, scratch: tuple) -> None:
+    """Inserts ``new_keys`` and ``new_ids`` (``[k]``) before ``keys[pos]`` (``pos`` ``[k]``
+    non-decreasing, from ``searchsorted``) into a sorted run and its ids (``[n]``, owning their data),
+    in place: both arrays grow with ``ndarray.resize`` (``realloc``, which remaps a large array's pages
+    instead of copying them) and the run moves right from its end, a block of ``scratch``'s length at a
+    time, so no array of the run's size is allocated (fresh pages cost the kernel a fault each)."""
+    n, k = keys.shape[0], pos.shape[0]
+    keys.resize(n + k, refcheck=False)
+    ids.resize(n + k, refcheck=False)
+    at = pos + np.arange(k)  # where each new entry lands
+    block_keys, block_ids, keep = scratch
+    end = n
+    while end > 0:
+        start = max(0, end - block_keys.shape[0])
+        lo, hi = np.searchsorted(pos, [start, end])  # new entries before start, before end
+        if not hi:  # nothing is inserted before end: the run's head stays where it is
+            break
+        m = end - start
+        np.copyto(block_keys[:m], keys[start:end])
+        np.copyto(block_ids[:m], ids[start:end])
+        gaps = keep[:m + hi - lo]
+        gaps[:] = True
+        gaps[at[lo:hi] - (start + lo)] = False
+        keys[start + lo:end + hi][gaps] = block_keys[:m]  # the block, shifted right by its new entries
+        ids[start + lo:end + hi][gaps] = block_ids[:m]
+        end = start
+    keys[at] = new_keys
+    ids[at] = new_ids
+
+
 class IdTable:
     """Dense ids ``0 .. n-1`` for distinct keys, in order of first appearance.
 
@@ -71,13 +102,15 @@ class IdTable:
     Keys arrive in batches and are settled together: ``stage`` takes a chunk's distinct keys and gives
     each a staging index, ``settle`` gives the id of every staged entry. A settle sorts the staged keys,
     finds them in each shard's run with one ``searchsorted`` and inserts the new ones in one pass over
-    the run, so its cost is ``O(staged + n)``; a reader that settles once ``staged >= n / SETTLE_RATIO``
-    spends ``O(1)`` amortised work per key whatever the table's size, and holds at most ``n /
-    SETTLE_RATIO`` staged keys (16 bytes each)."""
+    the run, in place (``_insert_sorted``: the run grows by ``realloc`` and no array of its size is
+    allocated), so its cost is ``O(staged + n)``; a reader that settles once ``staged >= n /
+    SETTLE_RATIO`` spends ``O(1)`` amortised work per key whatever the table's size, and holds at most
+    ``n / SETTLE_RATIO`` staged keys (16 bytes each)."""
 
     SHARDS = 16  # a power of 2, at most 256 (shard numbers are bytes)
     SETTLE_RATIO = 8
     MIN_SETTLE = 1 << 20  # staged keys below which a settle is never due
+    INSERT_BLOCK = 1 << 20  # entries a settle moves at once when it inserts into a run
     _MIX = np.uint64(0x9E3779B97F4A7C15)  # Fibonacci hashing: the top bits of key * 2^64 / phi
 
     def __init__(self, keys: np.ndarray):
@@ -111,29 +144,31 @@ class IdTable:
         """``[(shard, index)]``: the positions of ``keys`` in each shard, each in the order given."""
         shard = self._shard(keys)
         order = np.argsort(shard, kind="stable")  # radix sort of bytes
-        bounds = np.concatenate([[0], np.cumsum(np.bincount(shard, minlength=len(self._runs)))])
-        return [(s, order[bounds[s]:bounds[s + 1]]) for s in range(len(self._runs)) if bounds[s + 1] > bounds[s]]
+        bounds = np.concatenate([[0], np.cumsum(np.bincount(shard, minlength=len(self._keys)))])
+        return [(s, order[bounds[s]:bounds[s + 1]]) for s in range(len(self._keys)) if bounds[s + 1] > bounds[s]]
 
     def _set_runs(self, keys, ids):
         keys = self._store(keys)
-        empty = (keys[:0], np.zeros(0, np.int32))
-        self._runs = [empty] * (self.SHARDS if keys.dtype.kind in "iu" else 1)
+        shards = self.SHARDS if keys.dtype.kind in "iu" else 1
+        # each shard's run owns its arrays: settles grow them in place
+        self._keys = [np.zeros(0, keys.dtype) for _ in range(shards)]
+        self._ids = [np.zeros(0, np.int32) for _ in range(shards)]  # SessionLog ids are int32
         for s, index in self._split(keys):
             order = np.argsort(keys[index])  # distinct keys: no ties to keep in order
-            self._runs[s] = keys[index][order], ids[index][order].astype(np.int32)  # SessionLog ids are int32
+            self._keys[s], self._ids[s] = keys[index][order], ids[index][order].astype(np.int32)
 
     def __len__(self) -> int:
         return self._size
 
     @property
     def nbytes(self) -> int:
-        return sum(k.nbytes + i.nbytes for k, i in self._runs)
+        return sum(k.nbytes + i.nbytes for k, i in zip(self._keys, self._ids))
 
     @property
     def keys(self) -> np.ndarray:
         """``[n]`` the key of each id (``int64`` or bytes), built on each call."""
         out = np.empty(self._size, self._dtype)
-        for keys, ids in self._runs:
+        for keys, ids in zip(self._keys, self._ids):
             out[ids] = self._load(keys)
         return out
 
@@ -166,7 +201,7 @@ class IdTable:
         values = self._store(self._common(values))
         ids = np.full(values.shape, -1, np.int64)
         for s, index in self._split(values):
-            keys, run_ids = self._runs[s]
+            keys, run_ids = self._keys[s], self._ids[s]
             if keys.size:
                 wanted = values[index]
                 pos = np.minimum(np.searchsorted(keys, wanted), keys.size - 1)
@@ -208,7 +243,7 @@ class IdTable:
         ids = np.full(unique.shape, -1, np.int64)
         places = []
         for s, index in self._split(unique):
-            keys, run_ids = self._runs[s]
+            keys, run_ids = self._keys[s], self._ids[s]
             wanted = unique[index]
             pos = np.searchsorted(keys, wanted)
             hit = keys[np.minimum(pos, keys.size - 1)] == wanted if keys.size else np.zeros(index.size, bool)
@@ -217,11 +252,11 @@ class IdTable:
         new = np.flatnonzero(ids < 0)
         ids[new[np.argsort(first[new])]] = np.arange(self._size, self._size + new.size)
         self._size += new.size
+        block = min(self.INSERT_BLOCK, max(k.shape[0] for k in self._keys))
+        scratch = np.empty(block, unique.dtype), np.empty(block, np.int32), np.empty(block + unique.shape[0], bool)
         for s, index, pos in places:
             if index.size:
-                keys, run_ids = self._runs[s]
-                self._runs[s] = (np.insert(keys, pos, unique[index]),
-                                 np.insert(run_ids, pos, ids[index].astype(np.int32)))
+                _insert_sorted(self._keys[s], self._ids[s], pos, unique[index], ids[index], scratch)
         return ids[inverse]
 
     def ids(self, unique: np.ndarray, first: np.ndarray) -> np.ndarray:
@@ -311,9 +346,10 @@ class Vocabulary:
             if table.staged:
                 raise RuntimeError("Vocabulary.copy with keys staged and not settled; settle them first.")
             clone = IdTable.__new__(IdTable)
-            clone._size, clone._dtype, clone._runs = table._size, table._dtype, list(table._runs)
+            clone._size, clone._dtype = table._size, table._dtype
+            clone._keys, clone._ids = [k.copy() for k in table._keys], [i.copy() for i in table._ids]
             clone._staged_keys, clone._staged_first, clone._staged = [], [], 0
-            setattr(other, name, clone)  # arrays are replaced, never written in place, so sharing them is safe
+            setattr(other, name, clone)  # settles grow the runs in place: a copy owns its own
         return other
 
     def query_ids(self, tokens) -> np.ndarray:

@@ -42,8 +42,11 @@ def test_test_log_maps_into_training_ids(tmp_path):
     vocab = Vocabulary.load(saved)
     with gzip.open(tmp_path / "test.txt.gz", "wt") as f:
         f.write("7\t14,15 : 15\n9\t11:11\n98435_1\t13,12:\n")
+    before = [vocab.queries, vocab.docs, vocab.pair_query, vocab.pair_doc]
     log, test_vocab, info = read_click_log(tmp_path / "test.txt.gz", vocabulary=vocab, num_positions=3)
     assert vocab.num_pairs == 5 and vocab.num_queries == 2  # the given vocabulary is untouched
+    for want, got in zip(before, [vocab.queries, vocab.docs, vocab.pair_query, vocab.pair_doc]):
+        np.testing.assert_array_equal(got, want)
     assert test_vocab.queries.tolist() == [b"98435_1", b"7", b"9"]
     assert log.query.tolist() == [1, 2, 0]
     # known pairs keep their ids; (7,15) (9,11) are appended as 5 and 6

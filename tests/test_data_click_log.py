@@ -34,7 +34,11 @@ def test_pyclick_sessions_by_hand(tmp_path):
     assert (int(log.num_queries), int(log.num_pairs)) == (2, 5)
 
 
-def test_test_log_maps_into_training_ids(tmp_path):
+@pytest.mark.parametrize("shard_size", [1 << 20, 1])
+def test_test_log_maps_into_training_ids(tmp_path, shard_size, monkeypatch):
+    from jaxrank.data.vocabulary import IdTable
+
+    monkeypatch.setattr(IdTable, "SHARD_SIZE", shard_size)  # 1: a shard a key, doubled at each new key
     (tmp_path / "train.txt").write_text(PYCLICK)
     _, train_vocab, _ = read_click_log(tmp_path / "train.txt", num_positions=3)
     saved = train_vocab.save(tmp_path / "train.vocab.npz")
@@ -104,10 +108,12 @@ def _reference(text, k):
 def test_wscd_matches_a_line_by_line_reader(tmp_path, chunk_bytes, compress, min_settle, monkeypatch):
     """Compressed, the log's arrays grow chunk by chunk; plain, they are sized from the file and the
     first chunk (and grown when that under-estimates). A small ``min_settle`` settles the id tables
-    many times."""
+    many times, over shards of 4 keys that double as the tables grow."""
     from jaxrank.data.vocabulary import IdTable
 
     monkeypatch.setattr(IdTable, "MIN_SETTLE", min_settle)
+    if min_settle < 1 << 20:
+        monkeypatch.setattr(IdTable, "SHARD_SIZE", 4)
     text = _wscd_text(np.random.default_rng(3), 600)
     path = tmp_path / ("clicks.txt.bz2" if compress else "clicks.txt")
     path.write_bytes(bz2.compress(text.encode()) if compress else text.encode())
@@ -209,8 +215,11 @@ def test_arguments_are_checked():
         read_click_log(__file__)
 
 
-def test_id_table_keeps_first_appearance_ids_across_merges_and_kinds():
+@pytest.mark.parametrize("shard_size", [1 << 20, 8])
+def test_id_table_keeps_first_appearance_ids_across_merges_and_kinds(shard_size, monkeypatch):
     from jaxrank.data.vocabulary import IdTable
+
+    monkeypatch.setattr(IdTable, "SHARD_SIZE", shard_size)
 
     rng = np.random.default_rng(0)
     table, reference = IdTable(np.zeros(0, np.int64)), {}
@@ -238,11 +247,15 @@ def test_unique_first_inverse_is_numpys_unique(values):
         np.testing.assert_array_equal(got, want.reshape(-1))
 
 
-@pytest.mark.parametrize("settle_every, insert_block", [(1, 1 << 20), (7, 1 << 20), (100, 1 << 20), (7, 50)])
-def test_staged_chunks_settle_to_first_appearance_ids_in_twelve_bytes_a_key(settle_every, insert_block, monkeypatch):
+@pytest.mark.parametrize("settle_every, insert_block, shard_size", [(1, 1 << 20, 1 << 20), (7, 1 << 20, 1 << 20),
+                                                                    (100, 1 << 20, 1 << 20), (7, 50, 1 << 20),
+                                                                    (7, 50, 300)])
+def test_staged_chunks_settle_to_first_appearance_ids_in_twelve_bytes_a_key(settle_every, insert_block, shard_size,
+                                                                            monkeypatch):
     from jaxrank.data.vocabulary import IdTable, unique_first_inverse
 
     monkeypatch.setattr(IdTable, "INSERT_BLOCK", insert_block)
+    monkeypatch.setattr(IdTable, "SHARD_SIZE", shard_size)
 
     table, reference, position = IdTable(np.zeros(0, np.int64)), {}, 0
     rng = np.random.default_rng(2)
@@ -295,6 +308,21 @@ def test_a_batch_staging_integers_then_strings_settles_as_bytes():
     assert table.tokens.tolist() == [b"5", b"17", b"3", b"9", b"x_1", b"05"]
 
 
+@pytest.mark.parametrize("shard_size", [1 << 20, 2])
+def test_stages_out_of_order_settle_in_order_of_first(shard_size, monkeypatch):
+    from jaxrank.data.vocabulary import IdTable
+
+    monkeypatch.setattr(IdTable, "SHARD_SIZE", shard_size)
+    table = IdTable(np.array([40, 41]))
+    a = table.stage(np.array([7, 40, 50]), np.array([12, 10, 11]))  # appear at 10, 11, 12 ...
+    b = table.stage(np.array([3, 7, 9]), np.array([2, 0, 1]))  # ... after 0, 1, 2
+    ids = table.settle()
+    # 40, 41 known; then 7 (first at 0), 9, 3, 50
+    assert ids[a].tolist() == [2, 0, 5] and ids[b].tolist() == [4, 2, 3]
+    assert table.keys.tolist() == [40, 41, 7, 9, 3, 50]
+    assert table.find(np.array([3, 50, 8, 41])).tolist() == [4, 5, -1, 1]
+
+
 def test_tsv_errors_count_skipped_comment_and_blank_lines(tmp_path):
     path = tmp_path / "log.tsv"
     path.write_text("# jaxrank sessions: num_queries=2 num_pairs=5 num_positions=3\n0\t1\t0\t1\n# note\n\n"
@@ -339,3 +367,40 @@ def test_more_distinct_documents_or_pairs_than_int32_ids_is_an_error(tmp_path, m
     monkeypatch.setattr(click_log, "_ID_LIMIT", 5)
     with pytest.raises(ValueError, match=r"log.txt: more than 2\^31 - 1 distinct pairs"):
         read_click_log(path)
+
+
+def test_settle_buffers_grow_in_place_and_spare_a_held_view():
+    from jaxrank.data.vocabulary import _buffer
+
+    work = {}
+    buffer = _buffer(work, "out", 10, np.int64)
+    kept = id(work["out"])
+    del buffer
+    held = _buffer(work, "out", 20, np.int64)  # nothing else refers to it: grown in place
+    assert id(work["out"]) == kept and work["out"].shape == (20,)
+    held[:] = 7
+    other = _buffer(work, "out", 40, np.int64)  # held is still read: a new buffer, held keeps its memory
+    other[:] = -1
+    assert id(work["out"]) != kept and held.tolist() == [7] * 20 and other.shape == (40,)
+
+
+@pytest.mark.parametrize("shard_size", [1 << 20, 16])
+def test_tables_settled_in_turn_through_one_work_dict(shard_size, monkeypatch):
+    from jaxrank.data.vocabulary import IdTable, unique_first_inverse
+
+    monkeypatch.setattr(IdTable, "SHARD_SIZE", shard_size)
+    rng = np.random.default_rng(4)
+    tables, references, work = [IdTable(np.zeros(0, np.int64)) for _ in range(2)], [{}, {}], {}
+    for step in range(5):
+        for table, reference in zip(tables, references):
+            chunks = [rng.integers(0, 3_000, 200 * (step + 1)) for _ in range(3)]
+            staged, position = [], 0
+            for chunk in chunks:
+                unique, first, inverse = unique_first_inverse(chunk)
+                staged.append(table.stage(unique, first + position)[inverse])
+                position += chunk.size
+            ids = table.settle(work)
+            for value in np.concatenate(chunks).tolist():
+                reference.setdefault(value, len(reference))
+            assert np.concatenate([ids[index] for index in staged]).tolist() == [
+                reference[v] for v in np.concatenate(chunks).tolist()]

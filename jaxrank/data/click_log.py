@@ -497,27 +497,34 @@ class _Assembly:
         self.arrays["clicks"][chunk.click_rows + self.num, chunk.click_cols] = True
         self.num += s
 
-    def settle(self, vocab: Vocabulary, batch: list, known: tuple, counts: list, path) -> None:
+    def settle(self, vocab: Vocabulary, batch: list, known: tuple, counts: list, path, work: dict) -> None:
         """Turns the staged query and document indices of the sessions ``batch`` (``[(first row, end
         row)]``, one a chunk) into ids, then stages and settles their (query, document) pairs;
-        ``counts`` gains the sessions with a new query and the positions with a new pair."""
+        ``counts`` gains the sessions with a new query and the positions with a new pair. ``work``
+        holds the settles' buffers from one batch to the next (each settle's ids are read before the
+        next settle)."""
         tables = vocab.tables
-        query_ids, doc_ids = tables["queries"].settle(), tables["docs"].settle()
+        query, doc, pair, mask = (self.arrays[name] for name in ("query", "doc", "pair", "mask"))
+        query_ids = tables["queries"].settle(work)
+        for r0, r1 in batch:
+            q = query[r0:r1]
+            q[:] = query_ids[q]
+            counts[0] += int((q >= known[0]).sum())
+        del query_ids  # a view of work's buffer: released, the next settle may grow it in place
+        doc_ids = tables["docs"].settle(work)
         if vocab.num_docs >= _ID_LIMIT:
             raise ValueError(f"{path}: more than 2^31 - 1 distinct documents; the SessionLog ids are int32: split the "
                              "log.")
-        query, doc, pair, mask = (self.arrays[name] for name in ("query", "doc", "pair", "mask"))
         position = 0
         for r0, r1 in batch:
             q, d, m = query[r0:r1], doc[r0:r1], mask[r0:r1]
-            q[:] = query_ids[q]
             d[m] = doc_ids[d[m]]
             keys = pair_keys(np.repeat(q, m.sum(1)), d[m])
             unique, first, inverse = unique_first_inverse(keys)
             pair[r0:r1][m] = tables["pairs"].stage(unique, first + position)[inverse]
             position += keys.size
-            counts[0] += int((q >= known[0]).sum())
-        pair_ids = tables["pairs"].settle()
+        del doc_ids
+        pair_ids = tables["pairs"].settle(work)
         if vocab.num_pairs >= _ID_LIMIT:
             raise ValueError(f"{path}: more than 2^31 - 1 distinct pairs; the SessionLog ids are int32: split the log.")
         for r0, r1 in batch:
@@ -566,7 +573,7 @@ def read_click_log(path, *, format: str = "auto", vocabulary: Optional[Vocabular
     known = (vocab.num_queries, vocab.num_docs, vocab.num_pairs)
     state = _State(path, num_positions, max_sessions)
     parts = _Assembly(num_positions, tc.plain_size(path), max_sessions)
-    tables, batch, positions, counts = vocab.tables, [], 0, [0, 0]
+    tables, batch, positions, counts, work = vocab.tables, [], 0, [0, 0], {}
     for chunk, nbytes in _chunks(path, format, state, chunk_bytes):
         # ids are settled in batches (jaxrank.data.vocabulary.IdTable): until then the log holds each
         # query's and document's staging index
@@ -583,9 +590,10 @@ def read_click_log(path, *, format: str = "auto", vocabulary: Optional[Vocabular
         state.carry_clicks = np.zeros(0, np.int64)
         state.num += query_id.size
         if tables["queries"].settle_due or tables["docs"].settle_due:
-            parts.settle(vocab, batch, known, counts, path)
+            parts.settle(vocab, batch, known, counts, path, work)
             batch = []
-    parts.settle(vocab, batch, known, counts, path)
+    parts.settle(vocab, batch, known, counts, path, work)
+    del work
     new_query_sessions, new_pair_positions = counts
     if not state.num:
         raise ValueError(f"{path}: no sessions (every page is empty); a click log needs at least one shown document.")

@@ -13,6 +13,7 @@ distinct keys of its chunks and settles them in batches (``IdTable``), so the wo
 grow with the table; memory is 12 bytes per known integer key (an ``int64`` key and an ``int32`` id).
 """
 
+import sys
 from pathlib import Path
 from typing import Optional
 
@@ -95,19 +96,25 @@ class IdTable:
 
     Keys are ``int64`` while every token is a canonical decimal and bytes otherwise; bytes of at most 8
     are held as ``uint64`` (big-endian, so integer order is byte order), which sort and search as fast
-    as integers. Integer keys are spread over ``SHARDS`` shards by a multiplicative hash, each shard
-    one sorted run of ``(keys, int32 ids)`` (12 bytes a key for integer keys); the keys in id order
+    as integers. Keys are spread over ``2^b`` shards by a multiplicative hash of the key (of its 8-byte
+    words for longer bytes), each shard one sorted run of ``(keys, int32 ids)`` (12 bytes a key for
+    integer keys); the shards double whenever the table outgrows ``SHARD_SIZE`` keys a shard, so a run
+    and a settle's share of it stay cache-sized however large the table grows. The keys in id order
     (``keys``) are rebuilt on request.
 
     Keys arrive in batches and are settled together: ``stage`` takes a chunk's distinct keys and gives
-    each a staging index, ``settle`` gives the id of every staged entry. A settle sorts the staged keys,
-    finds them in each shard's run with one ``searchsorted`` and inserts the new ones in one pass over
-    the run, in place (``_insert_sorted``: the run grows by ``realloc`` and no array of its size is
-    allocated), so its cost is ``O(staged + n)``; a reader that settles once ``staged >= n /
-    SETTLE_RATIO`` spends ``O(1)`` amortised work per key whatever the table's size, and holds at most
-    ``n / SETTLE_RATIO`` staged keys (16 bytes each)."""
+    each a staging index, ``settle`` gives the id of every staged entry. A settle splits the staged keys
+    by shard (each stage's keys radix-sorted by shard number and placed), then in each shard sorts its
+    share, finds it in the run with one ``searchsorted`` and inserts the new keys in one pass over the
+    run, in place (``_insert_sorted``: the run grows by ``realloc`` and no array of its size is
+    allocated), so its cost is ``O(staged + n)`` with every sort and search on cache-sized arrays; a
+    reader that settles once ``staged >= n / SETTLE_RATIO`` spends ``O(1)`` amortised work per key
+    whatever the table's size, and holds at most ``n / SETTLE_RATIO`` staged keys (about 40 bytes each
+    in the settle's batch-sized buffers, which a reader keeps from one settle to the next:
+    ``settle(work)``)."""
 
-    SHARDS = 16  # a power of 2, at most 256 (shard numbers are bytes)
+    SHARD_SIZE = 1 << 20  # keys a shard's run holds (on average) before the shards double
+    MAX_SHARD_BITS = 16  # shard numbers are uint16, radix-sorted by NumPy's stable argsort
     SETTLE_RATIO = 8
     MIN_SETTLE = 1 << 20  # staged keys below which a settle is never due
     INSERT_BLOCK = 1 << 20  # entries a settle moves at once when it inserts into a run
@@ -118,7 +125,7 @@ class IdTable:
         keys = keys if ints is None else ints
         self._size = keys.shape[0]
         self._dtype = keys.dtype
-        self._staged_keys, self._staged_first, self._staged = [], [], 0
+        self._stages, self._staged = [], 0  # (staging index, keys, first, min first, max first)
         self._set_runs(keys, np.arange(self._size, dtype=np.int64))
 
     @property
@@ -134,28 +141,63 @@ class IdTable:
     def _load(self, stored: np.ndarray) -> np.ndarray:
         return stored.astype(">u8").view("S8").astype(self._dtype) if self._packed else stored
 
-    def _shard(self, keys: np.ndarray) -> np.ndarray:
-        """``[N] u8`` the shard of each held key (0 for wide bytes keys: one shard)."""
-        if keys.dtype.kind not in "iu":
-            return np.zeros(keys.shape[0], np.uint8)
-        return ((keys.view(np.uint64) * self._MIX) >> np.uint64(64 - self.SHARDS.bit_length() + 1)).astype(np.uint8)
+    def _bits_for(self, size: int) -> int:
+        bits = 0
+        while (self.SHARD_SIZE << bits) < size and bits < self.MAX_SHARD_BITS:
+            bits += 1
+        return bits
 
-    def _split(self, keys: np.ndarray):
-        """``[(shard, index)]``: the positions of ``keys`` in each shard, each in the order given."""
-        shard = self._shard(keys)
-        order = np.argsort(shard, kind="stable")  # radix sort of bytes
+    def _shard(self, stored: np.ndarray, bits: int) -> np.ndarray:
+        """``[N] u16`` the shard of each held key among ``2^bits``: the top bits of its mixed hash."""
+        if not bits:
+            return np.zeros(stored.shape[0], np.uint16)
+        if stored.dtype.kind in "iu":
+            h = np.ascontiguousarray(stored).view(np.uint64)
+        else:  # bytes: a sum of the 8-byte words times odd constants (zero padding adds nothing)
+            width = -(-stored.dtype.itemsize // 8) * 8
+            padded = np.zeros((stored.shape[0], width), np.uint8)
+            padded[:, :stored.dtype.itemsize] = np.ascontiguousarray(stored).view(np.uint8).reshape(stored.shape[0], -1)
+            words = padded.view("<u8")
+            h = np.zeros(stored.shape[0], np.uint64)
+            for j in range(words.shape[1]):
+                h += words[:, j] * np.uint64((0x9E3779B97F4A7C15 * (2 * j + 3)) % 2**64)
+        return ((h * self._MIX) >> np.uint64(64 - bits)).astype(np.uint16)
+
+    def _split(self, stored: np.ndarray):
+        """``[(shard, index)]``: the positions of ``stored`` in each shard, each in the order given."""
+        if not self._bits:
+            return [(0, np.arange(stored.shape[0]))] if stored.shape[0] else []
+        shard = self._shard(stored, self._bits)
+        order = np.argsort(shard, kind="stable")  # a radix sort of 16-bit numbers: O(N)
         bounds = np.concatenate([[0], np.cumsum(np.bincount(shard, minlength=len(self._keys)))])
         return [(s, order[bounds[s]:bounds[s + 1]]) for s in range(len(self._keys)) if bounds[s + 1] > bounds[s]]
 
     def _set_runs(self, keys, ids):
         keys = self._store(keys)
-        shards = self.SHARDS if keys.dtype.kind in "iu" else 1
+        self._bits = self._bits_for(keys.shape[0])
         # each shard's run owns its arrays: settles grow them in place
-        self._keys = [np.zeros(0, keys.dtype) for _ in range(shards)]
-        self._ids = [np.zeros(0, np.int32) for _ in range(shards)]  # SessionLog ids are int32
+        self._keys = [np.zeros(0, keys.dtype) for _ in range(1 << self._bits)]
+        self._ids = [np.zeros(0, np.int32) for _ in range(1 << self._bits)]  # SessionLog ids are int32
         for s, index in self._split(keys):
             order = np.argsort(keys[index])  # distinct keys: no ties to keep in order
             self._keys[s], self._ids[s] = keys[index][order], ids[index][order].astype(np.int32)
+
+    def _double_shards(self) -> None:
+        """Splits every run into its shards under more hash bits (stable: each part stays sorted)."""
+        bits = self._bits_for(self._size)
+        spread = 1 << (bits - self._bits)
+        keys, ids = [], []
+        for s in range(len(self._keys)):
+            run, run_ids = self._keys[s], self._ids[s]
+            self._keys[s] = self._ids[s] = None  # each run is freed once split: the table is never held twice
+            child = self._shard(run, bits) - np.uint16(s * spread)
+            order = np.argsort(child, kind="stable")
+            bounds = np.concatenate([[0], np.cumsum(np.bincount(child, minlength=spread))])
+            for c in range(spread):
+                part = order[bounds[c]:bounds[c + 1]]
+                keys.append(run[part])
+                ids.append(run_ids[part])
+        self._keys, self._ids, self._bits = keys, ids, bits
 
     def __len__(self) -> int:
         return self._size
@@ -176,6 +218,16 @@ class IdTable:
     def tokens(self) -> np.ndarray:
         """``[n]`` bytes, the token of each id."""
         return _as_bytes(self.keys)
+
+    def copy(self) -> "IdTable":
+        """A table with the same ids that owns its runs (settles grow the runs in place)."""
+        if self._staged:
+            raise RuntimeError("IdTable.copy with keys staged and not settled; settle them first.")
+        clone = IdTable.__new__(IdTable)
+        clone.__dict__.update(self.__dict__)
+        clone._keys, clone._ids = [k.copy() for k in self._keys], [i.copy() for i in self._ids]
+        clone._stages = []
+        return clone
 
     def _common(self, values: np.ndarray) -> np.ndarray:
         """``values`` in the table's key kind, turning the table's keys to bytes when needed."""
@@ -221,43 +273,111 @@ class IdTable:
     def stage(self, unique: np.ndarray, first: np.ndarray) -> np.ndarray:
         """``[N] i64`` the staging index of each of the distinct values ``unique`` (``[N]``); ``first``
         (``[N]`` int) orders first appearances across the batch: new keys get ids in its order."""
+        first = np.asarray(first, np.int64)
         index = np.arange(self._staged, self._staged + unique.shape[0])
-        self._staged_keys.append(self._common(unique))
-        self._staged_first.append(np.asarray(first, np.int64))
+        if unique.shape[0]:
+            self._stages.append((self._staged, self._common(unique), first, int(first.min()), int(first.max())))
         self._staged += unique.shape[0]
         return index
 
-    def settle(self) -> np.ndarray:
+    def settle(self, work: Optional[dict] = None) -> np.ndarray:
         """``[M] i64`` the id of each entry staged since the last settle, adding the absent keys in the
-        order of their ``first``."""
+        order of their ``first``.
+
+        ``work``: a dict the caller keeps from one settle to the next (one for several tables settled
+        in turn), holding the settle's batch-sized buffers, so that a reader's settles reuse their
+        memory instead of faulting in fresh pages each time. The returned array is then one of those
+        buffers: read it before the next settle given the same ``work``."""
         if not self._staged:
             return np.zeros(0, np.int64)
-        staged = np.concatenate([k.astype(self._dtype, copy=False) if k.dtype.kind == self._dtype.kind
-                                 else _as_bytes(k).astype(self._dtype) for k in self._staged_keys])
-        staged = self._store(staged)
-        first = np.concatenate(self._staged_first)
-        self._staged_keys, self._staged_first, self._staged = [], [], 0
-        unique, at, inverse = unique_first_inverse(staged)
-        del staged
-        first = first[at]
-        ids = np.full(unique.shape, -1, np.int64)
-        places = []
-        for s, index in self._split(unique):
-            keys, run_ids = self._keys[s], self._ids[s]
-            wanted = unique[index]
-            pos = np.searchsorted(keys, wanted)
-            hit = keys[np.minimum(pos, keys.size - 1)] == wanted if keys.size else np.zeros(index.size, bool)
-            ids[index[hit]] = run_ids[pos[hit]]
-            places.append((s, index[~hit], pos[~hit]))
-        new = np.flatnonzero(ids < 0)
-        ids[new[np.argsort(first[new])]] = np.arange(self._size, self._size + new.size)
-        self._size += new.size
-        block = min(self.INSERT_BLOCK, max(k.shape[0] for k in self._keys))
-        scratch = np.empty(block, unique.dtype), np.empty(block, np.int32), np.empty(block + unique.shape[0], bool)
-        for s, index, pos in places:
-            if index.size:
-                _insert_sorted(self._keys[s], self._ids[s], pos, unique[index], ids[index], scratch)
-        return ids[inverse]
+        work = {} if work is None else work
+        k, stages = self._staged, self._stages
+        self._stages, self._staged = [], 0
+        stages = [(base, self._store(keys.astype(self._dtype, copy=False) if keys.dtype.kind == self._dtype.kind
+                                     else _as_bytes(keys).astype(self._dtype)), first, lo, hi)
+                  for base, keys, first, lo, hi in stages]
+        # stages in order (each one's firsts after the last one's, as a reader's chunks): a key's
+        # earliest staged entry holds its first appearance
+        in_order = all(b[3] >= a[4] for a, b in zip(stages, stages[1:]))
+        first = _buffer(work, "first", k, np.int64)
+        np.concatenate([stage[2] for stage in stages], out=first)
+        # the staged keys grouped by shard (each stage's keys placed after a radix sort of their shards)
+        keys = _buffer(work, "keys", k, stages[0][1].dtype)
+        if self._bits:
+            slots = _buffer(work, "slots", k, np.int64)  # the staging index of each entry of keys
+            shards = len(self._keys)
+            sorted_stages, counts = [], np.zeros(shards, np.int64)
+            for base, stage_keys, *_ in stages:
+                shard = self._shard(stage_keys, self._bits)
+                sorted_stages.append((np.argsort(shard, kind="stable"), np.bincount(shard, minlength=shards)))
+                counts += sorted_stages[-1][1]
+            bounds = np.concatenate([[0], np.cumsum(counts)])
+            cursor = bounds[:-1].copy()
+            for (base, stage_keys, *_), (order, count) in zip(stages, sorted_stages):
+                dest = np.repeat(cursor - (np.cumsum(count) - count), count) + np.arange(order.size)
+                keys[dest] = stage_keys[order]
+                slots[dest] = order + base
+                cursor += count
+            del sorted_stages
+        else:
+            np.concatenate([stage[1] for stage in stages], out=keys)
+            slots, bounds = None, np.array([0, k])
+        out = _buffer(work, "out", k, np.int64)
+        mark = _buffer(work, "mark", k, bool)  # the earliest staged entry of each new key
+        mark[:] = False
+        # a new key is inserted at once with a placeholder id, -1 - (its earliest staged entry), and
+        # given its id once every shard's new keys are known
+        block = min(self.INSERT_BLOCK, max(run.shape[0] for run in self._keys))
+        scratch = np.empty(block, keys.dtype), np.empty(block, np.int32), np.empty(2 * block, bool)
+        landed, new, new_first = [], [], []
+        for s in np.flatnonzero(np.diff(bounds)):
+            at_slot = slice(bounds[s], bounds[s + 1])
+            unique, at, inverse = unique_first_inverse(keys[at_slot])
+            run, run_ids = self._keys[s], self._ids[s]
+            pos = np.searchsorted(run, unique)
+            clipped = np.minimum(pos, max(run.size - 1, 0))
+            hit = run[clipped] == unique if run.size else np.zeros(unique.size, bool)
+            found = run_ids[clipped].astype(np.int64) if run.size else np.zeros(unique.size, np.int64)
+            miss = np.flatnonzero(~hit)
+            earliest = at[miss] if slots is None else slots[at_slot][at[miss]]
+            found[miss] = -1 - earliest
+            if slots is None:
+                out[:] = found[inverse]
+            else:
+                out[slots[at_slot]] = found[inverse]
+            if miss.size:
+                if scratch[2].shape[0] < block + miss.size:
+                    scratch = scratch[:2] + (np.empty(block + miss.size, bool),)
+                _insert_sorted(run, run_ids, pos[miss], unique[miss], found[miss], scratch)
+                landed.append((s, pos[miss] + np.arange(miss.size)))
+                mark[earliest] = True
+                if not in_order:
+                    key_first = np.full(unique.size, np.iinfo(np.int64).max)
+                    np.minimum.at(key_first, inverse, first[at_slot] if slots is None else first[slots[at_slot]])
+                    new.append(earliest)
+                    new_first.append(key_first[miss])
+        # ids in order of first appearance; first, read no more, maps each earliest entry to its id
+        size = self._size
+        if in_order:  # staging order, then the order of first within each stage
+            for base, stage_keys, *_ in stages:
+                chosen = np.flatnonzero(mark[base:base + stage_keys.shape[0]]) + base
+                chosen = chosen[np.argsort(first[chosen])]
+                first[chosen] = np.arange(size, size + chosen.size)
+                size += chosen.size
+        elif new:
+            chosen = np.concatenate(new)[np.argsort(np.concatenate(new_first), kind="stable")]
+            first[chosen] = np.arange(size, size + chosen.size)
+            size += chosen.size
+        self._size = size
+        for base, stage_keys, *_ in stages:
+            part = out[base:base + stage_keys.shape[0]]
+            placeholder = np.flatnonzero(part < 0)
+            part[placeholder] = first[-1 - part[placeholder]]
+        for s, where in landed:
+            self._ids[s][where] = first[-1 - self._ids[s][where]]
+        if self._bits_for(self._size) > self._bits:
+            self._double_shards()
+        return out
 
     def ids(self, unique: np.ndarray, first: np.ndarray) -> np.ndarray:
         """``[N] i64`` the ids of the distinct values ``unique``, adding the absent ones in the order of
@@ -266,6 +386,19 @@ class IdTable:
             raise RuntimeError("IdTable.ids with keys staged and not settled; settle them first.")
         index = self.stage(unique, first)
         return self.settle()[index]
+
+
+def _buffer(work: dict, name: str, n: int, dtype) -> np.ndarray:
+    """``work[name][:n]``, grown in place by a quarter (``realloc``: the pages it holds are kept) when
+    short, so buffers reused from one settle to the next fault in no fresh pages."""
+    a = work.get(name)
+    # grown in place only when nothing else refers to it (the dict, a, getrefcount's argument): a view
+    # still held keeps the old memory and a new buffer is made
+    if a is not None and a.dtype == np.dtype(dtype) and a.shape[0] < n and sys.getrefcount(a) <= 3:
+        a.resize(max(n, a.shape[0] + a.shape[0] // 4), refcheck=False)
+    if a is None or a.dtype != np.dtype(dtype) or a.shape[0] < n:
+        a = work[name] = np.empty(n, dtype)
+    return a[:n]
 
 
 def pair_keys(query_ids: np.ndarray, doc_ids: np.ndarray) -> np.ndarray:
@@ -342,14 +475,7 @@ class Vocabulary:
     def copy(self) -> "Vocabulary":
         other = Vocabulary.__new__(Vocabulary)
         for name in ("_queries", "_docs", "_pairs"):
-            table = getattr(self, name)
-            if table.staged:
-                raise RuntimeError("Vocabulary.copy with keys staged and not settled; settle them first.")
-            clone = IdTable.__new__(IdTable)
-            clone._size, clone._dtype = table._size, table._dtype
-            clone._keys, clone._ids = [k.copy() for k in table._keys], [i.copy() for i in table._ids]
-            clone._staged_keys, clone._staged_first, clone._staged = [], [], 0
-            setattr(other, name, clone)  # settles grow the runs in place: a copy owns its own
+            setattr(other, name, getattr(self, name).copy())
         return other
 
     def query_ids(self, tokens) -> np.ndarray:
